@@ -1,0 +1,122 @@
+/* include/ncc.h — the one public header of libncc.
+ *
+ * Opaque handles, `ncc_<noun>_<verb>` names, and every fallible function
+ * returns an ncc_status. On failure a one-line message (without the
+ * "ncc: error: " prefix) is kept per thread and read with ncc_error_message().
+ * Messages name the file and, where there is one, the node or line.
+ */
+#ifndef NCC_H
+#define NCC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NCC_VERSION_STRING "0.1.0"
+
+/* Status codes double as the `ncc` command's exit codes (CLI.md). */
+typedef enum ncc_status {
+  NCC_OK = 0,
+  NCC_ERR_USAGE = 1,       /* bad command line or API misuse */
+  NCC_ERR_INPUT = 2,       /* malformed or inconsistent model, IR or .npy */
+  NCC_ERR_UNSUPPORTED = 3, /* well-formed, but an op/dtype/target ncc lacks */
+  NCC_ERR_NOMEM = 4,       /* an allocation failed */
+  NCC_ERR_INTERNAL = 5     /* an ncc bug that could be reported, not aborted */
+} ncc_status;
+
+/* Last error message of the calling thread ("" when none). */
+const char *ncc_error_message(void);
+
+/* ---- allocation hook (Lua-style): nsize == 0 frees and returns NULL. ---- */
+typedef void *(*ncc_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
+/* Install an allocator for everything libncc allocates; NULL restores malloc. */
+void ncc_set_allocator(ncc_alloc_fn fn, void *ud);
+
+/* ---- dtypes ---- */
+typedef enum ncc_dtype {
+  NCC_DT_UNDEF = 0,
+  NCC_DT_F32,
+  NCC_DT_F16,
+  NCC_DT_F64,
+  NCC_DT_I8,
+  NCC_DT_U8,
+  NCC_DT_I32,
+  NCC_DT_I64,
+  NCC_DT_BOOL,
+  NCC_DT_COUNT
+} ncc_dtype;
+
+size_t ncc_dtype_size(ncc_dtype dt);      /* bytes per element, 0 for UNDEF */
+const char *ncc_dtype_name(ncc_dtype dt); /* "f32", "i64", ... */
+/* Parse a name as printed by ncc_dtype_name; NCC_DT_UNDEF when unknown. */
+ncc_dtype ncc_dtype_from_name(const char *name, size_t len);
+
+/* ---- host tensors (concrete shapes) ---- */
+#define NCC_MAX_RANK 8
+
+typedef struct ncc_tensor {
+  ncc_dtype dtype;
+  int rank;
+  int64_t dims[NCC_MAX_RANK];
+  void *data;
+  int owns_data; /* 1 when ncc_tensor_free must release data */
+} ncc_tensor;
+
+/* Allocate zeroed storage for the given type and shape. */
+ncc_status ncc_tensor_alloc(ncc_tensor *t, ncc_dtype dt, int rank,
+                            const int64_t *dims);
+void ncc_tensor_free(ncc_tensor *t);
+int64_t ncc_tensor_numel(const ncc_tensor *t);
+size_t ncc_tensor_nbytes(const ncc_tensor *t);
+
+/* .npy files (format versions 1.0-3.0, little-endian, C order). */
+ncc_status ncc_npy_read(const char *path, ncc_tensor *out);
+ncc_status ncc_npy_read_buffer(const void *buf, size_t len, const char *name,
+                               ncc_tensor *out);
+/* Writes to a temporary file and renames it, so no half-written output. */
+ncc_status ncc_npy_write(const char *path, const ncc_tensor *t);
+
+/* ---- graphs ---- */
+typedef struct ncc_graph ncc_graph;
+
+/* Load an ONNX model (.onnx) or text IR (.nir), chosen by extension;
+ * the graph is shape-inferred and verified. */
+ncc_status ncc_graph_load(const char *path, ncc_graph **out);
+ncc_status ncc_graph_import_onnx(const char *path, ncc_graph **out);
+ncc_status ncc_graph_import_onnx_buffer(const void *buf, size_t len,
+                                        const char *name, ncc_graph **out);
+ncc_status ncc_graph_parse_text(const char *text, size_t len,
+                                const char *name, ncc_graph **out);
+ncc_status ncc_graph_parse_file(const char *path, ncc_graph **out);
+
+/* Text IR; print(parse(x)) == x. */
+ncc_status ncc_graph_print(const ncc_graph *g, FILE *f);
+/* Malloc'd NUL-terminated text (free with free()), or NULL on OOM. */
+char *ncc_graph_print_string(const ncc_graph *g);
+
+ncc_status ncc_graph_verify(const ncc_graph *g);
+/* Structural hash: equal for graphs equal up to value/node naming. */
+uint64_t ncc_graph_hash(const ncc_graph *g);
+void ncc_graph_free(ncc_graph *g);
+
+int ncc_graph_num_inputs(const ncc_graph *g);
+int ncc_graph_num_outputs(const ncc_graph *g);
+const char *ncc_graph_input_name(const ncc_graph *g, int i);
+const char *ncc_graph_output_name(const ncc_graph *g, int i);
+int ncc_graph_num_nodes(const ncc_graph *g);
+
+/* ---- reference interpreter (target `ref`) ----
+ * inputs: one tensor per graph input, in order; symbolic dims bind to their
+ * shapes. outputs: n_out tensors, allocated by the callee (free each with
+ * ncc_tensor_free). */
+ncc_status ncc_ref_run(const ncc_graph *g, const ncc_tensor *inputs, int n_in,
+                       ncc_tensor *outputs, int n_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NCC_H */

@@ -1,0 +1,251 @@
+/* ir/ir.h — ncc's graph IR (internal to libncc).
+ *
+ * A graph owns one arena; every value, node, attribute and string of the
+ * graph lives in it and dies with ncc_graph_free. Nodes are kept in a
+ * topological order (the verifier checks it). Dims are int64: >= 0 is a
+ * static size, and a small band of very negative numbers encodes named
+ * symbolic dims (see ncc_dim_sym), so shapes stay plain arrays.
+ */
+#ifndef NCC_IR_H
+#define NCC_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ncc.h"
+
+/* ---- internal errors: our bugs abort, user input returns a status ---- */
+#define NCC_ASSERT(c)                                                          \
+  do {                                                                         \
+    if (!(c)) ncc_assert_fail(#c, __FILE__, __LINE__);                         \
+  } while (0)
+_Noreturn void ncc_assert_fail(const char *cond, const char *file, int line);
+
+/* Set the thread's error message (printf-style) and return `st`. */
+ncc_status ncc_error(ncc_status st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+ncc_status ncc_verror(ncc_status st, const char *fmt, va_list ap);
+/* Prefix the current message with "prefix: " (e.g. a file name). */
+void ncc_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- allocation through the hook ---- */
+void *ncc_malloc(size_t n);
+void *ncc_calloc(size_t n, size_t size);
+void *ncc_realloc(void *p, size_t old, size_t n);
+void ncc_free(void *p, size_t n); /* n may be 0 when unknown */
+
+/* ---- arena ---- */
+typedef struct ncc_arena_block ncc_arena_block;
+typedef struct ncc_arena {
+  ncc_arena_block *head;
+  size_t used_bytes; /* statistics */
+} ncc_arena;
+
+void ncc_arena_init(ncc_arena *a);
+void ncc_arena_release(ncc_arena *a);
+void *ncc_arena_alloc(ncc_arena *a, size_t n); /* zeroed, 16-aligned */
+char *ncc_arena_strdup(ncc_arena *a, const char *s);
+char *ncc_arena_strndup(ncc_arena *a, const char *s, size_t n);
+void *ncc_arena_memdup(ncc_arena *a, const void *p, size_t n);
+
+/* ---- ops ---- */
+enum {
+  NCC_OPF_ELTWISE = 1u << 0,
+  NCC_OPF_BINARY = 1u << 1,
+  NCC_OPF_UNARY = 1u << 2,
+  NCC_OPF_COMPARE = 1u << 3,
+  NCC_OPF_CONTRACTION = 1u << 4,
+  NCC_OPF_REDUCTION = 1u << 5,
+  NCC_OPF_NORM = 1u << 6,
+  NCC_OPF_POOL = 1u << 7,
+  NCC_OPF_SHAPE = 1u << 8,  /* data movement / shape-only */
+  NCC_OPF_SOURCE = 1u << 9, /* produces data without tensor inputs */
+};
+
+typedef enum ncc_op {
+#define NCC_OP(id, name, mi, ma, mo, mao, fl) NCC_OP_##id,
+#include "ops.def"
+#undef NCC_OP
+  NCC_OP_COUNT
+} ncc_op;
+
+typedef struct ncc_op_info {
+  const char *name;
+  int min_in, max_in; /* max_in -1: variadic */
+  int min_out, max_out;
+  unsigned flags;
+} ncc_op_info;
+
+extern const ncc_op_info ncc_op_table[NCC_OP_COUNT];
+/* NCC_OP_COUNT when the name is unknown. */
+ncc_op ncc_op_lookup(const char *name, size_t len);
+static inline const char *ncc_op_name(ncc_op op) { return ncc_op_table[op].name; }
+
+/* ---- dims and shapes ---- */
+#define NCC_SYM_BASE (INT64_MIN / 2)
+#define NCC_MAX_SYMS (1 << 20)
+static inline bool ncc_dim_is_sym(int64_t d) {
+  return d >= NCC_SYM_BASE && d < NCC_SYM_BASE + NCC_MAX_SYMS;
+}
+static inline int64_t ncc_dim_sym(int id) { return NCC_SYM_BASE + id; }
+static inline int ncc_dim_sym_id(int64_t d) { return (int)(d - NCC_SYM_BASE); }
+
+typedef struct ncc_shape {
+  int rank;
+  int64_t d[NCC_MAX_RANK];
+} ncc_shape;
+
+bool ncc_shape_is_static(const ncc_shape *s);
+int64_t ncc_shape_numel(const ncc_shape *s); /* -1 when not static */
+bool ncc_shape_eq(const ncc_shape *a, const ncc_shape *b);
+
+typedef enum ncc_layout_kind {
+  NCC_LAYOUT_PLAIN = 0, /* row-major in the logical dim order */
+  NCC_LAYOUT_NCHWC = 1, /* blocked NCHW[x]c, block in `block` */
+} ncc_layout_kind;
+
+typedef struct ncc_layout {
+  ncc_layout_kind kind;
+  int block;
+} ncc_layout;
+
+/* ---- attributes ---- */
+typedef enum ncc_attr_kind {
+  NCC_ATTR_INT,
+  NCC_ATTR_FLOAT,
+  NCC_ATTR_INTS,
+  NCC_ATTR_FLOATS,
+  NCC_ATTR_STRING,
+  NCC_ATTR_TENSOR,
+} ncc_attr_kind;
+
+/* A constant tensor with a static shape (attribute payloads, constants). */
+typedef struct ncc_const {
+  ncc_dtype dtype;
+  ncc_shape shape;
+  void *data; /* arena; ncc_shape_numel * ncc_dtype_size bytes */
+} ncc_const;
+
+typedef struct ncc_attr {
+  const char *name;
+  ncc_attr_kind kind;
+  int64_t i;
+  float f;
+  int n; /* element count of ints / floats */
+  int64_t *ints;
+  float *floats;
+  const char *s;
+  ncc_const t;
+} ncc_attr;
+
+/* ---- values and nodes ---- */
+typedef enum ncc_value_kind {
+  NCC_VAL_NODE = 0, /* produced by a node */
+  NCC_VAL_INPUT,    /* graph input */
+  NCC_VAL_CONST,    /* initializer / constant (data != NULL) */
+} ncc_value_kind;
+
+#define NCC_CONTENT_MAX 64
+
+struct ncc_node;
+
+typedef struct ncc_value {
+  int id; /* index in graph->values */
+  const char *name;
+  ncc_value_kind kind;
+  ncc_dtype dtype;
+  ncc_shape shape;
+  ncc_layout layout;
+  struct ncc_node *producer; /* NULL for inputs and constants */
+  int producer_idx;
+  void *data; /* CONST only: arena payload */
+  /* Inferred content of small integer tensors (shape arithmetic); elements
+   * may be symbolic dims. Not printed; recomputed by shape inference. */
+  int content_len; /* -1: unknown */
+  int64_t *content;
+} ncc_value;
+
+typedef struct ncc_node {
+  int id;
+  ncc_op op;
+  const char *name; /* may be "" */
+  int n_in;
+  ncc_value **in; /* an entry is NULL for an omitted optional input */
+  int n_out;
+  ncc_value **out;
+  int n_attrs;
+  ncc_attr *attrs;
+} ncc_node;
+
+struct ncc_graph {
+  ncc_arena arena;
+  const char *name;
+  ncc_value **values;
+  int n_values, cap_values;
+  ncc_node **nodes; /* topological order */
+  int n_nodes, cap_nodes;
+  ncc_value **inputs;
+  int n_inputs, cap_inputs;
+  ncc_value **outputs;
+  int n_outputs, cap_outputs;
+  const char **syms; /* names of symbolic dims */
+  int n_syms, cap_syms;
+  /* name -> value index (open addressing, -1 empty) */
+  int *name_tab;
+  int name_cap;
+  int next_auto; /* counter for fresh names */
+};
+
+/* Graph construction. All return NULL / a status on OOM with the error set. */
+ncc_graph *ncc_graph_new(const char *name);
+/* name NULL -> a fresh unique name. Fails (NULL, error set) on a duplicate. */
+ncc_value *ncc_graph_add_value(ncc_graph *g, const char *name,
+                               ncc_value_kind kind, ncc_dtype dt,
+                               const ncc_shape *shape);
+ncc_value *ncc_graph_find_value(const ncc_graph *g, const char *name);
+/* Constant value holding a copy of `data` (nbytes from dtype and shape). */
+ncc_value *ncc_graph_add_const(ncc_graph *g, const char *name, ncc_dtype dt,
+                               const ncc_shape *shape, const void *data);
+/* Appends a node with inputs `in` (copied) and n_out fresh output slots,
+ * which the caller fills with ncc_node_set_output. */
+ncc_node *ncc_graph_add_node(ncc_graph *g, ncc_op op, const char *name,
+                             int n_in, ncc_value *const *in, int n_out);
+void ncc_node_set_output(ncc_node *n, int idx, ncc_value *v);
+ncc_status ncc_graph_add_input(ncc_graph *g, ncc_value *v);
+ncc_status ncc_graph_add_output(ncc_graph *g, ncc_value *v);
+/* Index of symbol `name`, adding it when new; -1 on OOM. */
+int ncc_graph_sym(ncc_graph *g, const char *name, size_t len);
+/* A fresh anonymous symbol ("unk__K"); -1 on OOM. */
+int ncc_graph_fresh_sym(ncc_graph *g);
+const char *ncc_graph_sym_name(const ncc_graph *g, int id);
+/* Drop nodes whose `dead[node->id]` is true and renumber (passes use it). */
+void ncc_graph_remove_nodes(ncc_graph *g, const bool *dead);
+
+/* Attributes (arena-allocated copies). */
+ncc_attr *ncc_node_add_attr(ncc_graph *g, ncc_node *n, const char *name,
+                            ncc_attr_kind kind);
+ncc_status ncc_node_set_attr_int(ncc_graph *g, ncc_node *n, const char *name,
+                                 int64_t v);
+ncc_status ncc_node_set_attr_float(ncc_graph *g, ncc_node *n, const char *name,
+                                   float v);
+ncc_status ncc_node_set_attr_ints(ncc_graph *g, ncc_node *n, const char *name,
+                                  const int64_t *v, int count);
+ncc_status ncc_node_set_attr_floats(ncc_graph *g, ncc_node *n,
+                                    const char *name, const float *v,
+                                    int count);
+ncc_status ncc_node_set_attr_string(ncc_graph *g, ncc_node *n,
+                                    const char *name, const char *s);
+const ncc_attr *ncc_node_attr(const ncc_node *n, const char *name);
+int64_t ncc_attr_int(const ncc_node *n, const char *name, int64_t dflt);
+float ncc_attr_float(const ncc_node *n, const char *name, float dflt);
+/* Pointer to the ints and their count, or NULL (count 0) when absent. */
+const int64_t *ncc_attr_ints(const ncc_node *n, const char *name, int *count);
+const char *ncc_attr_string(const ncc_node *n, const char *name,
+                            const char *dflt);
+
+/* Printable name of a node for diagnostics: "'name' (Op)" or "#id (Op)". */
+const char *ncc_node_label(const ncc_node *n, char *buf, size_t cap);
+
+#endif /* NCC_IR_H */

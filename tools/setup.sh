@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# tools/setup.sh — install every system and Python package ncc needs to build,
+# test and benchmark on Debian 12. Idempotent: skips what is already present.
+# Run as root (CI and the dev machines are root); uses sudo otherwise.
+set -euo pipefail
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+DEB_PKGS=(
+  build-essential cmake pkg-config git
+  llvm-19-dev llvm-19-tools clang-19 libclang-rt-19-dev
+  zlib1g-dev libzstd-dev libxml2-dev libedit-dev libffi-dev libncurses-dev
+  libcmocka-dev
+  protobuf-c-compiler libprotobuf-c-dev libonnx-dev
+  pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+  qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+  libopenblas-dev libdnnl-dev
+)
+
+missing=()
+for p in "${DEB_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+PY=${PYTHON:-python3}
+if ! $PY -c "import numpy, onnx, onnxruntime" 2>/dev/null; then
+  echo "setup: installing Python packages (numpy, onnx, onnxruntime)"
+  $PY -m pip install -q -r "$(dirname "$0")/requirements.txt"
+fi
+echo "setup: ok"

@@ -37,8 +37,9 @@ void *ncc_calloc(size_t n, size_t size) {
     ncc_error(NCC_ERR_NOMEM, "out of memory (size overflow)");
     return NULL;
   }
-  void *p = ncc_malloc(n * size);
-  if (p) memset(p, 0, n * size ? n * size : 1);
+  size_t total = n * size;
+  void *p = ncc_malloc(total);
+  if (p) memset(p, 0, total ? total : 1);
   return p;
 }
 

@@ -116,6 +116,54 @@ int ncc_graph_num_nodes(const ncc_graph *g);
 ncc_status ncc_ref_run(const ncc_graph *g, const ncc_tensor *inputs, int n_in,
                        ncc_tensor *outputs, int n_out);
 
+/* ---- executable modules (a graph compiled for one target) ----
+ * target: "ref", "cpu" (LLVM JIT for this host; NULL means "cpu"), ...
+ * The module borrows the graph, which must outlive it. Ops a target does not
+ * compile run on the reference kernels inside the module ("host" kernels).
+ * Run: like ncc_ref_run, outputs are allocated by the callee. */
+typedef struct ncc_module ncc_module;
+ncc_status ncc_module_compile(const ncc_graph *g, const char *target,
+                              ncc_module **out);
+ncc_status ncc_module_run(ncc_module *m, const ncc_tensor *in, int n_in,
+                          ncc_tensor *out, int n_out);
+int ncc_module_num_kernels(const ncc_module *m);      /* compiled */
+int ncc_module_num_host_kernels(const ncc_module *m); /* run by ref kernels */
+const char *ncc_module_target(const ncc_module *m);
+void ncc_module_free(ncc_module *m);
+/* NCC_OK when `target` can run here; otherwise a status and, in `why`, the
+ * reason (unknown target, not built in, no device, ...). */
+ncc_status ncc_target_available(const char *target, char *why, size_t cap);
+
+/* ---- pass pipelines (passes/) ----
+ * A pipeline is the -O level's passes, or an explicit list, less the
+ * disabled ones. Asking to drop a pass another enabled pass needs is an
+ * error naming both. print_after/time_passes/verify_each are the manager's
+ * debugging switches; passes never print. */
+typedef struct ncc_pipeline ncc_pipeline;
+ncc_status ncc_pipeline_new(int opt_level, ncc_pipeline **out);
+void ncc_pipeline_free(ncc_pipeline *p);
+ncc_status ncc_pipeline_set_passes(ncc_pipeline *p, const char *comma_list);
+ncc_status ncc_pipeline_disable(ncc_pipeline *p, const char *name);
+/* name: a pass or "all"; the IR is printed to `f` after each such pass. */
+ncc_status ncc_pipeline_print_after(ncc_pipeline *p, const char *name, FILE *f);
+void ncc_pipeline_set_time_passes(ncc_pipeline *p, int on);
+void ncc_pipeline_set_verify_each(ncc_pipeline *p, int on);
+/* Symbolic dims count as this value in the statistics (default 1). */
+void ncc_pipeline_set_stats_batch(ncc_pipeline *p, int64_t batch);
+ncc_status ncc_pipeline_run(const ncc_pipeline *p, ncc_graph *g);
+/* Checks the pipeline (names, dependencies) without running it. */
+ncc_status ncc_pipeline_check(const ncc_pipeline *p);
+/* Per-pass table: time, rewrites, nodes, kernels, FLOPs, bytes, peak memory. */
+void ncc_pipeline_report(const ncc_pipeline *p, FILE *f);
+/* The passes that ran in the last ncc_pipeline_run, in order. */
+int ncc_pipeline_num_ran(const ncc_pipeline *p);
+const char *ncc_pipeline_ran_name(const ncc_pipeline *p, int i);
+
+/* The pass registry (for `ncc passes`). */
+int ncc_pass_count(void);
+ncc_status ncc_pass_info(int i, const char **name, int *level,
+                         const char **needs, const char **desc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,55 @@
+/* passes/pass.h — what a pass is, and what the pass manager gives it.
+ *
+ * One pass = one file = one `const ncc_pass ncc_pass_<id>` descriptor,
+ * listed once in passes/passes.def (whose order is the pipeline order).
+ * Passes never print: the manager owns every debugging switch
+ * (--print-after, --time-passes, --verify-each) and the statistics.
+ */
+#ifndef NCC_PASS_H
+#define NCC_PASS_H
+
+#include <stdbool.h>
+
+#include "../ir/ir.h"
+
+typedef struct ncc_pass_ctx {
+  int opt_level;
+  int layout_block; /* NCHW[x]c block for the layout pass (0: from target) */
+  bool changed;     /* a pass sets it when it modified the graph */
+  int rewrites;     /* how many rewrites the pass made (its statistic) */
+} ncc_pass_ctx;
+
+typedef struct ncc_pass {
+  const char *name;  /* command-line name, e.g. "const-fold" */
+  int level;         /* lowest -O level that runs it */
+  const char *needs; /* comma-separated passes that must run earlier, or "" */
+  const char *desc;  /* one line for `ncc passes` */
+  ncc_status (*run)(ncc_graph *g, ncc_pass_ctx *ctx);
+} ncc_pass;
+
+#define NCC_PASS(id) extern const ncc_pass ncc_pass_##id;
+#include "passes.def"
+#undef NCC_PASS
+
+/* Graph statistics the manager reports after each pass. */
+typedef struct ncc_graph_stats {
+  int nodes;
+  int kernels;          /* nodes that launch work (fused groups count once) */
+  double flops;         /* estimated floating-point operations */
+  double bytes_moved;   /* estimated bytes read + written by kernels */
+  double peak_act_bytes; /* peak live activation memory (liveness) */
+} ncc_graph_stats;
+
+/* Symbolic dims count as `sym_value` (the batch a caller plans for). */
+void ncc_graph_compute_stats(const ncc_graph *g, int64_t sym_value,
+                             ncc_graph_stats *st);
+
+/* Shared helpers for passes. */
+/* uses[v->id] = number of node inputs + graph outputs reading v. */
+int *ncc_count_uses(const ncc_graph *g);
+/* Remove nodes none of whose outputs is used (transitively); returns count. */
+int ncc_dce(ncc_graph *g);
+/* Replace every use of `from` (node inputs and graph outputs) by `to`. */
+void ncc_replace_uses(ncc_graph *g, ncc_value *from, ncc_value *to);
+
+#endif /* NCC_PASS_H */

@@ -1,0 +1,131 @@
+/* passes/util.c — graph helpers shared by passes: use counts, replacing
+ * uses, dead-code removal, and the statistics the pass manager reports. */
+#include <string.h>
+
+#include "pass.h"
+
+int *ncc_count_uses(const ncc_graph *g) {
+  int *uses = ncc_calloc((size_t)g->n_values + 1, sizeof(int));
+  if (!uses) return NULL;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i]->n_in; k++)
+      if (g->nodes[i]->in[k]) uses[g->nodes[i]->in[k]->id]++;
+  for (int i = 0; i < g->n_outputs; i++) uses[g->outputs[i]->id]++;
+  return uses;
+}
+
+void ncc_replace_uses(ncc_graph *g, ncc_value *from, ncc_value *to) {
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i]->n_in; k++)
+      if (g->nodes[i]->in[k] == from) g->nodes[i]->in[k] = to;
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == from) g->outputs[i] = to;
+}
+
+int ncc_dce(ncc_graph *g) {
+  int *uses = ncc_count_uses(g);
+  bool *dead = ncc_calloc((size_t)g->n_nodes + 1, sizeof(bool));
+  if (!uses || !dead) {
+    ncc_free(uses, 0);
+    ncc_free(dead, 0);
+    return -1;
+  }
+  int removed = 0;
+  /* Reverse topological order: a node's users are decided before it. */
+  for (int i = g->n_nodes - 1; i >= 0; i--) {
+    ncc_node *n = g->nodes[i];
+    bool used = false;
+    for (int k = 0; k < n->n_out; k++)
+      if (n->out[k] && uses[n->out[k]->id]) used = true;
+    if (used) continue;
+    dead[n->id] = true;
+    removed++;
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k]) uses[n->in[k]->id]--;
+  }
+  if (removed) ncc_graph_remove_nodes(g, dead);
+  ncc_free(uses, 0);
+  ncc_free(dead, 0);
+  return removed;
+}
+
+/* ---- statistics ---- */
+static double numel(const ncc_value *v, int64_t sym_value) {
+  if (!v) return 0;
+  double n = 1;
+  for (int i = 0; i < v->shape.rank; i++)
+    n *= (double)(ncc_dim_is_sym(v->shape.d[i]) ? sym_value : v->shape.d[i]);
+  return n;
+}
+
+static double vbytes(const ncc_value *v, int64_t sym_value) {
+  return v ? numel(v, sym_value) * (double)ncc_dtype_size(v->dtype) : 0;
+}
+
+/* A rough FLOP count per node: enough to compare pipelines, not a model. */
+static double node_flops(const ncc_node *n, int64_t sv) {
+  double out = numel(n->out[0], sv);
+  switch (n->op) {
+  case NCC_OP_MATMUL: {
+    const ncc_value *a = n->in[0];
+    int64_t k = a->shape.rank ? a->shape.d[a->shape.rank - 1] : 1;
+    return 2.0 * out * (double)(ncc_dim_is_sym(k) ? sv : k);
+  }
+  case NCC_OP_GEMM: {
+    const ncc_value *a = n->in[0];
+    int64_t k = a->shape.d[ncc_attr_int(n, "transA", 0) ? 0 : 1];
+    return 2.0 * out * (double)(ncc_dim_is_sym(k) ? sv : k);
+  }
+  case NCC_OP_CONV: {
+    const ncc_value *w = n->in[1];
+    double per = 1;
+    for (int i = 1; i < w->shape.rank; i++) per *= (double)w->shape.d[i];
+    return 2.0 * out * per;
+  }
+  default:
+    break;
+  }
+  unsigned f = ncc_op_table[n->op].flags;
+  if (f & NCC_OPF_SHAPE) return 0;
+  double in = numel(n->in[0], sv);
+  if (f & (NCC_OPF_REDUCTION | NCC_OPF_NORM | NCC_OPF_POOL))
+    return (in > out ? in : out) * ((f & NCC_OPF_NORM) ? 5 : 1);
+  return out;
+}
+
+static bool is_kernel(const ncc_node *n) {
+  /* Constants and pure metadata ops launch no work. */
+  return n->op != NCC_OP_CONSTANT && n->op != NCC_OP_SHAPE &&
+         n->op != NCC_OP_IDENTITY;
+}
+
+void ncc_graph_compute_stats(const ncc_graph *g, int64_t sv,
+                             ncc_graph_stats *st) {
+  memset(st, 0, sizeof *st);
+  st->nodes = g->n_nodes;
+  int *uses = ncc_count_uses(g);
+  double live = 0;
+  for (int i = 0; i < g->n_inputs; i++) live += vbytes(g->inputs[i], sv);
+  st->peak_act_bytes = live;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const ncc_node *n = g->nodes[i];
+    if (is_kernel(n)) {
+      st->kernels++;
+      st->flops += node_flops(n, sv);
+      for (int k = 0; k < n->n_in; k++) st->bytes_moved += vbytes(n->in[k], sv);
+      for (int k = 0; k < n->n_out; k++) st->bytes_moved += vbytes(n->out[k], sv);
+    }
+    for (int k = 0; k < n->n_out; k++) live += vbytes(n->out[k], sv);
+    if (live > st->peak_act_bytes) st->peak_act_bytes = live;
+    if (!uses) continue;
+    /* Release inputs at their last use (and outputs nobody reads). */
+    for (int k = 0; k < n->n_in; k++) {
+      ncc_value *v = n->in[k];
+      if (v && v->kind != NCC_VAL_CONST && --uses[v->id] == 0)
+        live -= vbytes(v, sv);
+    }
+    for (int k = 0; k < n->n_out; k++)
+      if (n->out[k] && uses[n->out[k]->id] == 0) live -= vbytes(n->out[k], sv);
+  }
+  ncc_free(uses, 0);
+}

@@ -1,0 +1,164 @@
+/* runtime/ref/ref_util.c — element access and stride helpers shared by the
+ * reference kernels.
+ *
+ * Every dtype can be read as a double or an int64 and written from either, so
+ * a kernel that is not worth specializing works on all dtypes through four
+ * functions. The conversions are defined exactly, because the interpreter is
+ * the semantics other backends are checked against:
+ *   - f16 <-> double with IEEE round-to-nearest-even, subnormals, inf, NaN;
+ *   - float -> integer truncates toward zero; NaN and values out of range give
+ *     the most negative value of i32/i64 (what x86 cvtt* instructions, and so
+ *     numpy and ONNX Runtime on x86, produce); i8/u8 convert through i32 and
+ *     keep the low byte (numpy's behaviour), never C's undefined behaviour;
+ *   - integer -> integer wraps (two's complement);
+ *   - anything -> bool is "nonzero" (NaN is true).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ref.h"
+
+/* ---- f16 ---- */
+
+static double half_to_double(uint16_t h) {
+  int sign = h >> 15, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  double v;
+  if (exp == 0)
+    v = ldexp((double)man, -24); /* zero or subnormal */
+  else if (exp == 31)
+    v = man ? NAN : INFINITY;
+  else
+    v = ldexp((double)(man | 0x400), exp - 25);
+  return sign ? -v : v;
+}
+
+/* Round a double to the nearest f16 (ties to even) in one step, so an f64
+ * source is not rounded twice. */
+static uint16_t double_to_half(double x) {
+  uint16_t sign = signbit(x) ? 0x8000 : 0;
+  double a = fabs(x);
+  if (isnan(x)) return sign | 0x7e00;
+  /* 65520 is halfway between the largest f16 (65504) and 2^16; the tie goes
+   * to the "even" neighbour 2^16, which overflows to infinity. */
+  if (a >= 65520.0) return sign | 0x7c00;
+  if (a < 0x1p-14) {
+    /* Subnormal range: units of 2^-24. A result of 1024 is the smallest
+     * normal, whose encoding 0x400 follows on naturally. */
+    return sign | (uint16_t)nearbyint(ldexp(a, 24));
+  }
+  int e;
+  frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
+  e -= 1;       /* a = 1.m * 2^e, e in [-14, 15] */
+  double m = nearbyint(ldexp(a, 10 - e)); /* in [1024, 2048] */
+  if (m >= 2048.0) {
+    m = 1024.0;
+    e += 1;
+  }
+  if (e > 15) return sign | 0x7c00;
+  return sign | (uint16_t)((e + 15) << 10) | (uint16_t)((int)m - 1024);
+}
+
+/* ---- float -> integer without undefined behaviour ---- */
+
+static int64_t float_to_i64(double v) {
+  /* [-2^63, 2^63) is exactly the representable range. */
+  if (!(v >= -0x1p63 && v < 0x1p63)) return INT64_MIN;
+  return (int64_t)v;
+}
+
+static int32_t float_to_i32(double v) {
+  if (!(v > -0x1p31 - 1.0 && v < 0x1p31)) return INT32_MIN;
+  return (int32_t)v;
+}
+
+/* ---- element access ---- */
+
+double ncc_ref_get_f(const ncc_tensor *t, int64_t i) {
+  const void *p = (const char *)t->data + (size_t)i * ncc_dtype_size(t->dtype);
+  switch (t->dtype) {
+  case NCC_DT_F32: { float v; memcpy(&v, p, 4); return v; }
+  case NCC_DT_F16: { uint16_t v; memcpy(&v, p, 2); return half_to_double(v); }
+  case NCC_DT_F64: { double v; memcpy(&v, p, 8); return v; }
+  case NCC_DT_I8: return *(const int8_t *)p;
+  case NCC_DT_U8: return *(const uint8_t *)p;
+  case NCC_DT_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+  case NCC_DT_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+  case NCC_DT_BOOL: return *(const uint8_t *)p != 0;
+  default: NCC_ASSERT(!"ncc_ref_get_f: bad dtype"); return 0;
+  }
+}
+
+int64_t ncc_ref_get_i(const ncc_tensor *t, int64_t i) {
+  const void *p = (const char *)t->data + (size_t)i * ncc_dtype_size(t->dtype);
+  switch (t->dtype) {
+  case NCC_DT_I8: return *(const int8_t *)p;
+  case NCC_DT_U8: return *(const uint8_t *)p;
+  case NCC_DT_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+  case NCC_DT_I64: { int64_t v; memcpy(&v, p, 8); return v; }
+  case NCC_DT_BOOL: return *(const uint8_t *)p != 0;
+  default: return float_to_i64(ncc_ref_get_f(t, i));
+  }
+}
+
+/* Store an integer, wrapping to the width of t's dtype. */
+static void store_int(ncc_tensor *t, int64_t i, int64_t v) {
+  void *p = (char *)t->data + (size_t)i * ncc_dtype_size(t->dtype);
+  switch (t->dtype) {
+  case NCC_DT_I8: { int8_t w = (int8_t)(uint8_t)v; memcpy(p, &w, 1); break; }
+  case NCC_DT_U8: { uint8_t w = (uint8_t)v; memcpy(p, &w, 1); break; }
+  case NCC_DT_I32: { int32_t w = (int32_t)(uint32_t)v; memcpy(p, &w, 4); break; }
+  case NCC_DT_I64: memcpy(p, &v, 8); break;
+  case NCC_DT_BOOL: *(uint8_t *)p = v != 0; break;
+  default: NCC_ASSERT(!"store_int: not an integer dtype");
+  }
+}
+
+void ncc_ref_set_f(ncc_tensor *t, int64_t i, double v) {
+  void *p = (char *)t->data + (size_t)i * ncc_dtype_size(t->dtype);
+  switch (t->dtype) {
+  case NCC_DT_F32: { float w = (float)v; memcpy(p, &w, 4); break; }
+  case NCC_DT_F16: { uint16_t w = double_to_half(v); memcpy(p, &w, 2); break; }
+  case NCC_DT_F64: memcpy(p, &v, 8); break;
+  case NCC_DT_BOOL: *(uint8_t *)p = v != 0; break; /* NaN != 0 */
+  case NCC_DT_I64: store_int(t, i, float_to_i64(v)); break;
+  default: store_int(t, i, float_to_i32(v)); break; /* i32, i8, u8 */
+  }
+}
+
+void ncc_ref_set_i(ncc_tensor *t, int64_t i, int64_t v) {
+  void *p = (char *)t->data + (size_t)i * ncc_dtype_size(t->dtype);
+  switch (t->dtype) {
+  /* Direct int64 -> float conversions round once. */
+  case NCC_DT_F32: { float w = (float)v; memcpy(p, &w, 4); break; }
+  case NCC_DT_F64: { double w = (double)v; memcpy(p, &w, 8); break; }
+  case NCC_DT_F16: { uint16_t w = double_to_half((double)v); memcpy(p, &w, 2); break; }
+  default: store_int(t, i, v); break;
+  }
+}
+
+/* ---- strides ---- */
+
+void ncc_ref_strides(const ncc_tensor *t, int64_t *strides) {
+  int64_t s = 1;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    strides[i] = s;
+    s *= t->dims[i];
+  }
+}
+
+void ncc_ref_bcast_strides(const ncc_tensor *t, int rank, const int64_t *dims,
+                           int64_t *strides) {
+  NCC_ASSERT(t->rank <= rank);
+  int64_t own[NCC_MAX_RANK];
+  ncc_ref_strides(t, own);
+  int lead = rank - t->rank;
+  for (int i = 0; i < rank; i++) {
+    if (i < lead) {
+      strides[i] = 0;
+    } else {
+      int64_t d = t->dims[i - lead];
+      NCC_ASSERT(d == dims[i] || d == 1);
+      strides[i] = d == 1 ? 0 : own[i - lead];
+    }
+  }
+}

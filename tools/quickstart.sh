@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# tools/quickstart.sh — from a clean clone: install what is missing, build the
+# release tree, and run the main job on the bundled example model: import it
+# to text IR, run it, and benchmark it, writing everything under out/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+bash tools/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNCC_TESTS=OFF >/dev/null
+cmake --build build -j"$(nproc)"
+
+mkdir -p out
+model=examples/resblock.onnx
+echo "== ncc import $model"
+build/ncc import "$model" -o out/resblock.nir
+echo "   wrote out/resblock.nir ($(wc -l <out/resblock.nir) lines)"
+echo "== ncc run $model --target=ref"
+build/ncc run "$model" --target=ref --input examples/resblock_input.npy --output-dir out
+python3 - <<'PY'
+import numpy as np
+got = np.load("out/y.npy"); want = np.load("examples/resblock_expected.npy")
+err = float(np.max(np.abs(got - want)))
+print(f"   out/y.npy {got.shape}: max |ncc - onnxruntime| = {err:.2e}")
+assert err < 1e-3, "ncc disagrees with the recorded onnxruntime output"
+PY
+echo "== ncc bench $model --target=ref"
+build/ncc bench "$model" --target=ref --batch 4 --warmup 2 --iters 10

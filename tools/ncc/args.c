@@ -1,0 +1,233 @@
+/* tools/ncc/args.c — the flags the sub-commands share, parsed in one place.
+ *
+ * Long options take their value as `--flag=VALUE` or `--flag VALUE`; `-o`
+ * as `-o FILE` or `-oFILE`; `--` ends the options. Each command accepts only
+ * the flag groups it lists (cli_command.flags), so `ncc import --batch 4` is
+ * an error rather than silently ignored. `--help` anywhere before `--` wins
+ * over everything else, as in git.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef enum opt_id {
+  OPT_TARGET, OPT_PASSES, OPT_DISABLE, OPT_PRINT_AFTER, OPT_TIME_PASSES,
+  OPT_VERIFY_EACH, OPT_INPUT, OPT_OUTPUT_DIR, OPT_EMIT, OPT_BATCH,
+  OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_OUT,
+} opt_id;
+
+typedef struct long_opt {
+  const char *name; /* without the leading "--" */
+  opt_id id;
+  unsigned group;
+  bool takes_value;
+} long_opt;
+
+static const long_opt long_opts[] = {
+    {"target", OPT_TARGET, CLI_F_TARGET, true},
+    {"passes", OPT_PASSES, CLI_F_PIPELINE, true},
+    {"disable-pass", OPT_DISABLE, CLI_F_PIPELINE, true},
+    {"print-after", OPT_PRINT_AFTER, CLI_F_PIPELINE, true},
+    {"time-passes", OPT_TIME_PASSES, CLI_F_PIPELINE, false},
+    {"verify-each", OPT_VERIFY_EACH, CLI_F_PIPELINE, false},
+    {"input", OPT_INPUT, CLI_F_INPUT, true},
+    {"output-dir", OPT_OUTPUT_DIR, CLI_F_OUTDIR, true},
+    {"emit", OPT_EMIT, CLI_F_EMIT, true},
+    {"batch", OPT_BATCH, CLI_F_BENCH, true},
+    {"warmup", OPT_WARMUP, CLI_F_BENCH, true},
+    {"iters", OPT_ITERS, CLI_F_BENCH, true},
+    {"json", OPT_JSON, CLI_F_BENCH, false},
+};
+
+/* -o has no long form. */
+static const long_opt out_opt = {"o", OPT_OUT, CLI_F_OUT, true};
+
+/* Parsing state shared by the helpers below. */
+typedef struct argp {
+  const cli_command *cmd;
+  int argc, i;
+  char **argv;
+  cli_opts *o;
+} argp;
+
+/* A usage error with a pointer to the command's help. */
+static ncc_status bad(const argp *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static ncc_status bad(const argp *a, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ncc_error(NCC_ERR_USAGE, "%s (see 'ncc %s --help')", msg,
+                   a->cmd->name);
+}
+
+/* Limits keep the arithmetic of bench far from overflow. */
+#define MAX_COUNT 1000000
+#define MAX_BATCH (1 << 20)
+
+static ncc_status set_count(const argp *a, const char *flag, const char *v,
+                            int64_t lo, int64_t hi, int64_t *dst) {
+  if (!cli_parse_int(v, lo, hi, dst))
+    return ncc_error(NCC_ERR_USAGE,
+                     "%s expects an integer from %lld to %lld, got '%s'",
+                     flag, (long long)lo, (long long)hi, v);
+  return NCC_OK;
+}
+
+static ncc_status add_input(argp *a, const char *v) {
+  cli_input *in = &a->o->inputs[a->o->n_inputs];
+  const char *eq = strchr(v, '=');
+  if (eq) {
+    if (eq == v) return bad(a, "--input '%s' has an empty NAME", v);
+    if (!eq[1]) return bad(a, "--input '%s' has an empty FILE", v);
+    char *name = ncc_malloc((size_t)(eq - v) + 1);
+    if (!name) return NCC_ERR_NOMEM;
+    memcpy(name, v, (size_t)(eq - v));
+    name[eq - v] = 0;
+    in->name = name;
+    in->path = eq + 1;
+  } else {
+    if (!v[0]) return bad(a, "--input needs a FILE");
+    in->path = v;
+  }
+  a->o->n_inputs++;
+  return NCC_OK;
+}
+
+static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
+  cli_opts *o = a->o;
+  switch (lo->id) {
+  case OPT_TARGET: o->target = v; break;
+  case OPT_PASSES: o->passes = v; break;
+  case OPT_DISABLE: o->disabled[o->n_disabled++] = v; break;
+  case OPT_PRINT_AFTER: o->print_after = v; break;
+  case OPT_TIME_PASSES: o->time_passes = true; break;
+  case OPT_VERIFY_EACH: o->verify_each = true; break;
+  case OPT_INPUT: return add_input(a, v);
+  case OPT_OUTPUT_DIR:
+    if (!v[0]) return bad(a, "--output-dir needs a directory");
+    o->output_dir = v;
+    break;
+  case OPT_EMIT: o->emit = v; break;
+  case OPT_BATCH:
+    o->batch_set = true;
+    return set_count(a, "--batch", v, 1, MAX_BATCH, &o->batch);
+  case OPT_WARMUP: return set_count(a, "--warmup", v, 0, MAX_COUNT, &o->warmup);
+  case OPT_ITERS: return set_count(a, "--iters", v, 1, MAX_COUNT, &o->iters);
+  case OPT_JSON: o->json = true; break;
+  case OPT_OUT:
+    if (!v[0]) return bad(a, "-o needs a file name");
+    o->out = v;
+    break;
+  }
+  return NCC_OK;
+}
+
+/* `--name[=value]` at argv[a->i]. */
+static ncc_status parse_long(argp *a) {
+  const char *arg = a->argv[a->i] + 2;
+  const char *eq = strchr(arg, '=');
+  size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+  const long_opt *lo = NULL;
+  for (size_t k = 0; k < sizeof long_opts / sizeof long_opts[0]; k++)
+    if (strlen(long_opts[k].name) == n &&
+        memcmp(long_opts[k].name, arg, n) == 0)
+      lo = &long_opts[k];
+  if (!lo || !(lo->group & a->cmd->flags))
+    return lo ? bad(a, "option '--%s' does not apply to this command", lo->name)
+              : bad(a, "unknown option '%s'", a->argv[a->i]);
+  if (!lo->takes_value) {
+    if (eq) return bad(a, "option '--%s' takes no value", lo->name);
+    return apply_long(a, lo, NULL);
+  }
+  if (eq) return apply_long(a, lo, eq + 1);
+  if (a->i + 1 >= a->argc) return bad(a, "option '--%s' needs a value", lo->name);
+  return apply_long(a, lo, a->argv[++a->i]);
+}
+
+/* -o FILE, -oFILE, -O0..-O3. */
+static ncc_status parse_short(argp *a) {
+  const char *arg = a->argv[a->i];
+  if (arg[1] == 'o' && (a->cmd->flags & CLI_F_OUT)) {
+    if (arg[2]) return apply_long(a, &out_opt, arg + 2);
+    if (a->i + 1 >= a->argc) return bad(a, "option '-o' needs a file name");
+    return apply_long(a, &out_opt, a->argv[++a->i]);
+  }
+  if (arg[1] == 'O' && (a->cmd->flags & CLI_F_PIPELINE)) {
+    if (arg[2] >= '0' && arg[2] <= '3' && !arg[3]) {
+      a->o->opt_level = arg[2] - '0';
+      return NCC_OK;
+    }
+    return bad(a, "unknown optimization level '%s' (use -O0 .. -O3)", arg);
+  }
+  return bad(a, "unknown option '%s'", arg);
+}
+
+static ncc_status positional(argp *a, const char *arg) {
+  if (!a->cmd->needs_model || a->o->model)
+    return bad(a, "unexpected argument '%s'", arg);
+  a->o->model = arg;
+  return NCC_OK;
+}
+
+static bool wants_help(int argc, char **argv, int first) {
+  for (int i = first; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) return false;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+      return true;
+  }
+  return false;
+}
+
+static void set_defaults(const cli_command *cmd, cli_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->cmd = cmd;
+  o->target = "cpu";
+  o->opt_level = 2;
+  o->output_dir = ".";
+  o->batch = 1;
+  o->warmup = 3;
+  o->iters = 20;
+}
+
+ncc_status cli_parse(const cli_command *cmd, int argc, char **argv, int first,
+                     cli_opts *o) {
+  set_defaults(cmd, o);
+  if (wants_help(argc, argv, first)) {
+    o->help = true;
+    return NCC_OK;
+  }
+  /* Repeatable flags: there can be no more of them than arguments. */
+  size_t n = (size_t)(argc > 0 ? argc : 1);
+  o->inputs = ncc_calloc(n, sizeof *o->inputs);
+  o->disabled = ncc_calloc(n, sizeof *o->disabled);
+  if (!o->inputs || !o->disabled) return NCC_ERR_NOMEM;
+  argp a = {cmd, argc, first, argv, o};
+  bool opts_done = false;
+  ncc_status st = NCC_OK;
+  for (; a.i < argc && !st; a.i++) {
+    const char *arg = argv[a.i];
+    if (opts_done || arg[0] != '-' || !arg[1]) st = positional(&a, arg);
+    else if (strcmp(arg, "--") == 0) opts_done = true;
+    else if (arg[1] == '-') st = parse_long(&a);
+    else st = parse_short(&a);
+  }
+  if (!st && cmd->needs_model && !o->model)
+    st = ncc_error(NCC_ERR_USAGE, "'ncc %s' needs a MODEL (see 'ncc %s --help')",
+                   cmd->name, cmd->name);
+  return st;
+}
+
+void cli_opts_free(cli_opts *o) {
+  if (o->inputs)
+    for (int i = 0; i < o->n_inputs; i++) ncc_free((void *)o->inputs[i].name, 0);
+  ncc_free(o->inputs, 0);
+  ncc_free(o->disabled, 0);
+  o->inputs = NULL;
+  o->disabled = NULL;
+  o->n_inputs = 0;
+}

@@ -1,0 +1,142 @@
+/* tools/ncc/cli.h — what the files of the `ncc` driver share.
+ *
+ * The driver is a thin layer over libncc: main.c dispatches sub-commands,
+ * args.c parses the flags they share into one cli_opts, and each cmd_*.c
+ * implements one sub-command as `ncc_status cmd_X(const cli_opts *)`. A
+ * failing command leaves its message in ncc_error_message(); main prints it
+ * as the single "ncc: error:" line and exits with the status (CLI.md).
+ */
+#ifndef NCC_CLI_H
+#define NCC_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ncc.h"
+#include "ir/ir.h"
+
+/* Groups of flags a sub-command accepts. */
+enum {
+  CLI_F_OUT = 1u << 0,      /* -o FILE */
+  CLI_F_TARGET = 1u << 1,   /* --target=T */
+  CLI_F_PIPELINE = 1u << 2, /* -O, --passes, --disable-pass, --print-after,
+                               --time-passes, --verify-each */
+  CLI_F_INPUT = 1u << 3,    /* --input [NAME=]FILE */
+  CLI_F_OUTDIR = 1u << 4,   /* --output-dir DIR */
+  CLI_F_EMIT = 1u << 5,     /* --emit=KIND */
+  CLI_F_BENCH = 1u << 6,    /* --batch, --warmup, --iters, --json */
+};
+
+typedef struct cli_opts cli_opts;
+
+typedef struct cli_command {
+  const char *name;
+  unsigned flags;
+  bool needs_model; /* takes exactly one MODEL argument */
+  const char *usage;
+  ncc_status (*run)(const cli_opts *o);
+} cli_command;
+
+typedef struct cli_input {
+  const char *name; /* NULL for a bare `--input FILE` */
+  const char *path;
+} cli_input;
+
+struct cli_opts {
+  const cli_command *cmd;
+  bool help;
+  const char *model;
+  const char *out;
+  const char *target; /* default "cpu" (CLI.md) */
+  /* pipeline */
+  int opt_level;        /* default 2 */
+  const char *passes;   /* explicit pipeline, NULL for the -O one */
+  const char **disabled;
+  int n_disabled;
+  const char *print_after; /* NULL, "all" or a pass name */
+  bool time_passes, verify_each;
+  /* run / bench */
+  cli_input *inputs;
+  int n_inputs;
+  const char *output_dir; /* default "." */
+  const char *emit;       /* NULL: the command's default */
+  int64_t batch;          /* default 1 */
+  bool batch_set;
+  int64_t warmup, iters;
+  bool json;
+};
+
+/* ---- main.c ---- */
+extern const cli_command cli_commands[];
+extern const int cli_n_commands;
+
+/* ---- args.c ---- */
+/* Parse argv[first..argc) for `cmd`. On error returns NCC_ERR_USAGE with the
+ * message set; cli_opts_free is safe either way. */
+ncc_status cli_parse(const cli_command *cmd, int argc, char **argv, int first,
+                     cli_opts *o);
+void cli_opts_free(cli_opts *o);
+
+/* ---- targets.c ---- */
+typedef struct cli_target {
+  const char *name;
+  const char *what;
+} cli_target;
+extern const cli_target cli_targets[];
+extern const int cli_n_targets;
+/* Known and available, else an error: unknown -> USAGE, not available ->
+ * UNSUPPORTED (both name the target). */
+ncc_status cli_target_check(const char *name);
+
+/* ---- pipeline.c: the pipeline flags, through libncc's pass manager ---- */
+/* Check the flags (pass names, dependencies) without a graph. */
+ncc_status cli_pipeline_check(const cli_opts *o);
+/* Run the pipeline on g (symbolic dims count as `batch` in statistics);
+ * *n_ran is the number of passes that ran and ran[] (may be NULL) receives
+ * up to cap of their names. */
+ncc_status cli_pipeline_run(ncc_graph *g, const cli_opts *o, int64_t batch,
+                            const char **ran, int cap, int *n_ran);
+
+/* ---- inputs.c ---- */
+/* Load the model's inputs from the --input flags (one tensor per graph
+ * input, in graph order), checked against the declared dtypes and shapes. */
+ncc_status cli_inputs_load(const ncc_graph *g, const cli_opts *o,
+                           ncc_tensor *out);
+/* Seeded random inputs: the first dim of an input, when symbolic, and every
+ * other use of that symbol, becomes `batch`; other symbolic dims are an
+ * error asking for --input. */
+ncc_status cli_inputs_random(const ncc_graph *g, int64_t batch,
+                             ncc_tensor *out);
+/* The batch the inputs bind: the value of the first input's first dim when
+ * it is symbolic, else 0 (none). */
+int64_t cli_inputs_batch(const ncc_graph *g, const ncc_tensor *in);
+void cli_tensors_free(ncc_tensor *t, int n);
+
+/* ---- util.c ---- */
+ncc_status cli_check_readable(const char *path);
+ncc_status cli_load_model(const char *path, ncc_graph **out);
+/* Print g's text IR to `path` (stdout when NULL or "-") through a temporary
+ * file and a rename. */
+ncc_status cli_print_graph(const ncc_graph *g, const char *path);
+/* "f32[N,3]" */
+const char *cli_format_type(const ncc_graph *g, ncc_dtype dt, int rank,
+                            const int64_t *dims, char *buf, size_t cap);
+/* Append `s` to buf (NUL-terminated, capacity cap), ending in "..." when it
+ * does not fit. */
+void cli_append(char *buf, size_t cap, const char *s);
+/* Comma-separated quoted names of graph inputs, for messages. */
+const char *cli_input_names(const ncc_graph *g, char *buf, size_t cap);
+double cli_now_ms(void);
+/* Parse a decimal integer in [lo, hi]; false when it is not one. */
+bool cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
+/* ---- commands ---- */
+ncc_status cmd_import(const cli_opts *o);
+ncc_status cmd_opt(const cli_opts *o);
+ncc_status cmd_compile(const cli_opts *o);
+ncc_status cmd_run(const cli_opts *o);
+ncc_status cmd_bench(const cli_opts *o);
+ncc_status cmd_passes(const cli_opts *o);
+ncc_status cmd_targets(const cli_opts *o);
+
+#endif /* NCC_CLI_H */

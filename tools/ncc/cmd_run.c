@@ -1,0 +1,183 @@
+/* tools/ncc/cmd_run.c — `ncc run MODEL [--target=T] [--input ...]
+ * [--output-dir DIR]`: run a model once and write one DIR/<output>.npy per
+ * model output.
+ *
+ * Outputs are all-or-nothing: each is first written (itself atomically) to
+ * a hidden temporary name in DIR, and only when every one succeeded are they
+ * renamed to their final names, so a failure never leaves a mix of new and
+ * stale results behind.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAX_NAME 200
+
+typedef struct out_file {
+  char name[MAX_NAME + 16]; /* sanitized, unique, without ".npy" */
+  char *final, *tmp;
+  bool written;
+} out_file;
+
+/* Output names become file names: keep [A-Za-z0-9._-], map the rest
+ * (notably '/') to '_', and never start with '.' (hidden, or "..").*/
+static void sanitize(const char *name, int idx, char *buf) {
+  size_t n = 0;
+  for (const char *p = name; *p && n < MAX_NAME; p++) {
+    char c = *p;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              (c == '.' && n > 0);
+    buf[n++] = ok ? c : '_';
+  }
+  buf[n] = 0;
+  if (n == 0) snprintf(buf, MAX_NAME, "output_%d", idx);
+}
+
+/* Two outputs may sanitize to the same name ("a/b" and "a_b"): suffix the
+ * later one with its index until it is unique. */
+static void make_unique(out_file *f, int idx) {
+  for (int k = 0;; k++) {
+    bool clash = false;
+    for (int j = 0; j < idx; j++)
+      if (strcmp(f[j].name, f[idx].name) == 0) clash = true;
+    if (!clash) return;
+    size_t len = strlen(f[idx].name);
+    if (len > MAX_NAME) len = MAX_NAME;
+    snprintf(f[idx].name + len, sizeof f[idx].name - len, "_%d", idx + k);
+  }
+}
+
+static char *join_path(const char *dir, const char *prefix, const char *name) {
+  size_t n = strlen(dir) + strlen(prefix) + strlen(name) + 8;
+  char *p = ncc_malloc(n);
+  if (p) snprintf(p, n, "%s/%s%s.npy", dir, prefix, name);
+  return p;
+}
+
+static ncc_status plan_files(const ncc_graph *g, const char *dir,
+                             out_file *f) {
+  char prefix[48];
+  snprintf(prefix, sizeof prefix, ".ncc-run-%ld-", (long)getpid());
+  for (int i = 0; i < g->n_outputs; i++) {
+    sanitize(g->outputs[i]->name, i, f[i].name);
+    make_unique(f, i);
+    f[i].final = join_path(dir, "", f[i].name);
+    f[i].tmp = join_path(dir, prefix, f[i].name);
+    if (!f[i].final || !f[i].tmp) return NCC_ERR_NOMEM;
+    /* The one rename() failure we can foresee: catch it before anything is
+     * written, so the outputs stay all-or-nothing. */
+    struct stat sb;
+    if (stat(f[i].final, &sb) == 0 && S_ISDIR(sb.st_mode))
+      return ncc_error(NCC_ERR_INPUT,
+                       "%s: cannot write output '%s': a directory is in the "
+                       "way",
+                       f[i].final, g->outputs[i]->name);
+  }
+  return NCC_OK;
+}
+
+/* DIR must be a directory; a missing one is created (parents must exist). */
+static ncc_status check_output_dir(const char *dir, bool create) {
+  struct stat sb;
+  if (stat(dir, &sb) == 0) {
+    if (!S_ISDIR(sb.st_mode))
+      return ncc_error(NCC_ERR_INPUT, "%s: output directory is not a directory",
+                       dir);
+    return NCC_OK;
+  }
+  if (errno != ENOENT || (create && mkdir(dir, 0777) != 0 && errno != EEXIST))
+    return ncc_error(NCC_ERR_INPUT, "%s: cannot use as output directory: %s",
+                     dir, strerror(errno));
+  return NCC_OK;
+}
+
+static ncc_status commit(const ncc_graph *g, out_file *f,
+                         const ncc_tensor *outs) {
+  int n = g->n_outputs;
+  for (int i = 0; i < n; i++) {
+    errno = 0;
+    if (rename(f[i].tmp, f[i].final) != 0)
+      return ncc_error(NCC_ERR_INPUT, "%s: cannot write: %s", f[i].final,
+                       strerror(errno));
+    f[i].written = false; /* now final: nothing to clean up */
+    char type[128];
+    printf("%s: %s -> %s\n", g->outputs[i]->name,
+           cli_format_type(g, outs[i].dtype, outs[i].rank, outs[i].dims, type,
+                           sizeof type),
+           f[i].final);
+  }
+  return NCC_OK;
+}
+
+static ncc_status write_outputs(const ncc_graph *g, const char *dir,
+                                const ncc_tensor *outs) {
+  int n = g->n_outputs;
+  out_file *f = ncc_calloc((size_t)(n ? n : 1), sizeof *f);
+  if (!f) return NCC_ERR_NOMEM;
+  ncc_status st = check_output_dir(dir, true);
+  if (!st) st = plan_files(g, dir, f);
+  for (int i = 0; i < n && !st; i++) {
+    st = ncc_npy_write(f[i].tmp, &outs[i]);
+    if (st) {
+      char why[512]; /* names the temporary file; keep it as the detail */
+      snprintf(why, sizeof why, "%s", ncc_error_message());
+      ncc_error(st, "%s: cannot write output '%s' (%s)", f[i].final,
+                g->outputs[i]->name, why);
+    } else {
+      f[i].written = true;
+    }
+  }
+  if (!st) st = commit(g, f, outs);
+  for (int i = 0; i < n; i++) {
+    if (f[i].written) unlink(f[i].tmp);
+    ncc_free(f[i].final, 0);
+    ncc_free(f[i].tmp, 0);
+  }
+  ncc_free(f, 0);
+  return st;
+}
+
+static ncc_status run_module(const ncc_graph *g, ncc_module *m,
+                             const cli_opts *o) {
+  int n_in = g->n_inputs, n_out = g->n_outputs;
+  ncc_status st = NCC_OK;
+  ncc_tensor *in = ncc_calloc((size_t)(n_in ? n_in : 1), sizeof *in);
+  ncc_tensor *out = ncc_calloc((size_t)(n_out ? n_out : 1), sizeof *out);
+  if (!in || !out) st = NCC_ERR_NOMEM;
+  if (!st) st = cli_inputs_load(g, o, in);
+  if (!st) st = ncc_module_run(m, in, n_in, out, n_out);
+  if (!st) st = write_outputs(g, o->output_dir, out);
+  cli_tensors_free(in, in ? n_in : 0);
+  cli_tensors_free(out, out ? n_out : 0);
+  ncc_free(in, 0);
+  ncc_free(out, 0);
+  return st;
+}
+
+static ncc_status run_loaded(ncc_graph *g, const cli_opts *o) {
+  int n_ran;
+  ncc_module *m = NULL;
+  ncc_status st = cli_pipeline_run(g, o, 1, NULL, 0, &n_ran);
+  if (!st) st = ncc_module_compile(g, o->target, &m);
+  if (!st) st = run_module(g, m, o);
+  ncc_module_free(m);
+  return st;
+}
+
+ncc_status cmd_run(const cli_opts *o) {
+  /* Cheap checks first: a bad flag should not wait for a big model. */
+  ncc_status st = cli_target_check(o->target);
+  if (!st) st = cli_pipeline_check(o);
+  if (!st) st = check_output_dir(o->output_dir, false);
+  if (st) return st;
+  ncc_graph *g = NULL;
+  st = cli_load_model(o->model, &g);
+  if (!st) st = run_loaded(g, o);
+  ncc_graph_free(g);
+  return st;
+}

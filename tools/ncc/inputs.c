@@ -1,0 +1,233 @@
+/* tools/ncc/inputs.c — model inputs for `run` and `bench`: read from the
+ * --input .npy files and checked against the model's declared inputs, or
+ * (bench only) generated from the declared shapes with a fixed seed.
+ *
+ * A symbolic dim such as N takes its value from the first file that uses
+ * it; every other use must agree, so shape mismatches are reported here
+ * with the file name instead of deep inside the interpreter.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+void cli_tensors_free(ncc_tensor *t, int n) {
+  if (!t) return;
+  for (int i = 0; i < n; i++) ncc_tensor_free(&t[i]);
+}
+
+static int find_input(const ncc_graph *g, const char *name) {
+  for (int i = 0; i < g->n_inputs; i++)
+    if (strcmp(g->inputs[i]->name, name) == 0) return i;
+  return -1;
+}
+
+/* Graph input index for the k-th --input flag. */
+static ncc_status input_slot(const ncc_graph *g, const cli_opts *o,
+                             const cli_input *in, int *slot) {
+  char names[512];
+  if (!in->name) {
+    if (g->n_inputs != 1)
+      return ncc_error(NCC_ERR_INPUT,
+                       "%s: '--input %s' without a NAME needs a model with "
+                       "one input, and this one has %d (%s); use --input "
+                       "NAME=FILE",
+                       o->model, in->path, g->n_inputs,
+                       cli_input_names(g, names, sizeof names));
+    *slot = 0;
+    return NCC_OK;
+  }
+  *slot = find_input(g, in->name);
+  if (*slot < 0)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: the model has no input '%s' (its inputs: %s)",
+                     o->model, in->name,
+                     cli_input_names(g, names, sizeof names));
+  return NCC_OK;
+}
+
+/* src[i] = the file for graph input i; all present, none twice. */
+static ncc_status match_inputs(const ncc_graph *g, const cli_opts *o,
+                               const char **src) {
+  for (int k = 0; k < o->n_inputs; k++) {
+    int slot;
+    ncc_status st = input_slot(g, o, &o->inputs[k], &slot);
+    if (st) return st;
+    if (src[slot])
+      return ncc_error(NCC_ERR_USAGE, "input '%s' is given twice",
+                       g->inputs[slot]->name);
+    src[slot] = o->inputs[k].path;
+  }
+  char missing[512] = "";
+  int n_missing = 0;
+  for (int i = 0; i < g->n_inputs; i++) {
+    if (src[i]) continue;
+    cli_append(missing, sizeof missing, n_missing++ ? ", '" : "'");
+    cli_append(missing, sizeof missing, g->inputs[i]->name);
+    cli_append(missing, sizeof missing, "'");
+  }
+  if (n_missing)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: missing %s %s (give --input NAME=FILE.npy)",
+                     o->model, n_missing > 1 ? "inputs" : "input", missing);
+  return NCC_OK;
+}
+
+static ncc_status type_mismatch(const ncc_graph *g, const ncc_value *v,
+                                const char *path, const ncc_tensor *t) {
+  char want[256], got[256];
+  cli_format_type(g, v->dtype, v->shape.rank, v->shape.d, want, sizeof want);
+  cli_format_type(g, t->dtype, t->rank, t->dims, got, sizeof got);
+  return ncc_error(NCC_ERR_INPUT, "%s: input '%s' must be %s, the file holds %s",
+                   path, v->name, want, got);
+}
+
+/* The value already bound to symbolic dim `sym` by inputs before `upto`
+ * (or earlier dims of input `upto`), or -1. */
+static int64_t bound_value(const ncc_graph *g, const ncc_tensor *t, int upto,
+                          int upto_dim, int64_t sym, int *from) {
+  for (int i = 0; i <= upto; i++) {
+    const ncc_shape *s = &g->inputs[i]->shape;
+    int end = i == upto ? upto_dim : s->rank;
+    for (int d = 0; d < end; d++)
+      if (s->d[d] == sym) {
+        *from = i;
+        return t[i].dims[d];
+      }
+  }
+  return -1;
+}
+
+static ncc_status check_input(const ncc_graph *g, int i, const char *path,
+                              const ncc_tensor *t) {
+  const ncc_value *v = g->inputs[i];
+  if (t[i].dtype != v->dtype || t[i].rank != v->shape.rank)
+    return type_mismatch(g, v, path, &t[i]);
+  for (int d = 0; d < v->shape.rank; d++) {
+    int64_t want = v->shape.d[d];
+    if (!ncc_dim_is_sym(want)) {
+      if (want >= 0 && want != t[i].dims[d])
+        return type_mismatch(g, v, path, &t[i]);
+      continue;
+    }
+    int from;
+    int64_t prev = bound_value(g, t, i, d, want, &from);
+    if (prev >= 0 && prev != t[i].dims[d])
+      return ncc_error(NCC_ERR_INPUT,
+                       "%s: input '%s' has %s = %lld in dim %d, but input "
+                       "'%s' set it to %lld",
+                       path, v->name,
+                       ncc_graph_sym_name(g, ncc_dim_sym_id(want)),
+                       (long long)t[i].dims[d], d, g->inputs[from]->name,
+                       (long long)prev);
+  }
+  return NCC_OK;
+}
+
+ncc_status cli_inputs_load(const ncc_graph *g, const cli_opts *o,
+                           ncc_tensor *out) {
+  int n = g->n_inputs;
+  const char **src = ncc_calloc((size_t)(n ? n : 1), sizeof *src);
+  if (!src) return NCC_ERR_NOMEM;
+  ncc_status st = match_inputs(g, o, src);
+  for (int i = 0; i < n && !st; i++) {
+    st = ncc_npy_read(src[i], &out[i]);
+    if (!st) st = check_input(g, i, src[i], out);
+  }
+  ncc_free(src, 0);
+  if (st) cli_tensors_free(out, n);
+  return st;
+}
+
+int64_t cli_inputs_batch(const ncc_graph *g, const ncc_tensor *in) {
+  if (g->n_inputs == 0) return 0;
+  const ncc_value *v = g->inputs[0];
+  if (v->shape.rank == 0 || !ncc_dim_is_sym(v->shape.d[0])) return 0;
+  return in[0].dims[0];
+}
+
+/* ---- random inputs ---- */
+static bool is_batch_sym(const ncc_graph *g, int64_t d) {
+  for (int i = 0; i < g->n_inputs; i++) {
+    const ncc_shape *s = &g->inputs[i]->shape;
+    if (s->rank > 0 && s->d[0] == d) return true;
+  }
+  return false;
+}
+
+static ncc_status concrete_dims(const ncc_graph *g, const ncc_value *v,
+                                int64_t batch, int64_t *dims) {
+  for (int d = 0; d < v->shape.rank; d++) {
+    int64_t x = v->shape.d[d];
+    if (!ncc_dim_is_sym(x)) {
+      dims[d] = x;
+      continue;
+    }
+    if (!is_batch_sym(g, x))
+      return ncc_error(NCC_ERR_USAGE,
+                       "input '%s' has symbolic dim '%s' (dim %d) that "
+                       "--batch does not set; give the input with --input "
+                       "%s=FILE.npy",
+                       v->name, ncc_graph_sym_name(g, ncc_dim_sym_id(x)), d,
+                       v->name);
+    dims[d] = batch;
+  }
+  return NCC_OK;
+}
+
+/* splitmix64: small, fast, and the same stream on every machine. */
+static uint64_t next_random(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* IEEE half bits of k/1024 for |k| < 1024, exact (no rounding needed). */
+static uint16_t half_of_k1024(int k) {
+  if (k == 0) return 0;
+  uint16_t sign = k < 0 ? 0x8000 : 0;
+  unsigned a = (unsigned)(k < 0 ? -k : k);
+  int e = 0;
+  while ((a >> (e + 1)) != 0) e++; /* floor(log2 a), 0..9 */
+  uint16_t mant = (uint16_t)((a << (10 - e)) & 0x3ff);
+  return (uint16_t)(sign | (uint16_t)((e + 5) << 10) | mant);
+}
+
+/* Floats in [-1, 1) on a 1/1024 grid (exact in every float dtype); integers
+ * and bools in {0, 1}, which are valid indices for any non-empty axis. */
+static void fill_random(ncc_tensor *t, uint64_t *state) {
+  int64_t n = ncc_tensor_numel(t);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = next_random(state);
+    int k = (int)(r % 2048) - 1024;
+    int bit = (int)(r >> 63);
+    switch (t->dtype) {
+    case NCC_DT_F32: ((float *)t->data)[i] = (float)k / 1024.0f; break;
+    case NCC_DT_F64: ((double *)t->data)[i] = k / 1024.0; break;
+    case NCC_DT_F16: ((uint16_t *)t->data)[i] = half_of_k1024(k); break;
+    case NCC_DT_I64: ((int64_t *)t->data)[i] = bit; break;
+    case NCC_DT_I32: ((int32_t *)t->data)[i] = bit; break;
+    case NCC_DT_I8:
+    case NCC_DT_U8:
+    case NCC_DT_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)bit; break;
+    default: break;
+    }
+  }
+}
+
+ncc_status cli_inputs_random(const ncc_graph *g, int64_t batch,
+                             ncc_tensor *out) {
+  uint64_t state = 0x6e6363; /* fixed seed: runs are comparable */
+  ncc_status st = NCC_OK;
+  for (int i = 0; i < g->n_inputs && !st; i++) {
+    const ncc_value *v = g->inputs[i];
+    int64_t dims[NCC_MAX_RANK];
+    st = concrete_dims(g, v, batch, dims);
+    if (!st) st = ncc_tensor_alloc(&out[i], v->dtype, v->shape.rank, dims);
+    if (st == NCC_ERR_INPUT || st == NCC_ERR_UNSUPPORTED)
+      ncc_error_prefix("input '%s'", v->name);
+    if (!st) fill_random(&out[i], &state);
+  }
+  if (st) cli_tensors_free(out, g->n_inputs);
+  return st;
+}

@@ -1,0 +1,184 @@
+/* tools/ncc/main.c — the `ncc` command: sub-command dispatch, --version,
+ * --help, and the one place errors are printed.
+ *
+ * Every sub-command returns an ncc_status; on failure main prints exactly
+ * one line "ncc: error: <message>" on stderr and exits with the status, so
+ * scripts can tell a bad command line (1) from bad input (2), an
+ * unsupported feature (3) and exhausted memory (4).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define PIPELINE_HELP                                                          \
+  "  -O0 .. -O3             optimization level (default -O2)\n"               \
+  "  --passes=a,b,c         run only these passes (in pipeline order)\n"    \
+  "  --disable-pass=NAME    leave out a pass (repeatable)\n"                  \
+  "  --print-after=NAME|all print the IR to stderr after a pass\n"            \
+  "  --time-passes          report the time of each pass on stderr\n"         \
+  "  --verify-each          run the IR verifier after every pass\n"
+
+#define TARGET_HELP                                                            \
+  "  --target=T             ref, cpu (default), x86_64, aarch64, opencl, "    \
+  "cuda\n"                                                                     \
+  "                         (see 'ncc targets')\n"
+
+#define INPUT_HELP                                                             \
+  "  --input NAME=FILE.npy  the value of model input NAME (repeatable);\n"    \
+  "  --input FILE.npy       a model with one input also takes this form\n"
+
+static const char usage_import[] =
+    "usage: ncc import MODEL.onnx [-o OUT.nir]\n"
+    "\n"
+    "Convert an ONNX model to ncc's text IR (stdout without -o).\n"
+    "\n"
+    "  -o FILE                write the IR to FILE\n";
+
+static const char usage_opt[] =
+    "usage: ncc opt IN.(nir|onnx) [PIPELINE FLAGS] [-o OUT.nir]\n"
+    "\n"
+    "Run the pass pipeline on a model and print the resulting text IR.\n"
+    "\n" PIPELINE_HELP "  -o FILE                write the IR to FILE\n";
+
+static const char usage_compile[] =
+    "usage: ncc compile MODEL [--target=T] [PIPELINE FLAGS] [--emit=KIND] "
+    "[-o OUT]\n"
+    "\n"
+    "Compile a model for a target.\n"
+    "\n" TARGET_HELP PIPELINE_HELP
+    "  --emit=KIND            ir, llvm, asm, obj (default), lib, cuda, ptx, "
+    "opencl\n"
+    "  -o FILE                output file (stdout for text kinds without "
+    "-o)\n";
+
+static const char usage_run[] =
+    "usage: ncc run MODEL [--target=T] [PIPELINE FLAGS] "
+    "[--input NAME=FILE.npy]... [--output-dir DIR]\n"
+    "\n"
+    "Run a model once and write DIR/<output-name>.npy for every output\n"
+    "(characters other than letters, digits, '.', '_' and '-' in an output\n"
+    "name become '_'). Nothing is written unless every output is.\n"
+    "\n" TARGET_HELP PIPELINE_HELP INPUT_HELP
+    "  --output-dir DIR       where to write the outputs (default: .)\n";
+
+static const char usage_bench[] =
+    "usage: ncc bench MODEL [--target=T] [PIPELINE FLAGS] "
+    "[--input NAME=FILE.npy]...\n"
+    "                 [--batch N] [--warmup N] [--iters N] [--json]\n"
+    "\n"
+    "Run a model repeatedly and report its latency. Without --input, inputs\n"
+    "are random (seeded), with a symbolic first dimension set to --batch.\n"
+    "\n" TARGET_HELP PIPELINE_HELP INPUT_HELP
+    "  --batch N              batch size for generated inputs (default 1)\n"
+    "  --warmup N             untimed runs first (default 3)\n"
+    "  --iters N              timed runs (default 20)\n"
+    "  --json                 print one JSON object instead of a table\n";
+
+static const char usage_passes[] =
+    "usage: ncc passes\n"
+    "\n"
+    "List the passes: name, the lowest -O level that runs it, the passes it\n"
+    "needs, and what it does.\n";
+
+static const char usage_targets[] =
+    "usage: ncc targets\n"
+    "\n"
+    "List the targets and whether each is usable on this machine.\n";
+
+const cli_command cli_commands[] = {
+    {"import", CLI_F_OUT, true, usage_import, cmd_import},
+    {"opt", CLI_F_OUT | CLI_F_PIPELINE, true, usage_opt, cmd_opt},
+    {"compile", CLI_F_OUT | CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_EMIT, true,
+     usage_compile, cmd_compile},
+    {"run",
+     CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_OUTDIR, true,
+     usage_run, cmd_run},
+    {"bench", CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH, true,
+     usage_bench, cmd_bench},
+    {"passes", 0, false, usage_passes, cmd_passes},
+    {"targets", 0, false, usage_targets, cmd_targets},
+};
+const int cli_n_commands = (int)(sizeof cli_commands / sizeof cli_commands[0]);
+
+static void print_usage(FILE *f) {
+  fprintf(f,
+          "usage: ncc <command> [args]\n"
+          "\n"
+          "ncc " NCC_VERSION_STRING ", a deep-learning graph compiler.\n"
+          "\n"
+          "commands:\n"
+          "  import   MODEL.onnx [-o OUT.nir]          ONNX -> text IR\n"
+          "  opt      IN.(nir|onnx) [flags] [-o OUT]   run passes, print IR\n"
+          "  compile  MODEL [--target=T] [--emit=KIND] compile for a target\n"
+          "  run      MODEL [--input ...]              run once, write .npy "
+          "outputs\n"
+          "  bench    MODEL [--batch N] [--json]       measure latency\n"
+          "  passes                                    list the passes\n"
+          "  targets                                   list the targets\n"
+          "\n"
+          "'ncc <command> --help' describes a command; 'ncc --version' "
+          "prints the version.\n"
+          "Exit status: 0 ok, 1 bad command line, 2 bad input, 3 "
+          "unsupported, 4 out of memory.\n");
+}
+
+static const cli_command *find_command(const char *name) {
+  for (int i = 0; i < cli_n_commands; i++)
+    if (strcmp(cli_commands[i].name, name) == 0) return &cli_commands[i];
+  return NULL;
+}
+
+static ncc_status dispatch(int argc, char **argv) {
+  if (argc < 2)
+    return ncc_error(NCC_ERR_USAGE, "no command given (see 'ncc --help')");
+  const char *name = argv[1];
+  if (strcmp(name, "--version") == 0) {
+    printf("ncc " NCC_VERSION_STRING "\n");
+    return NCC_OK;
+  }
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
+      strcmp(name, "help") == 0) {
+    print_usage(stdout);
+    return NCC_OK;
+  }
+  const cli_command *cmd = find_command(name);
+  if (!cmd) {
+    if (name[0] == '-')
+      return ncc_error(NCC_ERR_USAGE,
+                       "unknown option '%s' (a command comes first; see 'ncc "
+                       "--help')",
+                       name);
+    return ncc_error(NCC_ERR_USAGE,
+                     "unknown command '%s' (see 'ncc --help')", name);
+  }
+  cli_opts o;
+  ncc_status st = cli_parse(cmd, argc, argv, 2, &o);
+  if (!st && o.help) fputs(cmd->usage, stdout);
+  else if (!st) st = cmd->run(&o);
+  cli_opts_free(&o);
+  return st;
+}
+
+/* A failed write to stdout (a full disk, a closed pipe) must not pass as
+ * success. */
+static ncc_status flush_stdout(ncc_status st) {
+  errno = 0;
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    if (!st)
+      st = ncc_error(NCC_ERR_INPUT, "cannot write to standard output: %s",
+                     errno ? strerror(errno) : "I/O error");
+  }
+  return st;
+}
+
+int main(int argc, char **argv) {
+  ncc_status st = flush_stdout(dispatch(argc, argv));
+  if (st) {
+    const char *msg = ncc_error_message();
+    if (!msg[0]) msg = "failed (no message)";
+    fprintf(stderr, "ncc: error: %s\n", msg);
+  }
+  return (int)st;
+}

@@ -1,0 +1,60 @@
+/* tools/ncc/pipeline.c — the pipeline flags (-O, --passes, --disable-pass,
+ * --print-after, --time-passes, --verify-each) handed to libncc's pass
+ * manager, which owns all of their behaviour: the driver only builds the
+ * pipeline from cli_opts and says where reports go (stderr, like LLVM's
+ * -print-after and -time-passes, so stdout stays the command's product).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static ncc_status build(const cli_opts *o, ncc_pipeline **out) {
+  ncc_pipeline *p;
+  ncc_status st = ncc_pipeline_new(o->opt_level, &p);
+  if (st) return st;
+  if (o->passes) st = ncc_pipeline_set_passes(p, o->passes);
+  for (int i = 0; i < o->n_disabled && !st; i++)
+    st = ncc_pipeline_disable(p, o->disabled[i]);
+  if (!st && o->print_after)
+    st = ncc_pipeline_print_after(p, o->print_after, stderr);
+  if (!st) st = ncc_pipeline_check(p);
+  if (st) {
+    ncc_pipeline_free(p);
+    return st;
+  }
+  ncc_pipeline_set_time_passes(p, o->time_passes);
+  ncc_pipeline_set_verify_each(p, o->verify_each);
+  *out = p;
+  return NCC_OK;
+}
+
+ncc_status cli_pipeline_check(const cli_opts *o) {
+  ncc_pipeline *p = NULL;
+  ncc_status st = build(o, &p);
+  ncc_pipeline_free(p);
+  return st;
+}
+
+ncc_status cli_pipeline_run(ncc_graph *g, const cli_opts *o, int64_t batch,
+                            const char **ran, int cap, int *n_ran) {
+  *n_ran = 0;
+  ncc_pipeline *p = NULL;
+  ncc_status st = build(o, &p);
+  if (st) return st;
+  ncc_pipeline_set_stats_batch(p, batch);
+  /* --verify-each also checks what the pipeline starts from. */
+  if (o->verify_each && (st = ncc_graph_verify(g)))
+    ncc_error_prefix("verifier failed on the input");
+  if (!st) st = ncc_pipeline_run(p, g);
+  if (!st && o->time_passes) ncc_pipeline_report(p, stderr);
+  if (!st) {
+    int n = ncc_pipeline_num_ran(p);
+    /* Pass names are static strings: they outlive the pipeline. */
+    for (int i = 0; i < n && ran && i < cap; i++)
+      ran[i] = ncc_pipeline_ran_name(p, i);
+    *n_ran = n < cap ? n : cap;
+  }
+  ncc_pipeline_free(p);
+  return st;
+}

@@ -1,0 +1,137 @@
+/* tools/ncc/util.c — small helpers of the driver: loading a model, writing
+ * text output atomically, formatting types and name lists for messages,
+ * the clock, and strict integer parsing. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Say plainly what is wrong with a model path before a loader guesses. */
+ncc_status cli_check_readable(const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return ncc_error(NCC_ERR_INPUT, "%s: %s", path, strerror(errno));
+  if (S_ISDIR(sb.st_mode))
+    return ncc_error(NCC_ERR_INPUT, "%s: is a directory, not a model", path);
+  return NCC_OK;
+}
+
+ncc_status cli_load_model(const char *path, ncc_graph **out) {
+  *out = NULL;
+  ncc_status st = cli_check_readable(path);
+  return st ? st : ncc_graph_load(path, out);
+}
+
+static ncc_status write_error(const char *path) {
+  return ncc_error(NCC_ERR_INPUT, "%s: cannot write: %s", path,
+                   errno ? strerror(errno) : "I/O error");
+}
+
+/* "<dir>/.<base>.XXXXXX" beside `path`, so the final rename() stays within
+ * one file system and is atomic. */
+static char *temp_beside(const char *path) {
+  const char *slash = strrchr(path, '/');
+  size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+  size_t n = strlen(path) + 9;
+  char *tmp = ncc_malloc(n);
+  if (tmp) snprintf(tmp, n, "%.*s.%s.XXXXXX", (int)dlen, path, path + dlen);
+  return tmp;
+}
+
+static ncc_status print_to_temp(const ncc_graph *g, const char *path,
+                                const char *tmp) {
+  errno = 0;
+  int fd = mkstemp((char *)tmp);
+  if (fd < 0) return write_error(path);
+  mode_t mask = umask(0); /* mkstemp makes 0600 files; use the usual mode */
+  umask(mask);
+  (void)fchmod(fd, 0666 & ~mask);
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    ncc_status st = write_error(path);
+    close(fd);
+    return st;
+  }
+  ncc_status st = ncc_graph_print(g, f);
+  errno = 0;
+  if (!st && (fflush(f) != 0 || ferror(f))) st = write_error(path);
+  if (fclose(f) != 0 && !st) st = write_error(path);
+  return st;
+}
+
+ncc_status cli_print_graph(const ncc_graph *g, const char *path) {
+  if (!path || strcmp(path, "-") == 0) return ncc_graph_print(g, stdout);
+  char *tmp = temp_beside(path);
+  if (!tmp) return NCC_ERR_NOMEM;
+  ncc_status st = print_to_temp(g, path, tmp);
+  errno = 0;
+  if (!st && rename(tmp, path) != 0) st = write_error(path);
+  if (st) unlink(tmp);
+  ncc_free(tmp, 0);
+  return st;
+}
+
+const char *cli_format_type(const ncc_graph *g, ncc_dtype dt, int rank,
+                            const int64_t *dims, char *buf, size_t cap) {
+  char part[64];
+  buf[0] = 0;
+  cli_append(buf, cap, ncc_dtype_name(dt));
+  cli_append(buf, cap, "[");
+  for (int i = 0; i < rank; i++) {
+    if (ncc_dim_is_sym(dims[i]))
+      snprintf(part, sizeof part, "%s%s", i ? "," : "",
+               g ? ncc_graph_sym_name(g, ncc_dim_sym_id(dims[i])) : "?");
+    else
+      snprintf(part, sizeof part, "%s%lld", i ? "," : "", (long long)dims[i]);
+    cli_append(buf, cap, part);
+  }
+  cli_append(buf, cap, "]");
+  return buf;
+}
+
+void cli_append(char *buf, size_t cap, const char *s) {
+  size_t n = strlen(buf), m = strlen(s);
+  if (n + m < cap) {
+    memcpy(buf + n, s, m + 1);
+    return;
+  }
+  if (n + 4 > cap) return; /* already full */
+  /* Does not fit: keep what does and mark the cut. */
+  size_t keep = cap - 4 > n ? cap - 4 - n : 0;
+  memcpy(buf + n, s, keep);
+  memcpy(buf + n + keep, "...", 4);
+}
+
+const char *cli_input_names(const ncc_graph *g, char *buf, size_t cap) {
+  buf[0] = 0;
+  int n = ncc_graph_num_inputs(g);
+  if (n == 0) cli_append(buf, cap, "none");
+  for (int i = 0; i < n; i++) {
+    if (i) cli_append(buf, cap, ", ");
+    cli_append(buf, cap, "'");
+    cli_append(buf, cap, ncc_graph_input_name(g, i));
+    cli_append(buf, cap, "'");
+  }
+  return buf;
+}
+
+double cli_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+bool cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  if (!s || !((*s >= '0' && *s <= '9') || *s == '-')) return false;
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}

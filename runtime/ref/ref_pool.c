@@ -1,0 +1,349 @@
+/* runtime/ref/ref_pool.c — reference kernels for MaxPool, AveragePool and
+ * GlobalAveragePool, plus the sliding-window geometry Conv shares.
+ *
+ * Output sizes come from shape inference (ceil_mode only shows there); the
+ * kernels derive every window from the output position, so a last window
+ * that runs past the padded input simply has fewer taps: they are skipped by
+ * MaxPool, excluded from the divisor of AveragePool, and with
+ * count_include_pad only the taps inside [-pad_begin, in + pad_end) count,
+ * never positions beyond the padded bounds (what onnxruntime does).
+ * A window with no tap inside the input gives -inf (MaxPool, index -1) or
+ * NaN (AveragePool without count_include_pad): such windows only arise from
+ * pads at least as large as the kernel.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ref_nn.h"
+
+/* ---- window geometry ---- */
+
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+void ncc_ref_window_range(const ncc_ref_window *w, int i, int64_t t, int64_t lo,
+                          int64_t hi, int64_t *o0, int64_t *o1) {
+  int64_t shift = w->pb[i] - t * w->d[i];
+  int64_t first = -floor_div(-(lo + shift), w->s[i]); /* ceil */
+  int64_t last = floor_div(hi - 1 + shift, w->s[i]);
+  *o0 = first < 0 ? 0 : first;
+  *o1 = last + 1 > w->out[i] ? w->out[i] : last + 1;
+}
+
+/* Read an optional ints attribute of `count` entries (or absent -> dflt). */
+static ncc_status window_ints(const ncc_node *n, const char *name, int count,
+                              int64_t dflt, int64_t minv, int64_t *dst) {
+  int got;
+  const int64_t *v = ncc_attr_ints(n, name, &got);
+  char lb[160];
+  if (!v) {
+    for (int i = 0; i < count; i++)
+      dst[i] = dflt;
+    return NCC_OK;
+  }
+  if (got != count)
+    return ncc_error(NCC_ERR_INPUT, "%s: attribute '%s' has %d values, want %d",
+                     ncc_node_label(n, lb, sizeof lb), name, got, count);
+  for (int i = 0; i < count; i++) {
+    if (v[i] < minv)
+      return ncc_error(NCC_ERR_INPUT, "%s: attribute '%s' value %lld < %lld",
+                       ncc_node_label(n, lb, sizeof lb), name, (long long)v[i],
+                       (long long)minv);
+    dst[i] = v[i];
+  }
+  return NCC_OK;
+}
+
+static void window_lift_defaults(ncc_ref_window *w) {
+  for (int i = 0; i < NCC_REF_WIN_DIMS; i++) {
+    w->in[i] = w->out[i] = w->k[i] = w->s[i] = w->d[i] = 1;
+    w->pb[i] = w->pe[i] = 0;
+  }
+}
+
+static ncc_status window_pads(const ncc_node *n, ncc_ref_window *w, int off) {
+  char lb[160];
+  const char *ap = ncc_attr_string(n, "auto_pad", "NOTSET");
+  int sp = w->spatial;
+  if (strcmp(ap, "NOTSET") == 0) {
+    int64_t pads[2 * NCC_REF_WIN_DIMS];
+    ncc_status st = window_ints(n, "pads", 2 * sp, 0, 0, pads);
+    if (st)
+      return st;
+    for (int i = 0; i < sp; i++) {
+      w->pb[off + i] = pads[i];
+      w->pe[off + i] = pads[sp + i];
+    }
+    return NCC_OK;
+  }
+  bool upper = strcmp(ap, "SAME_UPPER") == 0;
+  bool lower = strcmp(ap, "SAME_LOWER") == 0;
+  if (!upper && !lower && strcmp(ap, "VALID") != 0)
+    return ncc_error(NCC_ERR_INPUT, "%s: unknown auto_pad '%s'",
+                     ncc_node_label(n, lb, sizeof lb), ap);
+  /* SAME: the total pad makes the output ceil(in / stride). When the stride
+   * exceeds the window the total would be negative; it is clamped to 0, as
+   * onnxruntime's Conv does (its pools are inconsistent there). */
+  for (int i = off; i < NCC_REF_WIN_DIMS && (upper || lower); i++) {
+    int64_t span = (w->k[i] - 1) * w->d[i] + 1;
+    int64_t total = (w->out[i] - 1) * w->s[i] + span - w->in[i];
+    if (total < 0)
+      total = 0;
+    w->pb[i] = upper ? total / 2 : total - total / 2;
+    w->pe[i] = total - w->pb[i];
+  }
+  return NCC_OK;
+}
+
+ncc_status ncc_ref_window_init(const ncc_node *n, const ncc_tensor *x,
+                               const ncc_tensor *y, const int64_t *kernel,
+                               ncc_ref_window *w) {
+  char lb[160];
+  int sp = x->rank - 2;
+  if (sp < 1 || sp > NCC_REF_WIN_DIMS)
+    return ncc_error(NCC_ERR_UNSUPPORTED,
+                     "%s: input of rank %d (want 3-5: N, C, 1-3 spatial dims)",
+                     ncc_node_label(n, lb, sizeof lb), x->rank);
+  if (y->rank != x->rank || y->dims[0] != x->dims[0])
+    return ncc_error(NCC_ERR_INPUT, "%s: output shape does not match input",
+                     ncc_node_label(n, lb, sizeof lb));
+  window_lift_defaults(w);
+  w->spatial = sp;
+  w->batch = x->dims[0];
+  w->chans = x->dims[1];
+  int off = NCC_REF_WIN_DIMS - sp;
+  int64_t v[NCC_REF_WIN_DIMS];
+  ncc_status st;
+  if (kernel) {
+    memcpy(v, kernel, (size_t)sp * sizeof *v);
+  } else {
+    int cnt;
+    if (!ncc_attr_ints(n, "kernel_shape", &cnt))
+      return ncc_error(NCC_ERR_INPUT, "%s: missing attribute 'kernel_shape'",
+                       ncc_node_label(n, lb, sizeof lb));
+    if ((st = window_ints(n, "kernel_shape", sp, 1, 1, v)))
+      return st;
+  }
+  for (int i = 0; i < sp; i++) {
+    w->in[off + i] = x->dims[2 + i];
+    w->out[off + i] = y->dims[2 + i];
+    w->k[off + i] = v[i];
+  }
+  if ((st = window_ints(n, "strides", sp, 1, 1, v)))
+    return st;
+  memcpy(w->s + off, v, (size_t)sp * sizeof *v);
+  if ((st = window_ints(n, "dilations", sp, 1, 1, v)))
+    return st;
+  memcpy(w->d + off, v, (size_t)sp * sizeof *v);
+  return window_pads(n, w, off);
+}
+
+/* ---- shared checks ---- */
+
+static ncc_status need_f32(const ncc_node *n, const ncc_tensor *t) {
+  char lb[160];
+  if (t->dtype == NCC_DT_F32)
+    return NCC_OK;
+  return ncc_error(NCC_ERR_UNSUPPORTED, "%s: dtype %s unsupported (want f32)",
+                   ncc_node_label(n, lb, sizeof lb), ncc_dtype_name(t->dtype));
+}
+
+static ncc_status check_pool_out(const ncc_node *n, const ncc_tensor *x,
+                                 const ncc_tensor *y) {
+  char lb[160];
+  if (y->dtype != x->dtype || y->dims[1] != x->dims[1])
+    return ncc_error(NCC_ERR_INPUT, "%s: output does not match input",
+                     ncc_node_label(n, lb, sizeof lb));
+  return NCC_OK;
+}
+
+static int64_t spatial_size(const int64_t *d) { return d[0] * d[1] * d[2]; }
+
+/* Whether output `i` of the node was requested (an omitted trailing or
+ * middle output has no value, or no storage). */
+static bool has_output(const ncc_node *n, const ncc_tensor *out, int i) {
+  return i < n->n_out && n->out[i] && out[i].data;
+}
+
+/* ---- MaxPool ---- */
+
+typedef struct max_result {
+  float v;
+  int64_t at[NCC_REF_WIN_DIMS]; /* input coordinates of the max; -1: none */
+} max_result;
+
+/* Max of the window whose first tap is at `o0`; the first maximum wins. */
+static max_result max_window(const ncc_ref_window *w, const float *x,
+                             const int64_t *o0) {
+  max_result r = {-INFINITY, {-1, -1, -1}};
+  for (int64_t a = 0; a < w->k[0]; a++) {
+    int64_t i0 = o0[0] + a * w->d[0];
+    if (i0 < 0 || i0 >= w->in[0])
+      continue;
+    for (int64_t b = 0; b < w->k[1]; b++) {
+      int64_t i1 = o0[1] + b * w->d[1];
+      if (i1 < 0 || i1 >= w->in[1])
+        continue;
+      const float *row = x + (i0 * w->in[1] + i1) * w->in[2];
+      for (int64_t c = 0; c < w->k[2]; c++) {
+        int64_t i2 = o0[2] + c * w->d[2];
+        if (i2 < 0 || i2 >= w->in[2])
+          continue;
+        if (r.at[0] < 0 || row[i2] > r.v) {
+          r.v = row[i2];
+          r.at[0] = i0, r.at[1] = i1, r.at[2] = i2;
+        }
+      }
+    }
+  }
+  return r;
+}
+
+/* ONNX Indices: flat over N*C*spatial; storage_order 1 numbers the spatial
+ * dims column-major (first spatial dim fastest). Lifted dims are size 1 at
+ * index 0, so they do not change either formula. */
+static int64_t max_index(const ncc_ref_window *w, const max_result *r,
+                         int64_t plane, bool col_major) {
+  if (r->at[0] < 0)
+    return -1;
+  int64_t sp = spatial_size(w->in);
+  if (col_major)
+    return plane * sp + r->at[0] + w->in[0] * (r->at[1] + w->in[1] * r->at[2]);
+  return plane * sp + (r->at[0] * w->in[1] + r->at[1]) * w->in[2] + r->at[2];
+}
+
+ncc_status ncc_ref_MAXPOOL(const ncc_node *n, const ncc_tensor *const *in,
+                           ncc_tensor *out) {
+  char lb[160];
+  const ncc_tensor *x = in[0];
+  ncc_ref_window w;
+  ncc_status st;
+  if ((st = need_f32(n, x)) || (st = check_pool_out(n, x, &out[0])) ||
+      (st = ncc_ref_window_init(n, x, &out[0], NULL, &w)))
+    return st;
+  int64_t *idx = NULL;
+  if (has_output(n, out, 1)) {
+    if (out[1].dtype != NCC_DT_I64 ||
+        ncc_tensor_numel(&out[1]) != ncc_tensor_numel(&out[0]))
+      return ncc_error(NCC_ERR_INPUT, "%s: Indices output must be i64 like Y",
+                       ncc_node_label(n, lb, sizeof lb));
+    idx = out[1].data;
+  }
+  bool col_major = ncc_attr_int(n, "storage_order", 0) != 0;
+  const float *xp = x->data;
+  float *yp = out[0].data;
+  int64_t in_sz = spatial_size(w.in), planes = w.batch * w.chans;
+  for (int64_t pl = 0; pl < planes; pl++) {
+    const float *xplane = xp + pl * in_sz;
+    int64_t o[NCC_REF_WIN_DIMS];
+    for (o[0] = 0; o[0] < w.out[0]; o[0]++)
+      for (o[1] = 0; o[1] < w.out[1]; o[1]++)
+        for (o[2] = 0; o[2] < w.out[2]; o[2]++) {
+          int64_t start[NCC_REF_WIN_DIMS];
+          for (int i = 0; i < NCC_REF_WIN_DIMS; i++)
+            start[i] = o[i] * w.s[i] - w.pb[i];
+          max_result r = max_window(&w, xplane, start);
+          *yp++ = r.v;
+          if (idx)
+            *idx++ = max_index(&w, &r, pl, col_major);
+        }
+  }
+  return NCC_OK;
+}
+
+/* ---- AveragePool ---- */
+
+/* Taps t < k of dim i whose position start + t*d lies in [lo, hi). */
+static int64_t taps_in(const ncc_ref_window *w, int i, int64_t start,
+                       int64_t lo, int64_t hi) {
+  int64_t cnt = 0;
+  for (int64_t t = 0; t < w->k[i]; t++) {
+    int64_t p = start + t * w->d[i];
+    cnt += p >= lo && p < hi;
+  }
+  return cnt;
+}
+
+static double sum_window(const ncc_ref_window *w, const float *x,
+                         const int64_t *o0) {
+  double sum = 0.0;
+  for (int64_t a = 0; a < w->k[0]; a++) {
+    int64_t i0 = o0[0] + a * w->d[0];
+    if (i0 < 0 || i0 >= w->in[0])
+      continue;
+    for (int64_t b = 0; b < w->k[1]; b++) {
+      int64_t i1 = o0[1] + b * w->d[1];
+      if (i1 < 0 || i1 >= w->in[1])
+        continue;
+      const float *row = x + (i0 * w->in[1] + i1) * w->in[2];
+      for (int64_t c = 0; c < w->k[2]; c++) {
+        int64_t i2 = o0[2] + c * w->d[2];
+        if (i2 >= 0 && i2 < w->in[2])
+          sum += row[i2];
+      }
+    }
+  }
+  return sum;
+}
+
+ncc_status ncc_ref_AVGPOOL(const ncc_node *n, const ncc_tensor *const *in,
+                           ncc_tensor *out) {
+  const ncc_tensor *x = in[0];
+  ncc_ref_window w;
+  ncc_status st;
+  if ((st = need_f32(n, x)) || (st = check_pool_out(n, x, &out[0])) ||
+      (st = ncc_ref_window_init(n, x, &out[0], NULL, &w)))
+    return st;
+  bool include_pad = ncc_attr_int(n, "count_include_pad", 0) != 0;
+  const float *xp = x->data;
+  float *yp = out[0].data;
+  int64_t in_sz = spatial_size(w.in), planes = w.batch * w.chans;
+  for (int64_t pl = 0; pl < planes; pl++) {
+    const float *xplane = xp + pl * in_sz;
+    int64_t o[NCC_REF_WIN_DIMS];
+    for (o[0] = 0; o[0] < w.out[0]; o[0]++)
+      for (o[1] = 0; o[1] < w.out[1]; o[1]++)
+        for (o[2] = 0; o[2] < w.out[2]; o[2]++) {
+          int64_t start[NCC_REF_WIN_DIMS], count = 1;
+          for (int i = 0; i < NCC_REF_WIN_DIMS; i++) {
+            start[i] = o[i] * w.s[i] - w.pb[i];
+            count *= include_pad
+                         ? taps_in(&w, i, start[i], -w.pb[i], w.in[i] + w.pe[i])
+                         : taps_in(&w, i, start[i], 0, w.in[i]);
+          }
+          double sum = sum_window(&w, xplane, start);
+          *yp++ = count > 0 ? (float)(sum / (double)count) : NAN;
+        }
+  }
+  return NCC_OK;
+}
+
+/* ---- GlobalAveragePool ---- */
+
+ncc_status ncc_ref_GLOBALAVGPOOL(const ncc_node *n, const ncc_tensor *const *in,
+                                 ncc_tensor *out) {
+  char lb[160];
+  const ncc_tensor *x = in[0];
+  ncc_status st;
+  if ((st = need_f32(n, x)))
+    return st;
+  if (x->rank < 2 || out[0].dtype != NCC_DT_F32)
+    return ncc_error(NCC_ERR_INPUT, "%s: input must be f32 [N, C, ...]",
+                     ncc_node_label(n, lb, sizeof lb));
+  int64_t planes = x->dims[0] * x->dims[1];
+  int64_t sp = planes ? ncc_tensor_numel(x) / planes : 0;
+  if (ncc_tensor_numel(&out[0]) != planes)
+    return ncc_error(NCC_ERR_INPUT, "%s: output must be [N, C, 1, ...]",
+                     ncc_node_label(n, lb, sizeof lb));
+  const float *xp = x->data;
+  float *yp = out[0].data;
+  for (int64_t pl = 0; pl < planes; pl++) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < sp; i++)
+      sum += xp[pl * sp + i];
+    yp[pl] = sp > 0 ? (float)(sum / (double)sp) : NAN;
+  }
+  return NCC_OK;
+}

@@ -1,0 +1,836 @@
+#!/usr/bin/env python3
+"""tests/py/diff_ort.py — differential tests of `ncc run --target=ref` against ONNX Runtime.
+
+For every op ncc claims (the NCC_OP rows of ir/ops.def) a generator below
+builds several seeded single-op (or tiny) models: random shapes including
+sizes 1, 3, 17 and odd spatial sizes, broadcasting variants, attribute
+variants, and the older-opset forms the importer upgrades.  Each model runs
+in ONNX Runtime (1 thread, graph optimizations off: the graph as written)
+and in ncc; outputs must match in dtype, shape and value within the op's
+tolerance (TOL; data movement and integer results are exact).
+
+Every claimed op must have a generator: a new row in ops.def without one
+fails the run.  Each op draws from its own RandomState seeded by the op's
+name, so adding cases to one op does not change another op's data.
+
+Usage: NCC=build/ncc python3 tests/py/diff_ort.py [-v] [-k OP_REGEX]
+Prints per-op pass/fail and "N passed, M failed"; exit 1 on any failure.
+"""
+import argparse
+import collections
+import os
+import re
+import sys
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nccutil  # noqa: E402
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+F32, I64, I32 = np.float32, np.int64, np.int32
+INT64_MAX = np.iinfo(np.int64).max
+
+# (rtol, atol) per op; ops not listed are exact (data movement, integers).
+TOL_ELTWISE = (1e-5, 1e-6)
+TOL_TRANSCENDENTAL = (1e-5, 1e-5)
+TOL_ACCUM = (1e-4, 1e-4)  # sums of products in a different order
+TOL = {
+    "Add": TOL_ELTWISE, "Sub": TOL_ELTWISE, "Mul": TOL_ELTWISE, "Div": TOL_ELTWISE,
+    "Pow": (1e-5, 1e-5), "Neg": TOL_ELTWISE, "Abs": TOL_ELTWISE, "Sqrt": TOL_ELTWISE,
+    "Reciprocal": TOL_ELTWISE, "Relu": TOL_ELTWISE, "LeakyRelu": TOL_ELTWISE,
+    "Clip": TOL_ELTWISE, "HardSigmoid": TOL_ELTWISE, "HardSwish": TOL_ELTWISE,
+    "Max": TOL_ELTWISE, "Min": TOL_ELTWISE, "Where": TOL_ELTWISE,
+    "Exp": TOL_TRANSCENDENTAL, "Log": TOL_TRANSCENDENTAL, "Erf": TOL_TRANSCENDENTAL,
+    "Tanh": TOL_TRANSCENDENTAL, "Sigmoid": TOL_TRANSCENDENTAL, "Gelu": TOL_TRANSCENDENTAL,
+    "Softplus": TOL_TRANSCENDENTAL, "Cast": TOL_ELTWISE,
+    "MatMul": TOL_ACCUM, "Gemm": TOL_ACCUM, "Conv": TOL_ACCUM,
+    "BatchNormalization": (1e-5, 1e-5), "LayerNormalization": (1e-4, 1e-5),
+    "Softmax": (1e-5, 1e-6), "LogSoftmax": (1e-5, 1e-5),
+    "ReduceMean": (1e-5, 1e-5), "ReduceSum": (1e-5, 1e-5), "ReduceMax": TOL_ELTWISE,
+    "MaxPool": TOL_ELTWISE, "AveragePool": (1e-5, 1e-6), "GlobalAveragePool": (1e-5, 1e-6),
+    "Range": TOL_ELTWISE,
+}
+EXACT = (0.0, 0.0)
+DEFAULT_OPSET = 18
+
+
+class Const:
+    """An input given as an initializer (a compile-time constant for ncc)."""
+
+    def __init__(self, value):
+        self.value = np.asarray(value)
+
+
+class Case:
+    def __init__(self, op, name, model, feeds):
+        self.op, self.name, self.model, self.feeds = op, name, model, feeds
+
+
+def _vi(name, arr):
+    elem = helper.np_dtype_to_tensor_dtype(arr.dtype)
+    return helper.make_tensor_value_info(name, elem, list(arr.shape))
+
+
+def make_model(nodes, feeds, inits, outputs, opset):
+    """A model whose outputs are typed by strict ONNX shape inference."""
+    graph = helper.make_graph(
+        nodes, "g", [_vi(n, a) for n, a in feeds.items()],
+        [helper.make_empty_tensor_value_info(o) for o in outputs],
+        initializer=[numpy_helper.from_array(a, n) for n, a in inits.items()])
+    opsets = [helper.make_opsetid("", opset)]
+    m = helper.make_model(graph, opset_imports=opsets, producer_name="ncc-diff-ort")
+    m.ir_version = helper.find_min_ir_version_for(opsets)
+    m = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
+    onnx.checker.check_model(m)
+    return m
+
+
+class Gen:
+    """Builds the cases of one op with the op's own random stream."""
+
+    def __init__(self, op):
+        self.op = op
+        self.rng = np.random.RandomState(zlib.crc32(op.encode()) & 0x7FFFFFFF)
+        self.cases = []
+
+    # ---- data ----
+    def randn(self, *shape, dtype=F32, scale=1.0):
+        return (self.rng.standard_normal(shape) * scale).astype(dtype)
+
+    def uniform(self, lo, hi, *shape, dtype=F32):
+        return self.rng.uniform(lo, hi, shape).astype(dtype)
+
+    def ints(self, lo, hi, *shape, dtype=I64):
+        return self.rng.randint(lo, hi, shape).astype(dtype)
+
+    def nonzero(self, *shape):
+        mag = self.rng.uniform(0.5, 2.0, shape)
+        return (mag * self.rng.choice([-1.0, 1.0], shape)).astype(F32)
+
+    # ---- random shapes (sizes 1, 3, 17 and other odd sizes) ----
+    DIMS = (1, 2, 3, 5, 7, 17)
+
+    def shape(self, rank_lo=1, rank_hi=4, max_numel=4096):
+        while True:
+            rank = self.rng.randint(rank_lo, rank_hi + 1)
+            s = tuple(int(d) for d in self.rng.choice(self.DIMS, rank))
+            if int(np.prod(s)) <= max_numel:
+                return s
+
+    def bcast_pair(self):
+        """Two shapes that broadcast: ones sprinkled in, leading dims dropped."""
+        full = self.shape(1, 4)
+
+        def side():
+            s = [1 if self.rng.rand() < 0.3 else d for d in full]
+            return tuple(s[self.rng.randint(0, len(s)):] if self.rng.rand() < 0.3 else s)
+        return side(), side()
+
+    # ---- models ----
+    def add(self, name, ins, attrs=None, n_out=1, opset=DEFAULT_OPSET, op=None):
+        """One node of `op` (default: this op) whose inputs are arrays (graph
+        inputs), Const (initializers) or None (an omitted optional input)."""
+        feeds, inits, names = {}, {}, []
+        for i, x in enumerate(ins):
+            if x is None:
+                names.append("")
+            elif isinstance(x, Const):
+                names.append("c%d" % i)
+                inits["c%d" % i] = x.value
+            else:
+                names.append("x%d" % i)
+                feeds["x%d" % i] = np.asarray(x)
+        while names and names[-1] == "":
+            names.pop()
+        outs = ["y%d" % i for i in range(n_out)]
+        node = helper.make_node(op or self.op, names, outs, **(attrs or {}))
+        self.graph(name, [node], feeds, inits, outs, opset)
+
+    def graph(self, name, nodes, feeds, inits, outputs, opset=DEFAULT_OPSET):
+        feeds = {k: np.asarray(v) for k, v in feeds.items()}
+        model = make_model(nodes, feeds, inits, outputs, opset)
+        self.cases.append(Case(self.op, name, model, feeds))
+
+
+# ==========================================================================
+# Generators, one per claimed op (registered in GENERATORS at the end).
+
+BCAST_SHAPES = [  # (a, b) pairs covering numpy broadcasting
+    ((3, 4), (3, 4)), ((17,), (1,)), ((2, 3, 5), (5,)), ((2, 1, 5), (1, 4, 1)),
+    ((1,), (3, 1, 7)), ((), (2, 3)), ((4, 1, 3, 1), (5, 1, 2)), ((1, 1), (1, 1)),
+]
+
+
+def shape_tag(shape):
+    return "x".join(map(str, shape)) or "scalar"
+
+
+def gen_binary(g):
+    for a_shape, b_shape in BCAST_SHAPES + [g.bcast_pair() for _ in range(3)]:
+        a = g.randn(*a_shape)
+        if g.op == "Div":
+            b = g.nonzero(*b_shape)
+        elif g.op == "Pow":
+            a = g.uniform(0.2, 3.0, *a_shape)
+            b = g.uniform(-2.0, 2.0, *b_shape)
+        else:
+            b = g.randn(*b_shape)
+        g.add("%s_%s" % (shape_tag(a_shape), shape_tag(b_shape)), [a, b])
+    w = g.randn(1, 17)
+    g.add("const_rhs", [g.randn(3, 17), Const(w if g.op != "Div" else g.nonzero(1, 17))])
+    if g.op == "Pow":
+        g.add("neg_base_int_exp", [g.randn(3, 5), Const(np.array(2.0, F32))])
+        g.add("sqrt_exp", [g.uniform(0.0, 4.0, 17), Const(np.array(0.5, F32))])
+        g.add("cube", [g.randn(2, 9), Const(np.array([3.0], F32))])
+        return
+    # Integer arithmetic as in shape computations (positive for Div so that
+    # truncating and flooring division agree).
+    lo = 1 if g.op == "Div" else -50
+    g.add("i64", [g.ints(lo, 100, 2, 5), g.ints(1, 9, 5)])
+    g.add("i64_scalar", [g.ints(lo, 100, 4), Const(np.array(3, I64))])
+    g.add("i32", [g.ints(lo, 100, 3, 4, dtype=I32), g.ints(1, 9, 3, 1, dtype=I32)])
+
+
+def gen_variadic(g):
+    g.add("one", [g.randn(3, 5)])
+    g.add("two_same", [g.randn(2, 17), g.randn(2, 17)])
+    g.add("two_bcast", [g.randn(3, 1, 5), g.randn(4, 1)])
+    g.add("three_bcast", [g.randn(2, 3, 4), g.randn(4), g.randn(3, 1)])
+    g.add("four", [g.randn(5), g.randn(5), g.randn(1), g.randn(2, 5)])
+    g.add("scalar", [g.randn(), g.randn(3)])
+    for k in range(2):
+        a, b = g.bcast_pair()
+        g.add("random%d_%s_%s" % (k, shape_tag(a), shape_tag(b)), [g.randn(*a), g.randn(*b)])
+    g.add("i64", [g.ints(-9, 9, 2, 3), g.ints(-9, 9, 3)])
+    g.add("i32", [g.ints(-9, 9, 4, dtype=I32), g.ints(-9, 9, 4, dtype=I32)])
+
+
+def gen_compare(g):
+    small = lambda *s: g.ints(-2, 3, *s).astype(F32)  # noqa: E731  (ties happen)
+    g.add("f32_same", [small(3, 4), small(3, 4)])
+    g.add("f32_bcast", [small(2, 1, 5), small(3, 1)])
+    g.add("f32_scalar", [small(17), Const(np.array(0.0, F32))])
+    g.add("f32_rand", [g.randn(1, 7), g.randn(3, 1)])
+    a, b = g.bcast_pair()
+    g.add("random_%s_%s" % (shape_tag(a), shape_tag(b)), [small(*a), small(*b)])
+    g.add("i64", [g.ints(-3, 3, 2, 3), g.ints(-3, 3, 3)])
+    g.add("i32", [g.ints(-3, 3, 5, dtype=I32), g.ints(-3, 3, 1, dtype=I32)])
+
+
+def gen_where(g):
+    cond = lambda *s: g.rng.rand(*s) > 0.5  # noqa: E731
+    g.add("same", [cond(3, 4), g.randn(3, 4), g.randn(3, 4)])
+    g.add("bcast3", [cond(3, 1, 5), g.randn(1, 4, 5), g.randn(5)])
+    g.add("scalar_y", [cond(17), g.randn(17), Const(np.array(-1.0, F32))])
+    g.add("cond_small", [cond(1), g.randn(2, 3), g.randn(2, 3)])
+    a, b = g.bcast_pair()
+    g.add("random_%s_%s" % (shape_tag(a), shape_tag(b)), [cond(*a), g.randn(*b), g.randn(*a)])
+    g.add("i64", [cond(2, 3), g.ints(-9, 9, 2, 3), g.ints(-9, 9, 1)])
+
+
+UNARY_SHAPES = [(), (1,), (17,), (3, 5, 7), (2, 3, 4, 5)]
+UNARY_DOMAIN = {  # value generator per op: (lo, hi) uniform, None = randn*3
+    "Sqrt": (0.0, 9.0), "Log": (0.01, 20.0), "Exp": (-8.0, 8.0),
+}
+
+
+def gen_unary(g, attrs_list=({},), opset=DEFAULT_OPSET, i64=False):
+    for shape in UNARY_SHAPES + [g.shape(1, 5)]:
+        for attrs in attrs_list:
+            if g.op in UNARY_DOMAIN:
+                x = g.uniform(*UNARY_DOMAIN[g.op], *shape)
+            elif g.op == "Reciprocal":
+                x = g.nonzero(*shape) if shape else np.float32(0.75)
+            else:
+                x = g.randn(*shape, scale=3.0)
+            tag = "_".join("%s%s" % (k, v) for k, v in sorted(attrs.items()))
+            g.add(shape_tag(shape) + (("_" + tag) if tag else ""),
+                  [np.asarray(x, F32)], attrs, opset=opset)
+    if i64:
+        g.add("i64", [g.ints(-100, 100, 3, 4)], opset=opset)
+
+
+def gen_simple_unary(g):
+    gen_unary(g, i64=g.op in ("Neg", "Abs", "Identity"))
+
+
+def gen_leakyrelu(g):
+    gen_unary(g, ({}, {"alpha": 0.2}, {"alpha": 1.5}))
+
+
+def gen_hardsigmoid(g):
+    gen_unary(g, ({}, {"alpha": 0.5, "beta": 0.1}))
+
+
+def gen_gelu(g):
+    gen_unary(g, ({}, {"approximate": "tanh"}), opset=20)
+
+
+def gen_clip(g):
+    x = lambda: g.randn(3, 17, scale=3.0)  # noqa: E731
+    g.add("no_bounds", [x()])
+    g.add("both", [x(), Const(np.array(-1.0, F32)), Const(np.array(2.0, F32))])
+    g.add("min_only", [x(), Const(np.array(0.0, F32))])
+    g.add("max_only", [x(), None, Const(np.array(0.5, F32))])
+    g.add("relu6", [g.randn(2, 3, 4, 5, scale=5.0), Const(np.array(0.0, F32)),
+                    Const(np.array(6.0, F32))])
+    g.add("runtime_bounds", [x(), np.array(-0.5, F32), np.array(0.5, F32)])
+    g.add("min_gt_max", [x(), Const(np.array(1.0, F32)), Const(np.array(-1.0, F32))])
+    g.add("opset13", [x(), Const(np.array(-1.0, F32)), Const(np.array(1.0, F32))], opset=13)
+    g.add("scalar_x", [np.array(7.5, F32), Const(np.array(0.0, F32)),
+                       Const(np.array(6.0, F32))])
+
+
+def gen_cast(g):
+    to = lambda t: {"to": t}  # noqa: E731
+    frac = g.uniform(-100.0, 100.0, 3, 17)
+    g.add("f32_i64", [frac], to(TensorProto.INT64))
+    g.add("f32_i32", [frac], to(TensorProto.INT32))
+    g.add("f32_bool", [np.array([0.0, -0.0, 1.0, -2.5, 0.1, 3.0], F32)], to(TensorProto.BOOL))
+    g.add("f32_f16", [g.randn(4, 5, scale=10.0)], to(TensorProto.FLOAT16))
+    g.add("f16_f32", [g.randn(2, 7).astype(np.float16)], to(TensorProto.FLOAT))
+    g.add("f32_f64", [g.randn(9)], to(TensorProto.DOUBLE))
+    g.add("f64_f32", [g.randn(9).astype(np.float64)], to(TensorProto.FLOAT))
+    g.add("i64_f32", [g.ints(-1000, 1000, 2, 3)], to(TensorProto.FLOAT))
+    g.add("i64_i32", [g.ints(-1000, 1000, 17)], to(TensorProto.INT32))
+    g.add("i32_i64", [g.ints(-1000, 1000, 5, dtype=I32)], to(TensorProto.INT64))
+    g.add("bool_f32", [g.rng.rand(3, 3) > 0.5], to(TensorProto.FLOAT))
+    g.add("bool_i64", [g.rng.rand(4) > 0.5], to(TensorProto.INT64))
+    g.add("i8_f32", [g.ints(-128, 128, 6, dtype=np.int8)], to(TensorProto.FLOAT))
+    g.add("u8_f32", [g.ints(0, 256, 6, dtype=np.uint8)], to(TensorProto.FLOAT))
+    g.add("f32_u8", [g.uniform(0.0, 255.0, 8)], to(TensorProto.UINT8))
+    g.add("f32_f32", [g.randn(3)], to(TensorProto.FLOAT))
+    g.add("opset13", [frac], to(TensorProto.INT64), opset=13)
+
+
+def gen_matmul(g):
+    for a, b in [((3, 4), (4, 5)), ((17,), (17, 3)), ((4, 17), (17,)),
+                 ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 6)), ((1, 3), (3, 1)),
+                 ((5,), (5,)), ((3, 2, 7), (3, 7, 1))]:
+        g.add("%s_%s" % ("x".join(map(str, a)), "x".join(map(str, b))),
+              [g.randn(*a), g.randn(*b)])
+    g.add("const_weight", [g.randn(2, 9, 16), Const(g.randn(16, 17))])
+    for k in range(3):
+        m, kk, n = (int(d) for d in g.rng.choice(g.DIMS, 3))
+        ba, bb = g.bcast_pair() if k else ((), ())
+        a, b = ba[:2] + (m, kk), bb[:2] + (kk, n)
+        g.add("random%d_%s_%s" % (k, shape_tag(a), shape_tag(b)), [g.randn(*a), g.randn(*b)])
+
+
+def gen_gemm(g):
+    m, k, n = 3, 4, 5
+    for ta in (0, 1):
+        for tb in (0, 1):
+            a = g.randn(*((k, m) if ta else (m, k)))
+            b = g.randn(*((n, k) if tb else (k, n)))
+            g.add("tA%d_tB%d" % (ta, tb), [a, Const(b), Const(g.randn(n))],
+                  {"transA": ta, "transB": tb})
+    a, b = g.randn(m, k), g.randn(k, n)
+    g.add("no_c", [a, b])
+    g.add("c_scalar", [a, b, Const(np.array(1.5, F32))])
+    g.add("c_row", [a, b, g.randn(1, n)])
+    g.add("c_col", [a, b, g.randn(m, 1)])
+    g.add("c_full_alpha_beta", [a, b, g.randn(m, n)], {"alpha": 0.5, "beta": 2.0})
+    g.add("linear_1x17", [g.randn(1, 17), Const(g.randn(3, 17)), Const(g.randn(3))],
+          {"transB": 1})
+
+
+def gen_conv(g):
+    def conv(name, x_shape, w_shape, bias=True, **attrs):
+        x = g.randn(*x_shape)
+        w = g.randn(*w_shape, scale=0.5)
+        ins = [x, Const(w)] + ([Const(g.randn(w_shape[0]))] if bias else [])
+        g.add(name, ins, attrs)
+    conv("3x3_pad1", (1, 3, 8, 8), (4, 3, 3, 3), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    conv("no_attrs_no_bias", (2, 2, 5, 5), (3, 2, 3, 3), bias=False)
+    conv("stride2_odd", (1, 3, 9, 7), (5, 3, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1])
+    conv("dilation2", (1, 2, 9, 9), (3, 2, 3, 3), dilations=[2, 2])
+    conv("groups2", (2, 4, 6, 6), (6, 2, 3, 3), group=2, pads=[1, 1, 1, 1])
+    conv("depthwise", (1, 6, 7, 7), (6, 1, 3, 3), group=6, pads=[1, 1, 1, 1])
+    conv("asym_pads", (1, 2, 6, 5), (2, 2, 3, 3), pads=[0, 1, 2, 0])
+    conv("same_upper_s2", (1, 3, 7, 8), (4, 3, 3, 3), auto_pad="SAME_UPPER", strides=[2, 2])
+    conv("same_lower", (1, 3, 6, 6), (2, 3, 4, 4), auto_pad="SAME_LOWER")
+    conv("valid", (1, 3, 7, 7), (2, 3, 3, 3), auto_pad="VALID", strides=[2, 1])
+    conv("1x1", (3, 17, 4, 4), (8, 17, 1, 1))
+    conv("kernel_3x1", (1, 2, 7, 5), (3, 2, 3, 1), pads=[1, 0, 1, 0])
+    conv("1d", (2, 3, 17), (4, 3, 3), pads=[1, 1], strides=[2])
+    conv("stem_7x7_s2", (1, 3, 17, 17), (4, 3, 7, 7), strides=[2, 2], pads=[3, 3, 3, 3])
+    for k in range(6):
+        n, grp = g.rng.randint(1, 3), int(g.rng.choice([1, 1, 2, 3]))
+        cin, cout = grp * g.rng.randint(1, 4), grp * g.rng.randint(1, 3)
+        ker = [int(v) for v in g.rng.randint(1, 4, 2)]
+        st = [int(v) for v in g.rng.randint(1, 3, 2)]
+        dil = [int(v) for v in g.rng.randint(1, 3, 2)]
+        pads = [int(g.rng.randint(0, ker[i % 2])) for i in range(4)]
+        hw = [int(v) for v in g.rng.randint(5, 12, 2)]
+        conv("random%d_g%d_k%dx%d_s%d%d_d%d%d" % (k, grp, ker[0], ker[1], st[0], st[1],
+                                                  dil[0], dil[1]),
+             (n, cin) + tuple(hw), (cout, cin // grp) + tuple(ker), bias=bool(k % 2),
+             group=grp, strides=st, dilations=dil, pads=pads)
+
+
+def gen_batchnorm(g):
+    def bn(name, shape, opset=DEFAULT_OPSET, **attrs):
+        c = shape[1]
+        stats = [Const(g.uniform(0.5, 1.5, c)), Const(g.randn(c, scale=0.1)),
+                 Const(g.randn(c, scale=0.2)), Const(g.uniform(0.5, 2.0, c))]
+        g.add(name, [g.randn(*shape)] + stats, attrs, opset=opset)
+    bn("nchw", (2, 3, 4, 5))
+    bn("nc", (3, 17))
+    bn("ncl", (1, 5, 9))
+    bn("eps", (2, 4, 3, 3), epsilon=1e-2)
+    bn("batch3_c1", (3, 1, 7, 7))
+    bn("opset14", (1, 3, 2, 2), opset=14)
+
+
+def gen_layernorm(g):
+    def ln(name, shape, axis=-1, bias=True, n_out=1, **attrs):
+        norm = shape[axis:] if axis < 0 else shape[axis:]
+        ins = [g.randn(*shape, scale=2.0), Const(g.uniform(0.5, 1.5, *norm))]
+        if bias:
+            ins.append(Const(g.randn(*norm, scale=0.1)))
+        g.add(name, ins, dict(attrs, axis=axis), n_out=n_out, opset=17)
+    ln("last", (2, 3, 17))
+    ln("axis1", (2, 3, 17), axis=1)
+    ln("axis_neg2", (2, 3, 5), axis=-2)
+    ln("no_bias", (4, 17), bias=False)
+    ln("eps", (3, 16), epsilon=1e-3)
+    ln("rank1", (17,))
+    ln("mean_invstd", (2, 5, 8), n_out=3)
+
+
+def gen_softmax(g):
+    x = g.randn(2, 3, 17)
+    for axis in (-1, 0, 1, 2, -2):
+        g.add("axis%d" % axis, [x], {"axis": axis})
+    g.add("default", [g.randn(1, 5)])
+    g.add("large", [g.randn(3, 9, scale=100.0)])
+    g.add("opset13_axis1", [g.randn(2, 3, 4)], {"axis": 1}, opset=13)
+    g.add("rank1", [g.randn(17)])
+    shape = g.shape(1, 4)
+    g.add("random_" + shape_tag(shape), [g.randn(*shape, scale=4.0)],
+          {"axis": int(g.rng.randint(-len(shape), len(shape)))})
+
+
+def gen_reduce(g):
+    x = g.randn(2, 3, 5)
+    int_ok = g.op in ("ReduceSum", "ReduceMax")
+    for axes in ([1], [0, 2], [-1], [0, 1, 2], None):
+        for keep in (1, 0):
+            ins = [x] + ([Const(np.array(axes, I64))] if axes is not None else [])
+            g.add("axes%s_keep%d" % ("".join(map(str, axes)) if axes else "all", keep),
+                  ins, {"keepdims": keep})
+    g.add("noop_empty_axes", [x], {"noop_with_empty_axes": 1})
+    g.add("rank4_hw", [g.randn(2, 3, 7, 9), Const(np.array([2, 3], I64))])
+    g.add("size1", [g.randn(1, 1), Const(np.array([0], I64))], {"keepdims": 0})
+    for k in range(2):
+        shape = g.shape(1, 4)
+        axes = sorted(g.rng.choice(len(shape), g.rng.randint(1, len(shape) + 1), replace=False))
+        axes = [int(a) - len(shape) if g.rng.rand() < 0.5 else int(a) for a in axes]
+        g.add("random%d_%s" % (k, shape_tag(shape)),
+              [g.randn(*shape), Const(np.array(axes, I64))], {"keepdims": k % 2})
+    if g.op == "ReduceSum":
+        g.add("opset13_input_axes", [x, Const(np.array([1], I64))], opset=13)
+    else:
+        g.add("opset13_attr_axes", [x], {"axes": [1], "keepdims": 0}, opset=13)
+        g.add("opset13_all", [x], {}, opset=13)
+    if int_ok or g.op == "ReduceMean":
+        g.add("i64", [g.ints(-20, 20, 3, 4), Const(np.array([1], I64))])
+
+
+def gen_maxpool(g):
+    def pool(name, shape, n_out=1, **attrs):
+        g.add(name, [g.randn(*shape)], attrs, n_out=n_out)
+    pool("k2s2", (1, 3, 8, 8), kernel_shape=[2, 2], strides=[2, 2])
+    pool("k3s1p1", (2, 2, 7, 9), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    pool("k3s2_ceil", (1, 3, 8, 8), kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    pool("k3s2_floor_odd", (1, 2, 9, 9), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    pool("dilation2", (1, 1, 9, 9), kernel_shape=[2, 2], dilations=[2, 2])
+    pool("same_upper", (1, 2, 7, 7), kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER")
+    pool("asym_pads", (1, 1, 6, 5), kernel_shape=[2, 3], pads=[1, 0, 0, 2])
+    pool("1d", (2, 3, 17), kernel_shape=[3], strides=[2])
+    pool("with_indices", (1, 2, 4, 6), n_out=2, kernel_shape=[2, 2], strides=[2, 2])
+    for k in range(3):
+        shape, attrs = random_pool(g)
+        pool("random%d" % k, shape, **attrs)
+
+
+def gen_avgpool(g):
+    def pool(name, shape, **attrs):
+        g.add(name, [g.randn(*shape)], attrs)
+    pool("k2s2", (1, 3, 8, 8), kernel_shape=[2, 2], strides=[2, 2])
+    pool("k3p1_excl_pad", (2, 2, 7, 9), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    pool("k3p1_incl_pad", (1, 2, 5, 5), kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+         count_include_pad=1)
+    pool("k3s2_ceil", (1, 3, 8, 8), kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    pool("same_upper", (1, 2, 7, 7), kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER")
+    pool("valid", (1, 1, 7, 6), kernel_shape=[2, 3], auto_pad="VALID")
+    pool("1d", (2, 3, 17), kernel_shape=[3], strides=[2])
+    for k in range(3):
+        shape, attrs = random_pool(g)
+        attrs["count_include_pad"] = int(g.rng.randint(0, 2))
+        pool("random%d" % k, shape, **attrs)
+
+
+def random_pool(g):
+    """A random 2-D pooling config; ceil_mode only where no window can start
+    in the padding (the case opset 22 redefined)."""
+    ker = [int(v) for v in g.rng.randint(1, 4, 2)]
+    st = [int(min(v, ker[i])) for i, v in enumerate(g.rng.randint(1, 4, 2))]
+    ceil = int(g.rng.rand() < 0.5)
+    pads = [0] * 4 if ceil else [int(g.rng.randint(0, ker[i % 2])) for i in range(4)]
+    hw = tuple(int(v) for v in g.rng.randint(4, 12, 2))
+    attrs = {"kernel_shape": ker, "strides": st, "pads": pads, "ceil_mode": ceil}
+    return (int(g.rng.randint(1, 3)), int(g.rng.randint(1, 4))) + hw, attrs
+
+
+def gen_globalavgpool(g):
+    for shape in ((2, 3, 5, 7), (1, 17, 1, 1), (2, 3, 9), (1, 4, 16, 16)):
+        g.add("x".join(map(str, shape)), [g.randn(*shape)])
+
+
+def gen_reshape(g):
+    x = g.randn(2, 3, 4)
+    for shape in ([6, 4], [-1], [0, -1], [2, 0, 2, 2], [1, 24, 1], [4, -1, 3], [24]):
+        g.add("to_" + "_".join(str(s) for s in shape), [x, Const(np.array(shape, I64))])
+    g.add("i64_data", [g.ints(-9, 9, 3, 2), Const(np.array([2, 3], I64))])
+    g.add("bool_data", [g.rng.rand(4, 1) > 0.5, Const(np.array([2, 2], I64))])
+    g.add("scalar_to_1", [np.array(3.5, F32), Const(np.array([1, 1], I64))])
+
+
+def gen_transpose(g):
+    g.add("default", [g.randn(2, 3, 4)])
+    for perm in ([1, 0], [0, 2, 3, 1], [0, 3, 1, 2], [2, 0, 1], [3, 2, 1, 0]):
+        shape = (3, 17) if len(perm) == 2 else (2, 3, 4, 5)[:len(perm)]
+        g.add("perm" + "".join(map(str, perm)), [g.randn(*shape)], {"perm": perm})
+    g.add("i64", [g.ints(-9, 9, 2, 3, 1)], {"perm": [2, 0, 1]})
+    g.add("size1_dims", [g.randn(1, 5, 1, 3)], {"perm": [0, 2, 1, 3]})
+    for k in range(3):
+        shape = g.shape(2, 5)
+        perm = [int(p) for p in g.rng.permutation(len(shape))]
+        g.add("random%d_%s" % (k, shape_tag(shape)), [g.randn(*shape)], {"perm": perm})
+
+
+def gen_flatten(g):
+    x = g.randn(2, 3, 4, 5)
+    for axis in (0, 1, 2, 3, 4, -1, -3):
+        g.add("axis%d" % axis, [x], {"axis": axis})
+    g.add("default_i64", [g.ints(0, 5, 3, 2, 2)])
+
+
+def gen_squeeze(g):
+    x = g.randn(1, 3, 1, 5, 1)
+    g.add("all", [x])
+    for axes in ([0], [-1], [0, 2], [4, 0]):
+        g.add("axes" + "_".join(map(str, axes)), [x, Const(np.array(axes, I64))])
+    g.add("opset13", [x, Const(np.array([2], I64))], opset=13)
+    g.add("to_scalar", [g.randn(1, 1)])
+
+
+def gen_unsqueeze(g):
+    x = g.randn(3, 5)
+    for axes in ([0], [-1], [1, 3], [3, 0], [2]):
+        g.add("axes" + "_".join(map(str, axes)), [x, Const(np.array(axes, I64))])
+    g.add("scalar", [np.array(2.0, F32), Const(np.array([0], I64))])
+    g.add("i64", [g.ints(0, 9, 4), Const(np.array([0], I64))], opset=13)
+
+
+def gen_concat(g):
+    g.add("axis0", [g.randn(2, 3), g.randn(1, 3), g.randn(4, 3)], {"axis": 0})
+    g.add("axis1", [g.randn(2, 3), g.randn(2, 17)], {"axis": 1})
+    g.add("axis_neg1", [g.randn(2, 3, 1), g.randn(2, 3, 2), g.randn(2, 3, 1), g.randn(2, 3, 3)],
+          {"axis": -1})
+    g.add("one_input", [g.randn(3, 4)], {"axis": 1})
+    g.add("const_part", [g.randn(2, 2), Const(g.randn(2, 5))], {"axis": 1})
+    g.add("i64_1d", [g.ints(0, 9, 1), Const(np.array([16, 4, 4], I64))], {"axis": 0})
+    g.add("4d_channels", [g.randn(1, 3, 4, 4), g.randn(1, 5, 4, 4)], {"axis": 1})
+    for k in range(2):
+        shape = g.shape(1, 4)
+        axis = int(g.rng.randint(0, len(shape)))
+        parts = []
+        for _ in range(g.rng.randint(2, 5)):
+            s = list(shape)
+            s[axis] = int(g.rng.choice(g.DIMS))
+            parts.append(g.randn(*s))
+        g.add("random%d_axis%d" % (k, axis), parts, {"axis": axis})
+
+
+def gen_split(g):
+    x = g.randn(6, 4)
+    g.add("equal_axis0_opset13", [x], {"axis": 0}, n_out=3, opset=13)
+    g.add("sizes_opset13", [x, Const(np.array([1, 5], I64))], {"axis": 0}, n_out=2, opset=13)
+    g.add("num_outputs", [x], {"axis": 1, "num_outputs": 2}, n_out=2)
+    g.add("uneven_num_outputs", [g.randn(2, 7)], {"axis": 1, "num_outputs": 3}, n_out=3)
+    g.add("sizes_neg_axis", [g.randn(2, 3, 17), Const(np.array([5, 1, 11], I64))],
+          {"axis": -1}, n_out=3)
+    g.add("qkv", [g.randn(2, 5, 12), Const(np.array([4, 4, 4], I64))], {"axis": 2}, n_out=3)
+    g.add("i64_one_output", [g.ints(0, 9, 4)], {"axis": 0, "num_outputs": 1}, n_out=1)
+
+
+def gen_slice(g):
+    x = g.randn(5, 7, 9)
+
+    def sl(name, starts, ends, axes=None, steps=None, data=None):
+        ins = [x if data is None else data, Const(np.array(starts, I64)),
+               Const(np.array(ends, I64))]
+        if axes is not None or steps is not None:
+            ins.append(Const(np.array(axes, I64)) if axes is not None else None)
+        if steps is not None:
+            ins.append(Const(np.array(steps, I64)))
+        g.add(name, ins)
+    sl("basic", [1, 2], [4, 6], [0, 1])
+    sl("no_axes", [0, 1, 2], [5, 6, 8])
+    sl("neg_starts", [-3], [-1], [2])
+    sl("end_max", [2], [INT64_MAX], [1])
+    sl("out_of_bounds", [-100, 3], [100, 1000], [0, 2])
+    sl("step2", [0], [9], [2], [2])
+    sl("step3_odd", [1, 0], [7, 5], [1, 0], [3, 2])
+    sl("neg_step_reverse", [-1], [-INT64_MAX], [1], [-1])
+    sl("neg_step2", [8, 4], [0, -6], [2, 0], [-2, -1])
+    sl("neg_axes", [1], [3], [-2])
+    sl("empty_result", [3], [3], [0])
+    sl("i64_shape_tail", [1], [INT64_MAX], [0], data=g.ints(0, 9, 4))
+    for k in range(4):
+        shape = g.shape(1, 4)
+        axes = [int(a) for a in g.rng.permutation(len(shape))[:g.rng.randint(1, len(shape) + 1)]]
+        starts, ends, steps = [], [], []
+        for a in axes:
+            d = shape[a]
+            step = int(g.rng.choice([1, 1, 2, 3, -1, -2]))
+            starts.append(int(g.rng.randint(-d - 2, d + 2)))
+            ends.append(int(g.rng.randint(-d - 2, d + 2)))
+            steps.append(step)
+        sl("random%d_%s" % (k, shape_tag(shape)), starts, ends, axes, steps,
+           data=g.randn(*shape))
+
+
+def gen_gather(g):
+    data = g.randn(5, 4, 3)
+    g.add("axis0_1d", [data, Const(np.array([0, 3, 1], I64))], {"axis": 0})
+    g.add("axis1_scalar", [data, Const(np.array(2, I64))], {"axis": 1})
+    g.add("axis_neg1_2d", [data, Const(np.array([[0, 2], [1, 1]], I64))], {"axis": -1})
+    g.add("negative_indices", [data, Const(np.array([-1, -5], I64))], {"axis": 0})
+    g.add("runtime_indices", [data, g.ints(0, 4, 2, 3)], {"axis": 1})
+    g.add("i32_indices", [data, Const(np.array([2, 0], I32))], {"axis": 2})
+    g.add("i64_data", [g.ints(0, 99, 4), Const(np.array(0, I64))], {"axis": 0})
+    g.add("embedding", [Const(g.randn(17, 8)), g.ints(0, 17, 2, 5)], {"axis": 0})
+    for k in range(2):
+        shape = g.shape(1, 3)
+        axis = int(g.rng.randint(0, len(shape)))
+        ind = g.ints(-shape[axis], shape[axis], *g.shape(0, 2, 64))
+        g.add("random%d_%s_axis%d" % (k, shape_tag(shape), axis),
+              [g.randn(*shape), Const(ind)], {"axis": axis})
+
+
+def gen_shape(g):
+    x = g.randn(2, 3, 4, 5)
+    g.add("full", [x])
+    g.add("start1", [x], {"start": 1})
+    g.add("end_neg1", [x], {"end": -1})
+    g.add("start_neg2", [x], {"start": -2})
+    g.add("start1_end3", [x], {"start": 1, "end": 3})
+    g.add("clip_range", [x], {"start": -10, "end": 10})
+    g.add("scalar", [np.array(1.0, F32)])
+    g.add("opset13", [g.randn(1, 17)], opset=13)
+
+
+def gen_expand(g):
+    def ex(name, x, shape):
+        g.add(name, [x, Const(np.array(shape, I64))])
+    ex("col_to_3d", g.randn(3, 1), [2, 3, 4])
+    ex("one_to_n", g.randn(1), [17])
+    ex("middle", g.randn(2, 1, 4), [2, 3, 4])
+    ex("shape_smaller", g.randn(3, 4), [1, 1])
+    ex("shape_ones_rank_up", g.randn(3, 1), [1, 1, 5])
+    ex("scalar", np.array(2.5, F32), [2, 2])
+    ex("i64", g.ints(0, 9, 1, 3), [4, 3])
+
+
+def gen_pad(g):
+    x = g.randn(1, 2, 4, 5)
+
+    def pad(name, pads, mode=None, value=None, axes=None, data=None, opset=DEFAULT_OPSET):
+        ins = [x if data is None else data, Const(np.array(pads, I64))]
+        if value is not None or axes is not None:
+            ins.append(Const(np.array(value, F32)) if value is not None else None)
+        if axes is not None:
+            ins.append(Const(np.array(axes, I64)))
+        g.add(name, ins, {"mode": mode} if mode else {}, opset=opset)
+    pad("constant_zero", [0, 0, 1, 2, 0, 0, 2, 1])
+    pad("constant_value", [0, 1, 1, 0, 0, 0, 1, 3], value=1.5)
+    pad("reflect", [0, 0, 2, 1, 0, 0, 1, 3], mode="reflect")
+    pad("edge", [0, 0, 3, 0, 0, 0, 0, 4], mode="edge")
+    pad("wrap", [0, 0, 1, 2, 0, 0, 2, 1], mode="wrap", opset=19)
+    pad("negative_crop", [0, 0, -1, 1, 0, 0, -2, 0])
+    pad("axes", [1, 2, 0, 1], axes=[2, 3])
+    pad("neg_axes_value", [2, 2], value=-3.0, axes=[-1])
+    pad("1d_reflect", [2, 3], mode="reflect", data=g.randn(7))
+    pad("i64_data", [1, 1], data=g.ints(0, 9, 3))
+    for k in range(3):
+        shape = g.shape(1, 4, 1024)
+        mode = ("constant", "reflect", "edge")[k]
+        hi = [d - 1 if mode == "reflect" else 3 for d in shape]  # reflect: pad < dim
+        pads = [int(g.rng.randint(0, h + 1)) for h in hi] * 2
+        pads = [int(g.rng.randint(0, h + 1)) for h in hi] + pads[len(shape):]
+        pad("random_%s_%s" % (mode, shape_tag(shape)), pads, mode=mode, data=g.randn(*shape))
+
+
+def gen_constant(g):
+    # A Constant node consumed by Add, and a graph whose output is constant.
+    value = g.randn(3, 4)
+    for name, attrs in [("tensor", {"value": numpy_helper.from_array(value, "v")}),
+                        ("value_float", {"value_float": 2.5}),
+                        ("value_floats", {"value_floats": [1.0, -2.0, 3.0, 0.5]}),
+                        ("value_int", {"value_int": 7}),
+                        ("value_ints", {"value_ints": [1, 2, 3, 4]})]:
+        c = helper.make_node("Constant", [], ["c"], **attrs)
+        dtype = I64 if "int" in name else F32
+        shape = {"tensor": (3, 4), "value_float": (), "value_int": ()}.get(name, (4,))
+        x = (g.ints(-9, 9, *shape) if dtype == I64 else g.randn(*shape)).astype(dtype)
+        add = helper.make_node("Add", ["x0", "c"], ["y0"])
+        g.graph("add_" + name, [c, add], {"x0": x}, {}, ["y0"])
+    c = helper.make_node("Constant", [], ["y0"], value=numpy_helper.from_array(g.randn(2, 3), "v"))
+    g.graph("output_only", [c], {}, {}, ["y0"])
+
+
+def gen_constantofshape(g):
+    def cos(name, attrs, x):
+        nodes = [helper.make_node("Shape", ["x0"], ["s"]),
+                 helper.make_node("ConstantOfShape", ["s"], ["y0"], **attrs)]
+        g.graph(name, nodes, {"x0": x}, {}, ["y0"])
+    cos("default_zero", {}, g.randn(2, 3))
+    cos("f32_value", {"value": numpy_helper.from_array(np.array([2.5], F32), "v")}, g.randn(4))
+    cos("i64_value", {"value": numpy_helper.from_array(np.array([7], I64), "v")}, g.randn(1, 3, 1))
+    cos("bool_value", {"value": numpy_helper.from_array(np.array([True]), "v")}, g.randn(3))
+    g.add("const_shape", [Const(np.array([2, 17], I64))],
+          {"value": numpy_helper.from_array(np.array([-1.0], F32), "v")})
+
+
+def gen_range(g):
+    def rng(name, start, limit, delta, dtype):
+        g.add(name, [Const(np.array(start, dtype)), Const(np.array(limit, dtype)),
+                     Const(np.array(delta, dtype))])
+    rng("f32", 0.0, 5.0, 0.7, F32)
+    rng("f32_neg_delta", 3.0, -2.0, -0.5, F32)
+    rng("i64", 10, 2, -3, I64)
+    rng("i64_unit", 0, 17, 1, I64)
+    rng("i64_empty", 5, 5, 1, I64)
+    rng("i32", -4, 9, 2, I32)
+    # torch.arange(x.size(1)): the limit comes from the input's shape.
+    nodes = [helper.make_node("Shape", ["x0"], ["s"]),
+             helper.make_node("Gather", ["s", "i1"], ["n"], axis=0),
+             helper.make_node("Range", ["zero", "n", "one"], ["y0"])]
+    inits = {"i1": np.array(1, I64), "zero": np.array(0, I64), "one": np.array(1, I64)}
+    g.graph("arange_of_shape", nodes, {"x0": g.randn(2, 13)}, inits, ["y0"])
+
+
+GENERATORS = {}
+for _op in ("Add", "Sub", "Mul", "Div", "Pow"):
+    GENERATORS[_op] = gen_binary
+for _op in ("Max", "Min"):
+    GENERATORS[_op] = gen_variadic
+for _op in ("Equal", "Less", "Greater"):
+    GENERATORS[_op] = gen_compare
+for _op in ("Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid",
+            "Relu", "HardSwish", "Softplus", "Identity"):
+    GENERATORS[_op] = gen_simple_unary
+for _op in ("Softmax", "LogSoftmax"):
+    GENERATORS[_op] = gen_softmax
+for _op in ("ReduceMean", "ReduceSum", "ReduceMax"):
+    GENERATORS[_op] = gen_reduce
+GENERATORS.update({
+    "Where": gen_where, "LeakyRelu": gen_leakyrelu, "Clip": gen_clip,
+    "HardSigmoid": gen_hardsigmoid, "Gelu": gen_gelu, "Cast": gen_cast,
+    "MatMul": gen_matmul, "Gemm": gen_gemm, "Conv": gen_conv,
+    "BatchNormalization": gen_batchnorm, "LayerNormalization": gen_layernorm,
+    "MaxPool": gen_maxpool, "AveragePool": gen_avgpool,
+    "GlobalAveragePool": gen_globalavgpool, "Reshape": gen_reshape,
+    "Transpose": gen_transpose, "Flatten": gen_flatten, "Squeeze": gen_squeeze,
+    "Unsqueeze": gen_unsqueeze, "Concat": gen_concat, "Split": gen_split,
+    "Slice": gen_slice, "Gather": gen_gather, "Shape": gen_shape, "Expand": gen_expand,
+    "Pad": gen_pad, "Constant": gen_constant, "ConstantOfShape": gen_constantofshape,
+    "Range": gen_range,
+})
+
+
+def cases_of(op):
+    g = Gen(op)
+    GENERATORS[op](g)
+    return g.cases
+
+
+def tolerance(op, dtype):
+    if dtype.kind in "biu":
+        return EXACT
+    return TOL.get(op, EXACT)
+
+
+def run_case(ncc, case, workdir):
+    """None when ncc matches ONNX Runtime, else the reason."""
+    try:
+        want = nccutil.run_ort(case.model, case.feeds)
+    except Exception as e:  # a generator bug, not an ncc one: still a failure
+        return "ONNX Runtime rejected the case: %s" % str(e).splitlines()[0]
+    names = [o.name for o in case.model.graph.output]
+    r = nccutil.run_ncc(ncc, case.model, case.feeds, names, workdir)
+    if r.rc != 0 or r.missing:
+        return r.describe()
+    for name in names:
+        rtol, atol = tolerance(case.op, want[name].dtype)
+        why = nccutil.compare(want[name], r.outputs[name], rtol, atol)
+        if why:
+            return "output %s: %s" % (name, why)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ncc", help="ncc binary (default $NCC)")
+    ap.add_argument("-k", dest="pattern", help="only ops matching this regex (full match)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every case")
+    ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    a = ap.parse_args()
+    ops = nccutil.claimed_ops()
+    missing = [op for op in ops if op not in GENERATORS]
+    ops = [op for op in ops if not a.pattern or re.fullmatch(a.pattern, op)]
+    if a.list:
+        for op in ops:
+            if op in GENERATORS:
+                for c in cases_of(op):
+                    print("%s.%s" % (op, c.name))
+        return 0
+    ncc = nccutil.find_ncc(a.ncc)
+
+    results = collections.OrderedDict()
+    failures = []
+    with nccutil.Workdir() as root:
+        for op in ops:
+            if op not in GENERATORS:
+                continue
+            c = results[op] = collections.Counter()
+            for case in cases_of(op):
+                label = "%s.%s" % (op, case.name)
+                why = run_case(ncc, case, nccutil.subdir(root, label))
+                c["fail" if why else "pass"] += 1
+                if why:
+                    failures.append((label, why))
+                    print("FAIL %-40s %s" % (label, why))
+                elif a.verbose:
+                    print("PASS %s" % label)
+
+    print("\nper op:                 passed failed")
+    for op, c in results.items():
+        print("  %-22s %6d %6d%s" % (op, c["pass"], c["fail"], "   <-- FAIL" if c["fail"] else ""))
+    for op in missing:
+        print("  %-22s no generator: add one to tests/py/diff_ort.py   <-- FAIL" % op)
+    passed = sum(c["pass"] for c in results.values())
+    failed = sum(c["fail"] for c in results.values()) + len(missing)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -42,4 +42,7 @@ void ncc_error_prefix(const char *fmt, ...) {
   va_end(ap);
   memcpy(old, errbuf, sizeof old);
   snprintf(errbuf, sizeof errbuf, "%s: %s", pre, old);
+  /* The prefix may carry names from the model: keep it one line too. */
+  for (char *p = errbuf; *p; p++)
+    if (*p == '\n' || *p == '\r') *p = ' ';
 }

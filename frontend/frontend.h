@@ -1,0 +1,112 @@
+/* frontend/frontend.h — what the ONNX importer's files share (internal).
+ *
+ * The importer is split by concern: onnx_import.c drives the import (bytes ->
+ * protobuf-c message -> values, topologically sorted nodes, inference),
+ * onnx_tensor.c turns ONNX element types, type protos and tensor protos into
+ * ncc dtypes, shapes and constant data, and onnx_ops.c converts attributes,
+ * checks them against each op's ONNX schema and upgrades opset 13-20 forms
+ * to the opset-21 canonical form of docs/IR-CONVENTIONS.md.
+ *
+ * Every function here reports a problem with ncc_error() and returns its
+ * status; the caller (ncc_graph_import_onnx_buffer) adds the file name.
+ * Strings from the model are printed with "%.*s"-style bounds (ONNX_NAME)
+ * so that a hostile name cannot crowd the rest of a message out.
+ */
+#ifndef NCC_FRONTEND_H
+#define NCC_FRONTEND_H
+
+#include "ir/ir.h"
+#include "onnx.pb-c.h"
+
+/* Opsets of the default domain the importer reads. */
+#define ONNX_OPSET_MIN 13
+#define ONNX_OPSET_MAX 21
+
+/* Largest tensor (bytes) and single dim a model may declare; anything larger
+ * is taken for a corrupt model rather than attempted (same bound as
+ * ncc_tensor_alloc). */
+#define ONNX_MAX_BYTES ((int64_t)1 << 36)
+
+/* printf bound for names taken from the model. */
+#define ONNX_NAME "%.200s"
+
+/* "" for a NULL protobuf string (proto2 optional strings may be NULL). */
+static inline const char *onnx_str(const char *s) { return s ? s : ""; }
+
+/* ---- onnx_import.c ---- */
+
+/* Prefix the current error message with a file name. Unlike a bare
+ * ncc_error_prefix, the result is re-issued through ncc_error, so it stays
+ * one line whatever the file name or an earlier prefix (node names from the
+ * model, added by shape inference) contains. */
+void ncc_frontend_error_file(const char *name);
+
+/* ---- onnx_tensor.c ---- */
+
+/* ONNX TensorProto.DataType code -> ncc dtype. `what` names the thing that
+ * has the type ("input 'x'"): code 0 or an unknown code is NCC_ERR_INPUT, a
+ * known type ncc lacks (string, bfloat16, ...) NCC_ERR_UNSUPPORTED. */
+ncc_status onnx_dtype(int64_t code, const char *what, ncc_dtype *out);
+
+/* A TypeProto as declared for a graph input, output or value_info.
+ * `*has_shape` is false when no shape is given (unknown rank). With
+ * `make_syms`, dim_param names become named symbols of `g` and absent dims
+ * fresh symbols; without, every non-static dim is -1 (unknown). */
+ncc_status onnx_value_type(ncc_graph *g, const Onnx__TypeProto *tp,
+                           const char *what, bool make_syms, ncc_dtype *dt,
+                           ncc_shape *shape, bool *has_shape);
+
+/* Dtype and (static) shape of a tensor proto, checked for size, and for
+ * external data, which ncc does not read. */
+ncc_status onnx_tensor_header(const Onnx__TensorProto *t, const char *what,
+                              ncc_dtype *dt, ncc_shape *shape);
+/* Decode the tensor's elements into `dst` (numel elements of `dt`, as
+ * returned by onnx_tensor_header) from raw_data or the typed field. */
+ncc_status onnx_tensor_data(const Onnx__TensorProto *t, const char *what,
+                            ncc_dtype dt, int64_t numel, void *dst);
+/* Both, into an arena-allocated ncc_const of `g`. */
+ncc_status onnx_tensor_to_const(ncc_graph *g, const Onnx__TensorProto *t,
+                                const char *what, ncc_const *out);
+/* A constant value named `name` (NULL: a fresh name) holding the tensor. */
+ncc_status onnx_tensor_to_value(ncc_graph *g, const Onnx__TensorProto *t,
+                                const char *name, const char *what,
+                                ncc_value **out);
+
+/* ---- onnx_ops.c ---- */
+
+/* One node being built: onnx_import.c fills the inputs and converted
+ * attributes, onnx_upgrade_node rewrites them into the canonical form. */
+typedef struct onnx_node_build {
+  ncc_graph *g;
+  const Onnx__NodeProto *np;
+  const char *label; /* "node 'name'" or "node #3 (Op)" for messages */
+  ncc_op op;
+  int64_t opset;
+  ncc_value **in; /* capacity n_in + 2 (upgrades append an input) */
+  int n_in;
+  ncc_attr *attrs; /* arena array, capacity np->n_attribute */
+  int n_attrs;
+  int n_out; /* outputs named by the node (trailing empty ones dropped) */
+} onnx_node_build;
+
+/* Convert every attribute of b->np into b->attrs, checking each against the
+ * op's ONNX attribute schema (unknown name or wrong kind: NCC_ERR_INPUT). */
+ncc_status onnx_convert_attrs(onnx_node_build *b);
+/* Rewrite opset 13-20 forms into the opset-21 canonical form. */
+ncc_status onnx_upgrade_node(onnx_node_build *b);
+/* ONNX ops ncc has no op for but that are exactly a composition of ncc ops
+ * (Dropout at inference: Identity; Sum: a chain of Add). They get op codes
+ * past NCC_OP_COUNT inside the importer only. */
+#define ONNX_OP_DROPOUT ((ncc_op)(NCC_OP_COUNT + 1))
+#define ONNX_OP_SUM ((ncc_op)(NCC_OP_COUNT + 2))
+/* The importer-only op code for `op_type`, or NCC_OP_COUNT. */
+ncc_op onnx_composite_op(const char *op_type);
+/* Build the ncc nodes of such an op (b->in/n_in/n_out filled, attributes
+ * not yet converted). */
+ncc_status onnx_build_composite(onnx_node_build *b);
+
+/* Turn a Constant node into a constant value named after its output. */
+ncc_status onnx_constant_node(ncc_graph *g, const Onnx__NodeProto *np,
+                              const char *label, ncc_value **out);
+
+#endif /* NCC_FRONTEND_H */

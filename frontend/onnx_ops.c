@@ -1,0 +1,451 @@
+/* frontend/onnx_ops.c — ONNX attributes to ncc attributes, checked against
+ * each op's ONNX schema, and the upgrade of opset 13-20 node forms to the
+ * opset-21 canonical form that the rest of ncc sees (docs/IR-CONVENTIONS.md).
+ *
+ * The schema matters because attribute readers (ncc_attr_int & co.) fall
+ * back to the default when an attribute has the wrong kind: a Transpose
+ * whose `perm` is a FLOAT would otherwise be silently read as "no perm".
+ * So an attribute an op does not have, or one of the wrong kind, is a
+ * malformed model (NCC_ERR_INPUT) reported here.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "frontend.h"
+
+/* Attributes of each op over opsets 13-21, "name=K" separated by spaces,
+ * K: i INT, f FLOAT, s STRING, t TENSOR, I INTS, F FLOATS. Ops absent here
+ * take no attributes. Attributes the upgrade turns into inputs (Reduce*
+ * `axes`, Split `split`, Squeeze/Unsqueeze `axes`) are listed so that models
+ * written in the older form are accepted. Constant is handled apart. */
+static const char *const op_attrs[NCC_OP_COUNT] = {
+    [NCC_OP_LEAKYRELU] = "alpha=f",
+    [NCC_OP_HARDSIGMOID] = "alpha=f beta=f",
+    [NCC_OP_GELU] = "approximate=s",
+    [NCC_OP_CAST] = "to=i saturate=i",
+    [NCC_OP_GEMM] = "alpha=f beta=f transA=i transB=i",
+    [NCC_OP_CONV] =
+        "auto_pad=s dilations=I group=i kernel_shape=I pads=I strides=I",
+    [NCC_OP_BATCHNORM] = "epsilon=f momentum=f training_mode=i",
+    [NCC_OP_LAYERNORM] = "axis=i epsilon=f stash_type=i",
+    [NCC_OP_SOFTMAX] = "axis=i",
+    [NCC_OP_LOGSOFTMAX] = "axis=i",
+    [NCC_OP_REDUCEMEAN] = "axes=I keepdims=i noop_with_empty_axes=i",
+    [NCC_OP_REDUCESUM] = "axes=I keepdims=i noop_with_empty_axes=i",
+    [NCC_OP_REDUCEMAX] = "axes=I keepdims=i noop_with_empty_axes=i",
+    [NCC_OP_MAXPOOL] = "auto_pad=s ceil_mode=i dilations=I kernel_shape=I "
+                       "pads=I storage_order=i strides=I",
+    [NCC_OP_AVGPOOL] = "auto_pad=s ceil_mode=i count_include_pad=i "
+                       "dilations=I kernel_shape=I pads=I strides=I",
+    [NCC_OP_RESHAPE] = "allowzero=i",
+    [NCC_OP_TRANSPOSE] = "perm=I",
+    [NCC_OP_FLATTEN] = "axis=i",
+    [NCC_OP_SQUEEZE] = "axes=I",
+    [NCC_OP_UNSQUEEZE] = "axes=I",
+    [NCC_OP_CONCAT] = "axis=i",
+    [NCC_OP_SPLIT] = "axis=i num_outputs=i split=I",
+    [NCC_OP_GATHER] = "axis=i",
+    [NCC_OP_SHAPE] = "start=i end=i",
+    [NCC_OP_PAD] = "mode=s",
+    [NCC_OP_CONSTANTOFSHAPE] = "value=t",
+};
+
+static const char *onnx_attr_kind_name(int t) {
+  switch (t) {
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: return "FLOAT";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: return "INT";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: return "STRING";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: return "TENSOR";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return "GRAPH";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
+    return "SPARSE_TENSOR";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO: return "TYPE_PROTO";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: return "FLOATS";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: return "INTS";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: return "STRINGS";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS: return "TENSORS";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS: return "GRAPHS";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS:
+    return "SPARSE_TENSORS";
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
+    return "TYPE_PROTOS";
+  default: return "UNDEFINED";
+  }
+}
+
+/* The ONNX attribute type a schema letter stands for. */
+static int kind_of_letter(char k) {
+  switch (k) {
+  case 'i': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  case 'f': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+  case 's': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+  case 't': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+  case 'I': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+  case 'F': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+  default: NCC_ASSERT(!"bad schema letter"); return 0;
+  }
+}
+
+/* The ONNX attribute type `name` must have on `op`; 0 when op has no such
+ * attribute. */
+static int schema_kind(ncc_op op, const char *name) {
+  const char *p = op_attrs[op];
+  size_t len = strlen(name);
+  while (p && *p) {
+    const char *eq = strchr(p, '=');
+    NCC_ASSERT(eq && eq[1]);
+    if ((size_t)(eq - p) == len && memcmp(p, name, len) == 0)
+      return kind_of_letter(eq[1]);
+    p = eq + 2;
+    while (*p == ' ') p++;
+  }
+  return 0;
+}
+
+/* ---- attribute conversion ---- */
+
+static ncc_status convert_attr(onnx_node_build *b,
+                               const Onnx__AttributeProto *ap, ncc_attr *a) {
+  ncc_graph *g = b->g;
+  const char *name = onnx_str(ap->name);
+  if (!*name)
+    return ncc_error(NCC_ERR_INPUT, "%s: an attribute has no name", b->label);
+  if (ap->ref_attr_name && *ap->ref_attr_name)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: attribute '" ONNX_NAME
+                     "' refers to a function attribute outside a function",
+                     b->label, name);
+  int type = ap->has_type ? (int)ap->type : 0;
+  int want = schema_kind(b->op, name);
+  if (!want)
+    return ncc_error(NCC_ERR_INPUT, "%s: %s has no attribute '" ONNX_NAME "'",
+                     b->label, ncc_op_name(b->op), name);
+  if (type != want)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: attribute '" ONNX_NAME "' must be %s, not %s",
+                     b->label, name, onnx_attr_kind_name(want),
+                     onnx_attr_kind_name(type));
+  a->name = ncc_arena_strdup(&g->arena, name);
+  if (!a->name) return NCC_ERR_NOMEM;
+  switch (type) {
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+    a->kind = NCC_ATTR_FLOAT;
+    a->f = ap->f;
+    return NCC_OK;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+    a->kind = NCC_ATTR_INT;
+    a->i = ap->i;
+    return NCC_OK;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+    a->kind = NCC_ATTR_STRING;
+    if (ap->s.len && memchr(ap->s.data, 0, ap->s.len))
+      return ncc_error(NCC_ERR_INPUT,
+                       "%s: attribute '" ONNX_NAME "' holds a NUL byte",
+                       b->label, name);
+    a->s = ap->s.len ? ncc_arena_strndup(&g->arena, (const char *)ap->s.data,
+                                         ap->s.len)
+                     : "";
+    return a->s ? NCC_OK : NCC_ERR_NOMEM;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+    a->kind = NCC_ATTR_TENSOR;
+    char what[320];
+    snprintf(what, sizeof what, "%s: attribute '" ONNX_NAME "'", b->label,
+             name);
+    if (!ap->t) return ncc_error(NCC_ERR_INPUT, "%s has no tensor", what);
+    return onnx_tensor_to_const(g, ap->t, what, &a->t);
+  }
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+    a->kind = NCC_ATTR_INTS;
+    if (ap->n_ints > INT_MAX) return NCC_ERR_NOMEM;
+    a->n = (int)ap->n_ints;
+    a->ints = ncc_arena_memdup(&g->arena, ap->ints,
+                               sizeof(int64_t) * ap->n_ints);
+    return a->ints ? NCC_OK : NCC_ERR_NOMEM;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+    a->kind = NCC_ATTR_FLOATS;
+    if (ap->n_floats > INT_MAX) return NCC_ERR_NOMEM;
+    a->n = (int)ap->n_floats;
+    a->floats = ncc_arena_memdup(&g->arena, ap->floats,
+                                 sizeof(float) * ap->n_floats);
+    return a->floats ? NCC_OK : NCC_ERR_NOMEM;
+  default: /* no op of ncc's has an attribute of another kind */
+    NCC_ASSERT(!"schema allowed an unconvertible attribute kind");
+    return NCC_ERR_INTERNAL;
+  }
+}
+
+ncc_status onnx_convert_attrs(onnx_node_build *b) {
+  const Onnx__NodeProto *np = b->np;
+  b->n_attrs = 0;
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    ncc_attr *a = &b->attrs[b->n_attrs];
+    ncc_status st = convert_attr(b, np->attribute[i], a);
+    if (st) return st;
+    for (int j = 0; j < b->n_attrs; j++)
+      if (strcmp(b->attrs[j].name, a->name) == 0)
+        return ncc_error(NCC_ERR_INPUT,
+                         "%s: attribute '" ONNX_NAME "' is given twice",
+                         b->label, a->name);
+    b->n_attrs++;
+  }
+  return NCC_OK;
+}
+
+/* ---- upgrades to the opset-21 form ---- */
+
+static int find_attr(const onnx_node_build *b, const char *name) {
+  for (int i = 0; i < b->n_attrs; i++)
+    if (strcmp(b->attrs[i].name, name) == 0) return i;
+  return -1;
+}
+
+static void drop_attr(onnx_node_build *b, int idx) {
+  memmove(&b->attrs[idx], &b->attrs[idx + 1],
+          sizeof(ncc_attr) * (size_t)(b->n_attrs - idx - 1));
+  b->n_attrs--;
+}
+
+/* An INTS attribute that later opsets take as an input (Reduce* axes, Split
+ * split, Squeeze axes) becomes a constant i64 input at `slot`. */
+static ncc_status ints_attr_to_input(onnx_node_build *b, const char *name,
+                                     int slot) {
+  int i = find_attr(b, name);
+  if (i < 0) return NCC_OK;
+  if (b->n_in > slot && b->in[slot])
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: '%s' is given both as attribute and as input",
+                     b->label, name);
+  ncc_shape shape = {.rank = 1, .d = {b->attrs[i].n}};
+  ncc_value *v =
+      ncc_graph_add_const(b->g, NULL, NCC_DT_I64, &shape, b->attrs[i].ints);
+  if (!v) return NCC_ERR_NOMEM;
+  while (b->n_in < slot) b->in[b->n_in++] = NULL;
+  b->in[slot] = v;
+  if (b->n_in <= slot) b->n_in = slot + 1;
+  drop_attr(b, i);
+  return NCC_OK;
+}
+
+/* Cast.to: the ONNX type code becomes ncc's dtype name; `saturate` only
+ * concerns float8 types, which ncc lacks, so it is dropped. */
+static ncc_status upgrade_cast(onnx_node_build *b) {
+  int i = find_attr(b, "saturate");
+  if (i >= 0) drop_attr(b, i);
+  i = find_attr(b, "to");
+  if (i < 0)
+    return ncc_error(NCC_ERR_INPUT, "%s: Cast needs attribute 'to'", b->label);
+  char what[300];
+  snprintf(what, sizeof what, "%s: Cast target", b->label);
+  ncc_dtype dt;
+  ncc_status st = onnx_dtype(b->attrs[i].i, what, &dt);
+  if (st) return st;
+  b->attrs[i].kind = NCC_ATTR_STRING;
+  b->attrs[i].i = 0;
+  b->attrs[i].s = ncc_dtype_name(dt);
+  return NCC_OK;
+}
+
+/* Split: `split` becomes input 1; an opset-13 Split with neither sizes nor
+ * num_outputs splits evenly into its outputs, which opset 18+ spells
+ * num_outputs. */
+static ncc_status upgrade_split(onnx_node_build *b) {
+  ncc_status st = ints_attr_to_input(b, "split", 1);
+  if (st) return st;
+  bool has_sizes = b->n_in > 1 && b->in[1];
+  if (has_sizes || find_attr(b, "num_outputs") >= 0) return NCC_OK;
+  ncc_attr *a = &b->attrs[b->n_attrs++]; /* capacity: n_attribute + 1 */
+  memset(a, 0, sizeof *a);
+  a->name = "num_outputs";
+  a->kind = NCC_ATTR_INT;
+  a->i = b->n_out;
+  return NCC_OK;
+}
+
+ncc_status onnx_upgrade_node(onnx_node_build *b) {
+  switch (b->op) {
+  case NCC_OP_REDUCEMEAN:
+  case NCC_OP_REDUCESUM:
+  case NCC_OP_REDUCEMAX:
+  case NCC_OP_SQUEEZE:
+  case NCC_OP_UNSQUEEZE:
+    return ints_attr_to_input(b, "axes", 1);
+  case NCC_OP_SPLIT:
+    return upgrade_split(b);
+  case NCC_OP_CAST:
+    return upgrade_cast(b);
+  case NCC_OP_BATCHNORM: {
+    int i = find_attr(b, "training_mode");
+    if (i >= 0 && b->attrs[i].i != 0)
+      return ncc_error(NCC_ERR_UNSUPPORTED,
+                       "%s: BatchNormalization in training mode is not "
+                       "supported",
+                       b->label);
+    return NCC_OK;
+  }
+  case NCC_OP_CONSTANTOFSHAPE: {
+    int i = find_attr(b, "value");
+    if (i >= 0 && ncc_shape_numel(&b->attrs[i].t.shape) != 1)
+      return ncc_error(NCC_ERR_INPUT,
+                       "%s: ConstantOfShape 'value' must hold one element",
+                       b->label);
+    return NCC_OK;
+  }
+  default:
+    return NCC_OK;
+  }
+}
+
+/* ---- ops built from other ops ---- */
+
+ncc_op onnx_composite_op(const char *op_type) {
+  if (strcmp(op_type, "Dropout") == 0) return ONNX_OP_DROPOUT;
+  if (strcmp(op_type, "Sum") == 0) return ONNX_OP_SUM;
+  return NCC_OP_COUNT;
+}
+
+/* A node of `op` with the given inputs, writing `out` (NULL: a fresh
+ * value), named like the ONNX node. */
+static ncc_status emit(onnx_node_build *b, ncc_op op, int n_in,
+                       ncc_value *const *in, ncc_value **out) {
+  ncc_node *n = ncc_graph_add_node(b->g, op, onnx_str(b->np->name), n_in, in, 1);
+  if (!n) return NCC_ERR_NOMEM;
+  if (!*out)
+    *out = ncc_graph_add_value(b->g, NULL, NCC_VAL_NODE, NCC_DT_UNDEF, NULL);
+  if (!*out) return NCC_ERR_NOMEM;
+  ncc_node_set_output(n, 0, *out);
+  return NCC_OK;
+}
+
+/* Dropout outside training is the identity. Its mask output, or a
+ * training_mode that is not a constant false, is not supported. */
+static ncc_status build_dropout(onnx_node_build *b, ncc_value *out) {
+  const Onnx__NodeProto *np = b->np;
+  if (b->n_out > 1)
+    return ncc_error(NCC_ERR_UNSUPPORTED,
+                     "%s: the mask output of Dropout is not supported",
+                     b->label);
+  if (b->n_in > 2 && b->in[2]) {
+    const ncc_value *t = b->in[2];
+    bool off = t->kind == NCC_VAL_CONST && t->dtype == NCC_DT_BOOL &&
+               ncc_shape_numel(&t->shape) == 1 && !*(const uint8_t *)t->data;
+    if (!off)
+      return ncc_error(NCC_ERR_UNSUPPORTED,
+                       "%s: Dropout in training mode is not supported",
+                       b->label);
+  }
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    const Onnx__AttributeProto *ap = np->attribute[i];
+    if (strcmp(onnx_str(ap->name), "seed") != 0)
+      return ncc_error(NCC_ERR_INPUT,
+                       "%s: Dropout has no attribute '" ONNX_NAME "'",
+                       b->label, onnx_str(ap->name));
+  }
+  return emit(b, NCC_OP_IDENTITY, 1, b->in, &out);
+}
+
+/* Sum(a, b, c, ...) = Add(Add(a, b), c) ...; broadcasting composes. */
+static ncc_status build_sum(onnx_node_build *b, ncc_value *out) {
+  if (b->np->n_attribute)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: Sum has no attribute '" ONNX_NAME "'", b->label,
+                     onnx_str(b->np->attribute[0]->name));
+  if (b->n_out > 1)
+    return ncc_error(NCC_ERR_INPUT, "%s: Sum takes 1 output, not %d",
+                     b->label, b->n_out);
+  if (b->n_in == 1) return emit(b, NCC_OP_IDENTITY, 1, b->in, &out);
+  ncc_value *acc = b->in[0];
+  for (int i = 1; i < b->n_in; i++) {
+    ncc_value *pair[2] = {acc, b->in[i]}, *res = i == b->n_in - 1 ? out : NULL;
+    ncc_status st = emit(b, NCC_OP_ADD, 2, pair, &res);
+    if (st) return st;
+    acc = res;
+  }
+  return NCC_OK;
+}
+
+ncc_status onnx_build_composite(onnx_node_build *b) {
+  if (b->n_out < 1 || !*b->np->output[0])
+    return ncc_error(NCC_ERR_INPUT, "%s: the first output is missing",
+                     b->label);
+  if (b->n_in < 1)
+    return ncc_error(NCC_ERR_INPUT, "%s: takes at least 1 input", b->label);
+  for (int i = 0; i < b->n_in; i++)
+    if (!b->in[i] && (b->op == ONNX_OP_SUM || i == 0))
+      return ncc_error(NCC_ERR_INPUT, "%s: input %d is empty", b->label, i);
+  ncc_value *out = ncc_graph_find_value(b->g, b->np->output[0]);
+  NCC_ASSERT(out);
+  return b->op == ONNX_OP_DROPOUT ? build_dropout(b, out) : build_sum(b, out);
+}
+
+/* ---- Constant nodes become constant values ---- */
+
+static ncc_status small_const(ncc_graph *g, const char *name, ncc_dtype dt,
+                              int rank, size_t n, const void *data,
+                              ncc_value **out) {
+  if (n > (size_t)ONNX_MAX_BYTES / 8)
+    return ncc_error(NCC_ERR_INPUT, "constant '" ONNX_NAME "' is too large",
+                     name);
+  ncc_shape shape = {.rank = rank, .d = {(int64_t)n}};
+  *out = ncc_graph_add_const(g, name, dt, &shape, data);
+  return *out ? NCC_OK : NCC_ERR_NOMEM;
+}
+
+ncc_status onnx_constant_node(ncc_graph *g, const Onnx__NodeProto *np,
+                              const char *label, ncc_value **out) {
+  *out = NULL;
+  if (np->n_input)
+    return ncc_error(NCC_ERR_INPUT, "%s: Constant takes no inputs", label);
+  if (np->n_output != 1 || !*np->output[0])
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: Constant needs exactly one named output", label);
+  if (np->n_attribute != 1)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: Constant needs exactly one value attribute, not %zu",
+                     label, np->n_attribute);
+  const char *vname = np->output[0];
+  const Onnx__AttributeProto *ap = np->attribute[0];
+  const char *aname = onnx_str(ap->name);
+  int type = ap->has_type ? (int)ap->type : 0, want;
+  if (strcmp(aname, "value") == 0)
+    want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+  else if (strcmp(aname, "value_float") == 0)
+    want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+  else if (strcmp(aname, "value_floats") == 0)
+    want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+  else if (strcmp(aname, "value_int") == 0)
+    want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  else if (strcmp(aname, "value_ints") == 0)
+    want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+  else if (strcmp(aname, "value_string") == 0 ||
+           strcmp(aname, "value_strings") == 0 ||
+           strcmp(aname, "sparse_value") == 0)
+    return ncc_error(NCC_ERR_UNSUPPORTED,
+                     "%s: Constant with '%s' is not supported", label, aname);
+  else
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: Constant has no attribute '" ONNX_NAME "'", label,
+                     aname);
+  if (type != want)
+    return ncc_error(NCC_ERR_INPUT, "%s: attribute '%s' must be %s, not %s",
+                     label, aname, onnx_attr_kind_name(want),
+                     onnx_attr_kind_name(type));
+  if (ncc_graph_find_value(g, vname))
+    return ncc_error(NCC_ERR_INPUT, "value '" ONNX_NAME "' is defined twice",
+                     vname);
+  switch (type) {
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+    char what[320];
+    snprintf(what, sizeof what, "%s: attribute 'value'", label);
+    if (!ap->t) return ncc_error(NCC_ERR_INPUT, "%s has no tensor", what);
+    return onnx_tensor_to_value(g, ap->t, vname, what, out);
+  }
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+    return small_const(g, vname, NCC_DT_F32, 0, 1, &ap->f, out);
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+    return small_const(g, vname, NCC_DT_F32, 1, ap->n_floats, ap->floats, out);
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+    return small_const(g, vname, NCC_DT_I64, 0, 1, &ap->i, out);
+  default:
+    return small_const(g, vname, NCC_DT_I64, 1, ap->n_ints, ap->ints, out);
+  }
+}

@@ -248,4 +248,15 @@ const char *ncc_attr_string(const ncc_node *n, const char *name,
 /* Printable name of a node for diagnostics: "'name' (Op)" or "#id (Op)". */
 const char *ncc_node_label(const ncc_node *n, char *buf, size_t cap);
 
+/* ---- text IR, verifier and hashing (ir/text_print.c, ir/hash.c) ---- */
+/* A type as the text IR writes it ("f32[N,3,224,224]", "f32[1,8,56,56,8]#nchw8c")
+ * into buf (truncated to cap); layout may be NULL. Returns buf. */
+const char *ncc_type_str(const ncc_graph *g, ncc_dtype dt, const ncc_shape *s,
+                         const ncc_layout *layout, char *buf, size_t cap);
+/* Hash of a node's op, attributes, input types/layouts and output count,
+ * ignoring every name and constant data: equal for nodes that one kernel
+ * could serve (repeated-block reuse). Symbolic dims hash by id, so compare
+ * only nodes of one graph. */
+uint64_t ncc_node_hash(const ncc_node *n);
+
 #endif /* NCC_IR_H */

@@ -1,0 +1,935 @@
+/* codegen/llvm/emit.c — kernel IR to LLVM IR.
+ *
+ * One kernel becomes two functions: an internal `<name>.body` taking every
+ * buffer as a `noalias` pointer (so LLVM may keep loads in registers across
+ * stores), and the exported `<name>` with the common ABI that unpacks the
+ * buffer array and calls it (inlined away by O3).
+ *
+ * `vector(w)` loops are vectorized here, not left to LLVM's vectorizer: the
+ * body is emitted once with the loop variable as a vector of w lanes. For
+ * each load/store the index is analysed: uniform (no dependence on the
+ * variable) gives a scalar access and a splat, unit stride a contiguous
+ * vector access, anything else a gather/scatter. The remainder (< w
+ * iterations) runs the same body once more under a lane mask, with
+ * llvm.masked.* loads and stores (cheap on AVX-512, correct everywhere).
+ *
+ * The outermost `parallel` loop is split statically: thread tid of nth runs
+ * the tid-th contiguous chunk of the iteration space.
+ */
+#include <llvm-c/Core.h>
+#include <string.h>
+
+#include "llvm.h"
+
+typedef struct emitter {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  const kir_kernel *k;
+  const ncc_llvm_host *host;
+  LLVMValueRef fn;
+  LLVMValueRef bufs[KIR_MAX_BUFS];
+  LLVMValueRef syms, tid, nth; /* tid, nth as i64 */
+  LLVMValueRef *vars;          /* current scalar value of each loop var */
+  LLVMValueRef *locals;        /* allocas */
+  LLVMValueRef *vlocals;       /* per-lane shadows inside a vector loop */
+  bool *vlocal;                /* local is per-lane in the current loop */
+  LLVMValueRef entry_first;    /* allocas go before this instruction */
+  int vvar;                    /* variable being vectorized, -1: none */
+  int vw;                      /* its lanes */
+  bool vmode;                  /* evaluating in vector mode */
+  LLVMValueRef vmask;          /* active lanes; NULL: all */
+  bool in_parallel;
+  LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr, t_void;
+} emitter;
+
+/* ---- types and small helpers ---- */
+
+static LLVMTypeRef scalar_type(emitter *E, ncc_dtype dt) {
+  switch (dt) {
+  case NCC_DT_F32: return E->t_f32;
+  case NCC_DT_F64: return E->t_f64;
+  case NCC_DT_I64: return E->t_i64;
+  case NCC_DT_I32: return E->t_i32;
+  case NCC_DT_I8:
+  case NCC_DT_U8: return E->t_i8;
+  case NCC_DT_BOOL: return E->t_i1;
+  default: NCC_ASSERT(!"kernel IR dtype without an LLVM type"); return NULL;
+  }
+}
+
+/* In memory a bool is one byte. */
+static LLVMTypeRef mem_type(emitter *E, ncc_dtype dt) {
+  return dt == NCC_DT_BOOL ? E->t_i8 : scalar_type(E, dt);
+}
+
+static LLVMTypeRef vtype(LLVMTypeRef t, int lanes) {
+  return lanes > 1 ? LLVMVectorType(t, (unsigned)lanes) : t;
+}
+
+static bool is_float(ncc_dtype dt) {
+  return dt == NCC_DT_F32 || dt == NCC_DT_F64 || dt == NCC_DT_F16;
+}
+
+static LLVMValueRef i64c(emitter *E, int64_t v) {
+  return LLVMConstInt(E->t_i64, (unsigned long long)v, 1);
+}
+
+static LLVMValueRef splat(emitter *E, LLVMValueRef v, int lanes) {
+  if (lanes <= 1) return v;
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(v), (unsigned)lanes);
+  LLVMValueRef ins =
+      LLVMBuildInsertElement(E->b, LLVMGetPoison(vt), v, i64c(E, 0), "");
+  LLVMValueRef zero = LLVMConstNull(LLVMVectorType(E->t_i32, (unsigned)lanes));
+  return LLVMBuildShuffleVector(E->b, ins, LLVMGetPoison(vt), zero, "");
+}
+
+static LLVMValueRef call_intrinsic(emitter *E, const char *name,
+                                   LLVMTypeRef *ovl, int novl,
+                                   LLVMValueRef *args, int nargs) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  NCC_ASSERT(id != 0);
+  LLVMValueRef f = LLVMGetIntrinsicDeclaration(E->mod, id, ovl, (size_t)novl);
+  LLVMTypeRef ft = LLVMIntrinsicGetType(E->ctx, id, ovl, (size_t)novl);
+  return LLVMBuildCall2(E->b, ft, f, args, (unsigned)nargs, "");
+}
+
+/* A libm function of one argument, applied lane by lane to vectors. */
+static LLVMValueRef call_libm(emitter *E, const char *f32name,
+                              const char *f64name, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+  LLVMTypeRef et = vec ? LLVMGetElementType(t) : t;
+  const char *name = et == E->t_f64 ? f64name : f32name;
+  LLVMValueRef f = LLVMGetNamedFunction(E->mod, name);
+  LLVMTypeRef ft = LLVMFunctionType(et, &et, 1, 0);
+  if (!f) {
+    f = LLVMAddFunction(E->mod, name, ft);
+    LLVMSetLinkage(f, LLVMExternalLinkage);
+  }
+  if (!vec) return LLVMBuildCall2(E->b, ft, f, &x, 1, "");
+  unsigned n = LLVMGetVectorSize(t);
+  LLVMValueRef r = LLVMGetPoison(t);
+  for (unsigned i = 0; i < n; i++) {
+    LLVMValueRef xi = LLVMBuildExtractElement(E->b, x, i64c(E, i), "");
+    LLVMValueRef yi = LLVMBuildCall2(E->b, ft, f, &xi, 1, "");
+    r = LLVMBuildInsertElement(E->b, r, yi, i64c(E, i), "");
+  }
+  return r;
+}
+
+static LLVMValueRef intrinsic1(emitter *E, const char *name, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  return call_intrinsic(E, name, &t, 1, &x, 1);
+}
+
+/* ---- vector-context analysis ---- */
+
+static bool varying(const emitter *E, const kir_expr *e) {
+  if (!e || E->vvar < 0) return false;
+  if (e->k == KIR_E_VAR) return e->id == E->vvar;
+  if (e->k == KIR_E_LOCAL) return E->vlocal[e->id];
+  return varying(E, e->a) || varying(E, e->b) || varying(E, e->c);
+}
+
+/* Whether e == coeff * vvar + (uniform), with a constant coeff. */
+static bool affine_coeff(const emitter *E, const kir_expr *e, int64_t *coeff) {
+  if (!varying(E, e)) {
+    *coeff = 0;
+    return true;
+  }
+  if (e->k == KIR_E_VAR) {
+    *coeff = 1;
+    return true;
+  }
+  if (e->k != KIR_E_BIN) return false;
+  int64_t ca, cb;
+  switch (e->op) {
+  case KIR_ADD:
+  case KIR_SUB:
+    if (!affine_coeff(E, e->a, &ca) || !affine_coeff(E, e->b, &cb)) return false;
+    *coeff = e->op == KIR_ADD ? ca + cb : ca - cb;
+    return true;
+  case KIR_MUL:
+    if (e->b->k == KIR_E_CONST && affine_coeff(E, e->a, &ca)) {
+      *coeff = ca * e->b->i;
+      return true;
+    }
+    if (e->a->k == KIR_E_CONST && affine_coeff(E, e->b, &cb)) {
+      *coeff = cb * e->a->i;
+      return true;
+    }
+    return false;
+  default:
+    return false;
+  }
+}
+
+static LLVMValueRef emit_expr(emitter *E, const kir_expr *e);
+
+/* e in scalar mode (the vectorized variable stands for lane 0). */
+static LLVMValueRef emit_scalar(emitter *E, const kir_expr *e) {
+  bool saved = E->vmode;
+  E->vmode = false;
+  LLVMValueRef v = emit_expr(E, e);
+  E->vmode = saved;
+  return v;
+}
+
+/* Lanes of e's value in the current context. */
+static int ctx_lanes(const emitter *E, const kir_expr *e) {
+  if (E->vmode && varying(E, e)) return E->vw;
+  return e->lanes;
+}
+
+/* e's value widened to `lanes` (splatting a uniform scalar). */
+static LLVMValueRef emit_widened(emitter *E, const kir_expr *e, int lanes) {
+  LLVMValueRef v = emit_expr(E, e);
+  if (lanes > 1 && LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMVectorTypeKind)
+    v = splat(E, v, lanes);
+  return v;
+}
+
+static LLVMValueRef lane_mask_from_count(emitter *E, LLVMValueRef count,
+                                         int lanes) {
+  if (lanes == 1) { /* <1 x i1>: 0 < count */
+    LLVMValueRef m = LLVMBuildICmp(E->b, LLVMIntSLT, i64c(E, 0), count, "");
+    return LLVMBuildInsertElement(
+        E->b, LLVMGetPoison(LLVMVectorType(E->t_i1, 1)), m, i64c(E, 0), "");
+  }
+  LLVMValueRef steps[64];
+  NCC_ASSERT(lanes <= 64);
+  for (int i = 0; i < lanes; i++) steps[i] = i64c(E, i);
+  LLVMValueRef step = LLVMConstVector(steps, (unsigned)lanes);
+  return LLVMBuildICmp(E->b, LLVMIntSLT, step, splat(E, count, lanes), "");
+}
+
+static LLVMValueRef buf_ptr(emitter *E, int buf, LLVMValueRef index) {
+  LLVMTypeRef et = mem_type(E, E->k->bufs[buf].dt);
+  return LLVMBuildGEP2(E->b, et, E->bufs[buf], &index, 1, "");
+}
+
+static unsigned elem_align(emitter *E, ncc_dtype dt) {
+  (void)E;
+  size_t s = ncc_dtype_size(dt);
+  return s ? (unsigned)s : 1;
+}
+
+/* Memory value -> register value (bytes -> i1 for bool). */
+static LLVMValueRef from_mem(emitter *E, ncc_dtype dt, LLVMValueRef v) {
+  if (dt != NCC_DT_BOOL) return v;
+  return LLVMBuildICmp(E->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+}
+
+static LLVMValueRef to_mem(emitter *E, ncc_dtype dt, LLVMValueRef v) {
+  if (dt != NCC_DT_BOOL) return v;
+  LLVMTypeRef t = LLVMTypeOf(v);
+  LLVMTypeRef mt = LLVMGetTypeKind(t) == LLVMVectorTypeKind
+                       ? LLVMVectorType(E->t_i8, LLVMGetVectorSize(t))
+                       : E->t_i8;
+  return LLVMBuildZExt(E->b, v, mt, "");
+}
+
+/* A vector access of `lanes` contiguous elements at ptr, under mask. */
+static LLVMValueRef load_contig(emitter *E, ncc_dtype dt, LLVMValueRef ptr,
+                                int lanes, LLVMValueRef mask) {
+  LLVMTypeRef vt = LLVMVectorType(mem_type(E, dt), (unsigned)lanes);
+  if (!mask) {
+    LLVMValueRef v = LLVMBuildLoad2(E->b, vt, ptr, "");
+    LLVMSetAlignment(v, elem_align(E, dt));
+    return v;
+  }
+  LLVMTypeRef ovl[2] = {vt, E->t_ptr};
+  LLVMValueRef args[4] = {ptr, LLVMConstInt(E->t_i32, elem_align(E, dt), 0),
+                          mask, LLVMConstNull(vt)};
+  return call_intrinsic(E, "llvm.masked.load", ovl, 2, args, 4);
+}
+
+static void store_contig(emitter *E, ncc_dtype dt, LLVMValueRef ptr,
+                         LLVMValueRef v, LLVMValueRef mask) {
+  if (!mask) {
+    LLVMValueRef s = LLVMBuildStore(E->b, v, ptr);
+    LLVMSetAlignment(s, elem_align(E, dt));
+    return;
+  }
+  LLVMTypeRef ovl[2] = {LLVMTypeOf(v), E->t_ptr};
+  LLVMValueRef args[4] = {v, ptr, LLVMConstInt(E->t_i32, elem_align(E, dt), 0),
+                          mask};
+  call_intrinsic(E, "llvm.masked.store", ovl, 2, args, 4);
+}
+
+static LLVMValueRef all_true(emitter *E, int lanes) {
+  return splat(E, LLVMConstInt(E->t_i1, 1, 0), lanes);
+}
+
+static LLVMValueRef emit_load(emitter *E, const kir_expr *e) {
+  ncc_dtype dt = E->k->bufs[e->id].dt;
+  if (e->lanes > 1 || e->c) { /* explicit vector load (maybe 1 lane) */
+    LLVMValueRef ptr = buf_ptr(E, e->id, emit_scalar(E, e->a));
+    int lanes = e->lanes;
+    if (lanes == 1) { /* a masked <1 x T>: no access when count <= 0 */
+      LLVMValueRef mask = lane_mask_from_count(E, emit_scalar(E, e->c), 1);
+      LLVMValueRef v = load_contig(E, dt, ptr, 1, mask);
+      return from_mem(E, dt, LLVMBuildExtractElement(E->b, v, i64c(E, 0), ""));
+    }
+    LLVMValueRef mask =
+        e->c ? lane_mask_from_count(E, emit_scalar(E, e->c), lanes) : NULL;
+    return from_mem(E, dt, load_contig(E, dt, ptr, lanes, mask));
+  }
+  int64_t coeff;
+  if (e->b && !(E->vmode && (varying(E, e->a) || varying(E, e->b)))) {
+    /* scalar guarded load: read index 0 instead (always valid), then 0 */
+    LLVMValueRef g = emit_scalar(E, e->b);
+    LLVMValueRef idx = LLVMBuildSelect(E->b, g, emit_scalar(E, e->a), i64c(E, 0), "");
+    LLVMValueRef v = LLVMBuildLoad2(E->b, mem_type(E, dt), buf_ptr(E, e->id, idx), "");
+    LLVMSetAlignment(v, elem_align(E, dt));
+    v = from_mem(E, dt, v);
+    return LLVMBuildSelect(E->b, g, v, LLVMConstNull(LLVMTypeOf(v)), "");
+  }
+  if (e->b) {
+    /* per-lane guard: masked contiguous load or masked gather */
+    LLVMValueRef mask = emit_widened(E, e->b, E->vw);
+    if (E->vmask) mask = LLVMBuildAnd(E->b, mask, E->vmask, "");
+    LLVMTypeRef vt = LLVMVectorType(mem_type(E, dt), (unsigned)E->vw);
+    if (affine_coeff(E, e->a, &coeff) && coeff == 1)
+      return from_mem(E, dt, load_contig(E, dt, buf_ptr(E, e->id, emit_scalar(E, e->a)),
+                                         E->vw, mask));
+    LLVMValueRef ptrs = buf_ptr(E, e->id, emit_widened(E, e->a, E->vw));
+    LLVMTypeRef ovl[2] = {vt, LLVMTypeOf(ptrs)};
+    LLVMValueRef args[4] = {ptrs, LLVMConstInt(E->t_i32, elem_align(E, dt), 0),
+                            mask, LLVMConstNull(vt)};
+    return from_mem(E, dt, call_intrinsic(E, "llvm.masked.gather", ovl, 2, args, 4));
+  }
+  if (!E->vmode || !varying(E, e->a)) {
+    LLVMValueRef ptr = buf_ptr(E, e->id, emit_scalar(E, e->a));
+    LLVMValueRef v = LLVMBuildLoad2(E->b, mem_type(E, dt), ptr, "");
+    LLVMSetAlignment(v, elem_align(E, dt));
+    return from_mem(E, dt, v);
+  }
+  if (affine_coeff(E, e->a, &coeff) && coeff == 1) {
+    LLVMValueRef ptr = buf_ptr(E, e->id, emit_scalar(E, e->a));
+    return from_mem(E, dt, load_contig(E, dt, ptr, E->vw, E->vmask));
+  }
+  /* gather */
+  LLVMValueRef idx = emit_expr(E, e->a);
+  LLVMValueRef ptrs = buf_ptr(E, e->id, idx);
+  LLVMTypeRef vt = LLVMVectorType(mem_type(E, dt), (unsigned)E->vw);
+  LLVMTypeRef ovl[2] = {vt, LLVMTypeOf(ptrs)};
+  LLVMValueRef args[4] = {ptrs, LLVMConstInt(E->t_i32, elem_align(E, dt), 0),
+                          E->vmask ? E->vmask : all_true(E, E->vw),
+                          LLVMConstNull(vt)};
+  return from_mem(E, dt,
+                  call_intrinsic(E, "llvm.masked.gather", ovl, 2, args, 4));
+}
+
+/* ---- arithmetic ---- */
+
+static LLVMValueRef emit_bin(emitter *E, kir_op op, ncc_dtype dt,
+                             LLVMValueRef a, LLVMValueRef b) {
+  LLVMBuilderRef B = E->b;
+  if (is_float(dt)) {
+    switch (op) {
+    case KIR_ADD: return LLVMBuildFAdd(B, a, b, "");
+    case KIR_SUB: return LLVMBuildFSub(B, a, b, "");
+    case KIR_MUL: return LLVMBuildFMul(B, a, b, "");
+    case KIR_DIV: return LLVMBuildFDiv(B, a, b, "");
+    case KIR_REM: return LLVMBuildFRem(B, a, b, "");
+    case KIR_MIN:
+      return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, a, b, ""), a, b, "");
+    case KIR_MAX:
+      return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, a, b, ""), a, b, "");
+    case KIR_POW: {
+      LLVMTypeRef t = LLVMTypeOf(a);
+      LLVMValueRef args[2] = {a, b};
+      return call_intrinsic(E, "llvm.pow", &t, 1, args, 2);
+    }
+    case KIR_LT: return LLVMBuildFCmp(B, LLVMRealOLT, a, b, "");
+    case KIR_LE: return LLVMBuildFCmp(B, LLVMRealOLE, a, b, "");
+    case KIR_GT: return LLVMBuildFCmp(B, LLVMRealOGT, a, b, "");
+    case KIR_GE: return LLVMBuildFCmp(B, LLVMRealOGE, a, b, "");
+    case KIR_EQ: return LLVMBuildFCmp(B, LLVMRealOEQ, a, b, "");
+    case KIR_NE: return LLVMBuildFCmp(B, LLVMRealUNE, a, b, "");
+    default: break;
+    }
+  } else {
+    switch (op) {
+    case KIR_ADD: return LLVMBuildAdd(B, a, b, "");
+    case KIR_SUB: return LLVMBuildSub(B, a, b, "");
+    case KIR_MUL: return LLVMBuildMul(B, a, b, "");
+    case KIR_DIV: return LLVMBuildSDiv(B, a, b, "");
+    case KIR_REM: return LLVMBuildSRem(B, a, b, "");
+    case KIR_MIN:
+      return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, a, b, ""), a, b, "");
+    case KIR_MAX:
+      return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, a, b, ""), a, b, "");
+    case KIR_LT: return LLVMBuildICmp(B, LLVMIntSLT, a, b, "");
+    case KIR_LE: return LLVMBuildICmp(B, LLVMIntSLE, a, b, "");
+    case KIR_GT: return LLVMBuildICmp(B, LLVMIntSGT, a, b, "");
+    case KIR_GE: return LLVMBuildICmp(B, LLVMIntSGE, a, b, "");
+    case KIR_EQ: return LLVMBuildICmp(B, LLVMIntEQ, a, b, "");
+    case KIR_NE: return LLVMBuildICmp(B, LLVMIntNE, a, b, "");
+    case KIR_AND: return LLVMBuildAnd(B, a, b, "");
+    case KIR_OR: return LLVMBuildOr(B, a, b, "");
+    default: break;
+    }
+  }
+  NCC_ASSERT(!"binary op not supported for this dtype");
+  return NULL;
+}
+
+/* ---- f32 transcendentals as vector polynomials ----
+ * LLVM would expand llvm.exp on a vector into one libm call per lane; these
+ * stay in vector registers. Error bounds, measured against double libm over
+ * a dense sweep (2M points):
+ *   exp:  Cephes expf reduction + degree-6 polynomial: 1.3 ulp on normal
+ *         results, inf above 88.72, 0 below -104, denormals in between
+ *   tanh: Cephes tanhf polynomial for |x| < 0.625, else 1 - 2/(e^2|x| + 1):
+ *         1.4 ulp
+ *   erf:  |x| < 1 Cephes erff x P(x^2), else Abramowitz & Stegun 7.1.26:
+ *         3.2 ulp (relative error 2.2e-7) */
+
+static LLVMValueRef fc(emitter *E, LLVMTypeRef t, double v) {
+  LLVMValueRef c = LLVMConstReal(E->t_f32, v);
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return c;
+  unsigned n = LLVMGetVectorSize(t);
+  LLVMValueRef el[64];
+  for (unsigned i = 0; i < n; i++) el[i] = c;
+  return LLVMConstVector(el, n);
+}
+
+static LLVMValueRef fmadd(emitter *E, LLVMValueRef a, LLVMValueRef b,
+                          LLVMValueRef c) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef args[3] = {a, b, c};
+  return call_intrinsic(E, "llvm.fma", &t, 1, args, 3);
+}
+
+/* Horner: c[0] x^(n-1) + ... + c[n-1] */
+static LLVMValueRef poly(emitter *E, LLVMValueRef x, const double *c, int n) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMValueRef p = fc(E, t, c[0]);
+  for (int i = 1; i < n; i++) p = fmadd(E, p, x, fc(E, t, c[i]));
+  return p;
+}
+
+static LLVMValueRef fclamp(emitter *E, LLVMValueRef x, double lo, double hi) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMBuilderRef B = E->b;
+  x = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, x, fc(E, t, lo), ""),
+                      fc(E, t, lo), x, "");
+  return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, x, fc(E, t, hi), ""),
+                         fc(E, t, hi), x, "");
+}
+
+static LLVMValueRef emit_exp_f32(emitter *E, LLVMValueRef x) {
+  static const double P[] = {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
+                             4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1};
+  LLVMBuilderRef B = E->b;
+  LLVMTypeRef t = LLVMTypeOf(x);
+  bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+  LLVMTypeRef it = vec ? LLVMVectorType(E->t_i32, LLVMGetVectorSize(t)) : E->t_i32;
+  LLVMValueRef xc = fclamp(E, x, -104.0, 88.72283905206835);
+  /* n = round(x / ln 2), r = x - n ln 2 (ln 2 split in two for precision) */
+  LLVMValueRef fx = intrinsic1(E, "llvm.floor", fmadd(E, xc, fc(E, t, 1.44269504088896341),
+                                                     fc(E, t, 0.5)));
+  LLVMValueRef r = fmadd(E, fx, fc(E, t, -0.693359375), xc);
+  r = fmadd(E, fx, fc(E, t, 2.12194440e-4), r);
+  LLVMValueRef z = LLVMBuildFMul(B, r, r, "");
+  LLVMValueRef p = fmadd(E, poly(E, r, P, 6), z, LLVMBuildFAdd(B, r, fc(E, t, 1.0), ""));
+  /* 2^n as 2^n1 * 2^n2 (n1 = n >> 1), each built in the exponent field:
+   * both stay normal for n in [-150, 128], so the product rounds to the
+   * right denormal or overflows to inf exactly when exp does */
+  int lanes = vec ? (int)LLVMGetVectorSize(t) : 1;
+  LLVMValueRef c127 = splat(E, LLVMConstInt(E->t_i32, 127, 0), lanes);
+  LLVMValueRef c23 = splat(E, LLVMConstInt(E->t_i32, 23, 0), lanes);
+  LLVMValueRef c1 = splat(E, LLVMConstInt(E->t_i32, 1, 0), lanes);
+  LLVMValueRef n = LLVMBuildFPToSI(B, fx, it, "");
+  LLVMValueRef n1 = LLVMBuildAShr(B, n, c1, "");
+  LLVMValueRef n2 = LLVMBuildSub(B, n, n1, "");
+  LLVMValueRef p1 = LLVMBuildBitCast(B, LLVMBuildShl(B, LLVMBuildAdd(B, n1, c127, ""), c23, ""), t, "");
+  LLVMValueRef p2 = LLVMBuildBitCast(B, LLVMBuildShl(B, LLVMBuildAdd(B, n2, c127, ""), c23, ""), t, "");
+  LLVMValueRef y = LLVMBuildFMul(B, LLVMBuildFMul(B, p, p1, ""), p2, "");
+  /* NaN in, NaN out (the clamps keep NaN but fptosi of NaN is poison) */
+  LLVMValueRef nan = LLVMBuildFCmp(B, LLVMRealUNO, x, x, "");
+  return LLVMBuildSelect(B, nan, x, y, "");
+}
+
+static LLVMValueRef emit_tanh_f32(emitter *E, LLVMValueRef x) {
+  static const double P[] = {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
+                             1.33314422036E-1, -3.33332819422E-1};
+  LLVMBuilderRef B = E->b;
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMValueRef ax = intrinsic1(E, "llvm.fabs", x);
+  LLVMValueRef z = LLVMBuildFMul(B, x, x, "");
+  LLVMValueRef small = fmadd(E, LLVMBuildFMul(B, poly(E, z, P, 5), z, ""), x, x);
+  LLVMValueRef e2 = emit_exp_f32(E, LLVMBuildFMul(B, ax, fc(E, t, 2.0), ""));
+  LLVMValueRef big = LLVMBuildFSub(
+      B, fc(E, t, 1.0),
+      LLVMBuildFDiv(B, fc(E, t, 2.0), LLVMBuildFAdd(B, e2, fc(E, t, 1.0), ""), ""), "");
+  LLVMTypeRef ovl = t;
+  LLVMValueRef cs[2] = {big, x};
+  big = call_intrinsic(E, "llvm.copysign", &ovl, 1, cs, 2);
+  LLVMValueRef is_small = LLVMBuildFCmp(B, LLVMRealOLT, ax, fc(E, t, 0.625), "");
+  return LLVMBuildSelect(B, is_small, small, big, "");
+}
+
+static LLVMValueRef emit_erf_f32(emitter *E, LLVMValueRef x) {
+  static const double A[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736,
+                             0.254829592, 0.0};
+  LLVMBuilderRef B = E->b;
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMValueRef ax = intrinsic1(E, "llvm.fabs", x);
+  LLVMValueRef tt = LLVMBuildFDiv(B, fc(E, t, 1.0),
+                                  fmadd(E, ax, fc(E, t, 0.3275911), fc(E, t, 1.0)), "");
+  LLVMValueRef p = poly(E, tt, A, 6); /* t (a1 + t (a2 + ...)) */
+  LLVMValueRef e = emit_exp_f32(E, LLVMBuildFNeg(B, LLVMBuildFMul(B, ax, ax, ""), ""));
+  LLVMValueRef y = LLVMBuildFSub(B, fc(E, t, 1.0), LLVMBuildFMul(B, p, e, ""), "");
+  LLVMTypeRef ovl = t;
+  LLVMValueRef cs[2] = {y, x};
+  y = call_intrinsic(E, "llvm.copysign", &ovl, 1, cs, 2);
+  /* |x| < 1: x P(x^2) (Cephes erff), accurate relative to erf near 0 */
+  static const double T[] = {7.853861353153693E-5, -8.010193625184903E-4,
+                             5.188327685732524E-3, -2.685381193529856E-2,
+                             1.128358514861418E-1, -3.761262582423300E-1,
+                             1.128379165726710E0};
+  LLVMValueRef small = LLVMBuildFMul(B, x, poly(E, LLVMBuildFMul(B, x, x, ""), T, 7), "");
+  LLVMValueRef is_small = LLVMBuildFCmp(B, LLVMRealOLT, ax, fc(E, t, 1.0), "");
+  return LLVMBuildSelect(B, is_small, small, y, "");
+}
+
+static LLVMValueRef emit_un(emitter *E, kir_op op, ncc_dtype dt,
+                            LLVMValueRef a) {
+  LLVMBuilderRef B = E->b;
+  if (is_float(dt)) {
+    switch (op) {
+    case KIR_NEG: return LLVMBuildFNeg(B, a, "");
+    case KIR_ABS: return intrinsic1(E, "llvm.fabs", a);
+    case KIR_SQRT: return intrinsic1(E, "llvm.sqrt", a);
+    case KIR_EXP:
+      return dt == NCC_DT_F32 ? emit_exp_f32(E, a) : intrinsic1(E, "llvm.exp", a);
+    case KIR_LOG: return intrinsic1(E, "llvm.log", a);
+    case KIR_FLOOR: return intrinsic1(E, "llvm.floor", a);
+    case KIR_LOG1P: return call_libm(E, "log1pf", "log1p", a);
+    case KIR_ERF:
+      return dt == NCC_DT_F32 ? emit_erf_f32(E, a) : call_libm(E, "erff", "erf", a);
+    case KIR_TANH:
+      return dt == NCC_DT_F32 ? emit_tanh_f32(E, a) : call_libm(E, "tanhf", "tanh", a);
+    default: break;
+    }
+  } else {
+    switch (op) {
+    case KIR_NEG: return LLVMBuildNeg(B, a, "");
+    case KIR_ABS: {
+      LLVMValueRef neg = LLVMBuildNeg(B, a, "");
+      LLVMValueRef lt =
+          LLVMBuildICmp(B, LLVMIntSLT, a, LLVMConstNull(LLVMTypeOf(a)), "");
+      return LLVMBuildSelect(B, lt, neg, a, "");
+    }
+    case KIR_NOT: return LLVMBuildNot(B, a, "");
+    default: break;
+    }
+  }
+  NCC_ASSERT(!"unary op not supported for this dtype");
+  return NULL;
+}
+
+static bool is_int(ncc_dtype dt) { return !is_float(dt) && dt != NCC_DT_BOOL; }
+
+static LLVMValueRef emit_cast(emitter *E, ncc_dtype from, ncc_dtype to,
+                              LLVMValueRef v, int lanes) {
+  LLVMTypeRef tt = vtype(scalar_type(E, to), lanes);
+  LLVMBuilderRef B = E->b;
+  if (from == to) return v;
+  if (to == NCC_DT_BOOL) {
+    LLVMValueRef z = LLVMConstNull(LLVMTypeOf(v));
+    return is_float(from) ? LLVMBuildFCmp(B, LLVMRealUNE, v, z, "")
+                          : LLVMBuildICmp(B, LLVMIntNE, v, z, "");
+  }
+  if (from == NCC_DT_BOOL)
+    return is_float(to) ? LLVMBuildUIToFP(B, v, tt, "") : LLVMBuildZExt(B, v, tt, "");
+  if (is_float(from) && is_float(to)) return LLVMBuildFPCast(B, v, tt, "");
+  if (is_float(from)) return LLVMBuildFPToSI(B, v, tt, "");
+  if (is_float(to))
+    return from == NCC_DT_U8 ? LLVMBuildUIToFP(B, v, tt, "")
+                             : LLVMBuildSIToFP(B, v, tt, "");
+  NCC_ASSERT(is_int(from) && is_int(to));
+  return LLVMBuildIntCast2(B, v, tt, from != NCC_DT_U8, "");
+}
+
+static LLVMValueRef emit_var(emitter *E, const kir_expr *e) {
+  LLVMValueRef base = E->vars[e->id];
+  NCC_ASSERT(base != NULL);
+  if (!(E->vmode && e->id == E->vvar)) return base;
+  LLVMValueRef steps[64];
+  for (int i = 0; i < E->vw; i++) steps[i] = i64c(E, i);
+  return LLVMBuildAdd(E->b, splat(E, base, E->vw),
+                      LLVMConstVector(steps, (unsigned)E->vw), "");
+}
+
+static LLVMValueRef emit_expr(emitter *E, const kir_expr *e) {
+  int lanes = ctx_lanes(E, e);
+  switch (e->k) {
+  case KIR_E_CONST:
+    if (is_float(e->dt)) return LLVMConstReal(scalar_type(E, e->dt), e->f);
+    return LLVMConstInt(scalar_type(E, e->dt), (unsigned long long)e->i, 1);
+  case KIR_E_VAR: return emit_var(E, e);
+  case KIR_E_SYM: {
+    LLVMValueRef idx = i64c(E, e->id);
+    LLVMValueRef p = LLVMBuildGEP2(E->b, E->t_i64, E->syms, &idx, 1, "");
+    LLVMValueRef v = LLVMBuildLoad2(E->b, E->t_i64, p, "");
+    LLVMSetAlignment(v, 8);
+    return v;
+  }
+  case KIR_E_LOCAL: {
+    const kir_local *l = &E->k->locals[e->id];
+    if (E->vmode && E->vlocal[e->id])
+      return LLVMBuildLoad2(E->b, LLVMVectorType(scalar_type(E, l->dt), (unsigned)E->vw),
+                            E->vlocals[e->id], "");
+    return LLVMBuildLoad2(E->b, vtype(scalar_type(E, l->dt), l->lanes),
+                          E->locals[e->id], "");
+  }
+  case KIR_E_LOAD: return emit_load(E, e);
+  case KIR_E_UN: return emit_un(E, e->op, e->a->dt, emit_expr(E, e->a));
+  case KIR_E_BIN: {
+    LLVMValueRef a = emit_widened(E, e->a, lanes);
+    LLVMValueRef b = emit_widened(E, e->b, lanes);
+    return emit_bin(E, e->op, e->a->dt, a, b);
+  }
+  case KIR_E_FMA: {
+    LLVMValueRef args[3] = {emit_widened(E, e->a, lanes),
+                            emit_widened(E, e->b, lanes),
+                            emit_widened(E, e->c, lanes)};
+    LLVMTypeRef t = LLVMTypeOf(args[0]);
+    return call_intrinsic(E, "llvm.fma", &t, 1, args, 3);
+  }
+  case KIR_E_SELECT:
+    return LLVMBuildSelect(E->b, emit_widened(E, e->a, lanes),
+                           emit_widened(E, e->b, lanes),
+                           emit_widened(E, e->c, lanes), "");
+  case KIR_E_CAST:
+    return emit_cast(E, e->a->dt, e->dt, emit_expr(E, e->a), lanes);
+  case KIR_E_SPLAT: return splat(E, emit_scalar(E, e->a), e->lanes);
+  case KIR_E_HREDUCE: {
+    LLVMValueRef v = emit_expr(E, e->a);
+    LLVMTypeRef t = LLVMTypeOf(v);
+    if (e->op == KIR_ADD) {
+      LLVMValueRef args[2] = {LLVMConstReal(scalar_type(E, e->dt), -0.0), v};
+      LLVMValueRef r = call_intrinsic(E, "llvm.vector.reduce.fadd", &t, 1, args, 2);
+      /* reassociation lets it reduce as a tree */
+      LLVMSetFastMathFlags(r, LLVMFastMathAllowReassoc);
+      return r;
+    }
+    NCC_ASSERT(e->op == KIR_MAX);
+    return call_intrinsic(E, "llvm.vector.reduce.fmax", &t, 1, &v, 1);
+  }
+  }
+  NCC_ASSERT(!"unknown kernel IR expression");
+  return NULL;
+}
+
+/* ---- statements ---- */
+
+static void emit_stmts(emitter *E, const kir_stmt *s);
+
+static void emit_store(emitter *E, const kir_stmt *s) {
+  ncc_dtype dt = E->k->bufs[s->buf].dt;
+  const kir_expr *v = s->value;
+  if (v->lanes == 1 && s->count && !(E->vmode && varying(E, v))) {
+    /* a masked one-lane store: nothing is written when count <= 0 */
+    LLVMValueRef ptr = buf_ptr(E, s->buf, emit_scalar(E, s->index));
+    LLVMValueRef mask = lane_mask_from_count(E, emit_scalar(E, s->count), 1);
+    LLVMValueRef x = to_mem(E, dt, emit_expr(E, v));
+    LLVMValueRef vec = LLVMBuildInsertElement(
+        E->b, LLVMGetPoison(LLVMVectorType(LLVMTypeOf(x), 1)), x, i64c(E, 0), "");
+    store_contig(E, dt, ptr, vec, mask);
+    return;
+  }
+  if (v->lanes > 1) {
+    LLVMValueRef ptr = buf_ptr(E, s->buf, emit_scalar(E, s->index));
+    LLVMValueRef mask =
+        s->count ? lane_mask_from_count(E, emit_scalar(E, s->count), v->lanes)
+                 : NULL;
+    store_contig(E, dt, ptr, to_mem(E, dt, emit_expr(E, v)), mask);
+    return;
+  }
+  bool vary_i = E->vmode && varying(E, s->index);
+  bool vary_v = E->vmode && varying(E, v);
+  if (!vary_i) {
+    /* a uniform store in a vector loop would race between lanes */
+    NCC_ASSERT(!vary_v);
+    LLVMValueRef ptr = buf_ptr(E, s->buf, emit_scalar(E, s->index));
+    LLVMValueRef st = LLVMBuildStore(E->b, to_mem(E, dt, emit_expr(E, v)), ptr);
+    LLVMSetAlignment(st, elem_align(E, dt));
+    return;
+  }
+  LLVMValueRef val = to_mem(E, dt, emit_widened(E, v, E->vw));
+  int64_t coeff;
+  if (affine_coeff(E, s->index, &coeff) && coeff == 1) {
+    LLVMValueRef ptr = buf_ptr(E, s->buf, emit_scalar(E, s->index));
+    store_contig(E, dt, ptr, val, E->vmask);
+    return;
+  }
+  LLVMValueRef ptrs = buf_ptr(E, s->buf, emit_expr(E, s->index));
+  LLVMTypeRef ovl[2] = {LLVMTypeOf(val), LLVMTypeOf(ptrs)};
+  LLVMValueRef args[4] = {val, ptrs, LLVMConstInt(E->t_i32, elem_align(E, dt), 0),
+                          E->vmask ? E->vmask : all_true(E, E->vw)};
+  call_intrinsic(E, "llvm.masked.scatter", ovl, 2, args, 4);
+}
+
+/* A counted loop [lo, hi) with step `step`, body emitted by emit_stmts with
+ * the variable bound to the induction value. Returns the value of the
+ * induction variable on exit (the first value that failed the test). */
+static LLVMValueRef emit_counted_loop(emitter *E, const kir_stmt *s,
+                                      LLVMValueRef lo, LLVMValueRef hi,
+                                      int64_t step) {
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(E->b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "loop");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "body");
+  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "exit");
+  LLVMBuildBr(E->b, head);
+  LLVMPositionBuilderAtEnd(E->b, head);
+  LLVMValueRef iv = LLVMBuildPhi(E->b, E->t_i64, "i");
+  /* continue while iv + step <= hi (step 1: iv < hi) */
+  LLVMValueRef cond =
+      step == 1 ? LLVMBuildICmp(E->b, LLVMIntSLT, iv, hi, "")
+                : LLVMBuildICmp(E->b, LLVMIntSLE,
+                                LLVMBuildAdd(E->b, iv, i64c(E, step), ""), hi, "");
+  LLVMBuildCondBr(E->b, cond, body, exit);
+  LLVMPositionBuilderAtEnd(E->b, body);
+  E->vars[s->var] = iv;
+  emit_stmts(E, s->body);
+  LLVMValueRef next = LLVMBuildAdd(E->b, iv, i64c(E, step), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(E->b);
+  LLVMBuildBr(E->b, head);
+  LLVMValueRef in_vals[2] = {lo, next};
+  LLVMBasicBlockRef in_bbs[2] = {pre, latch};
+  LLVMAddIncoming(iv, in_vals, in_bbs, 2);
+  LLVMPositionBuilderAtEnd(E->b, exit);
+  return iv;
+}
+
+/* Mark the scalar locals assigned anywhere in `s` as per-lane. */
+static void mark_vlocals(emitter *E, const kir_stmt *s) {
+  for (; s; s = s->next) {
+    if (s->k == KIR_S_FOR) mark_vlocals(E, s->body);
+    if (s->k == KIR_S_ASSIGN && E->k->locals[s->local].lanes == 1)
+      E->vlocal[s->local] = true;
+  }
+}
+
+/* A w-lane alloca for each per-lane local, placed in the entry block. */
+static void make_vlocals(emitter *E, int w) {
+  LLVMBuilderRef ab = LLVMCreateBuilderInContext(E->ctx);
+  LLVMPositionBuilderBefore(ab, E->entry_first);
+  for (int l = 0; l < E->k->n_locals; l++)
+    if (E->vlocal[l])
+      E->vlocals[l] = LLVMBuildAlloca(
+          ab, LLVMVectorType(scalar_type(E, E->k->locals[l].dt), (unsigned)w), "");
+  LLVMDisposeBuilder(ab);
+}
+
+static void emit_vector_loop(emitter *E, const kir_stmt *s, LLVMValueRef lo,
+                             LLVMValueRef hi) {
+  int w = s->factor;
+  mark_vlocals(E, s->body);
+  make_vlocals(E, w);
+  E->vvar = s->var;
+  E->vw = w;
+  E->vmode = true;
+  E->vmask = NULL;
+  LLVMValueRef iv = emit_counted_loop(E, s, lo, hi, w);
+  /* masked remainder */
+  LLVMBasicBlockRef tail = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "tail");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(E->ctx, E->fn, "done");
+  LLVMBuildCondBr(E->b, LLVMBuildICmp(E->b, LLVMIntSLT, iv, hi, ""), tail, done);
+  LLVMPositionBuilderAtEnd(E->b, tail);
+  E->vars[s->var] = iv;
+  E->vmask = lane_mask_from_count(E, LLVMBuildSub(E->b, hi, iv, ""), w);
+  emit_stmts(E, s->body);
+  LLVMBuildBr(E->b, done);
+  LLVMPositionBuilderAtEnd(E->b, done);
+  E->vvar = -1;
+  E->vmode = false;
+  E->vmask = NULL;
+  memset(E->vlocal, 0, sizeof *E->vlocal * (size_t)E->k->n_locals);
+}
+
+static void emit_for(emitter *E, const kir_stmt *s) {
+  LLVMValueRef lo = emit_scalar(E, s->lo);
+  LLVMValueRef hi = emit_scalar(E, s->hi);
+  if (s->mark == KIR_PARALLEL && !E->in_parallel) {
+    /* this thread's chunk: [lo + min(tid*c, n), lo + min(tid*c + c, n)) */
+    LLVMValueRef n = LLVMBuildSub(E->b, hi, lo, "");
+    LLVMValueRef zero = i64c(E, 0);
+    n = LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSLT, n, zero, ""),
+                        zero, n, "");
+    LLVMValueRef c = LLVMBuildSDiv(
+        E->b, LLVMBuildAdd(E->b, n, LLVMBuildSub(E->b, E->nth, i64c(E, 1), ""), ""),
+        E->nth, "");
+    LLVMValueRef a = LLVMBuildMul(E->b, E->tid, c, "");
+    LLVMValueRef z = LLVMBuildAdd(E->b, a, c, "");
+    a = LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSLT, a, n, ""), a, n, "");
+    z = LLVMBuildSelect(E->b, LLVMBuildICmp(E->b, LLVMIntSLT, z, n, ""), z, n, "");
+    LLVMValueRef base = lo;
+    lo = LLVMBuildAdd(E->b, base, a, "");
+    hi = LLVMBuildAdd(E->b, base, z, "");
+    E->in_parallel = true;
+    emit_counted_loop(E, s, lo, hi, 1);
+    E->in_parallel = false;
+    return;
+  }
+  if (s->mark == KIR_VECTOR && s->factor > 1 && E->vvar < 0) {
+    emit_vector_loop(E, s, lo, hi);
+    return;
+  }
+  if (s->mark == KIR_UNROLL && s->lo->k == KIR_E_CONST &&
+      s->hi->k == KIR_E_CONST && s->hi->i - s->lo->i <= s->factor &&
+      s->hi->i - s->lo->i <= 64) {
+    for (int64_t i = s->lo->i; i < s->hi->i; i++) {
+      E->vars[s->var] = i64c(E, i);
+      emit_stmts(E, s->body);
+    }
+    return;
+  }
+  emit_counted_loop(E, s, lo, hi, 1);
+}
+
+static void emit_stmts(emitter *E, const kir_stmt *s) {
+  for (; s; s = s->next) {
+    switch (s->k) {
+    case KIR_S_FOR: emit_for(E, s); break;
+    case KIR_S_STORE: emit_store(E, s); break;
+    case KIR_S_ASSIGN:
+      if (E->vmode && E->vlocal[s->local])
+        LLVMBuildStore(E->b, emit_widened(E, s->value, E->vw), E->vlocals[s->local]);
+      else
+        LLVMBuildStore(E->b, emit_expr(E, s->value), E->locals[s->local]);
+      break;
+    }
+  }
+}
+
+/* ---- functions ---- */
+
+static void add_fn_attr(emitter *E, LLVMValueRef f, unsigned idx,
+                        const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  NCC_ASSERT(kind != 0);
+  LLVMAddAttributeAtIndex(f, idx, LLVMCreateEnumAttribute(E->ctx, kind, 0));
+}
+
+static void add_target_attrs(emitter *E, LLVMValueRef f) {
+  LLVMAddAttributeAtIndex(
+      f, LLVMAttributeFunctionIndex,
+      LLVMCreateStringAttribute(E->ctx, "target-cpu", 10, E->host->cpu,
+                                (unsigned)strlen(E->host->cpu)));
+  LLVMAddAttributeAtIndex(
+      f, LLVMAttributeFunctionIndex,
+      LLVMCreateStringAttribute(E->ctx, "target-features", 15,
+                                E->host->features,
+                                (unsigned)strlen(E->host->features)));
+  add_fn_attr(E, f, LLVMAttributeFunctionIndex, "nounwind");
+}
+
+static void init_types(emitter *E) {
+  E->t_i1 = LLVMInt1TypeInContext(E->ctx);
+  E->t_i8 = LLVMInt8TypeInContext(E->ctx);
+  E->t_i32 = LLVMInt32TypeInContext(E->ctx);
+  E->t_i64 = LLVMInt64TypeInContext(E->ctx);
+  E->t_f32 = LLVMFloatTypeInContext(E->ctx);
+  E->t_f64 = LLVMDoubleTypeInContext(E->ctx);
+  E->t_ptr = LLVMPointerTypeInContext(E->ctx, 0);
+  E->t_void = LLVMVoidTypeInContext(E->ctx);
+}
+
+/* The body function: (ptr noalias b0, ..., ptr syms, i64 tid, i64 nth). */
+static LLVMValueRef emit_body_fn(emitter *E, const char *name) {
+  const kir_kernel *k = E->k;
+  LLVMTypeRef params[KIR_MAX_BUFS + 3];
+  int np = 0;
+  for (int i = 0; i < k->n_bufs; i++) params[np++] = E->t_ptr;
+  params[np++] = E->t_ptr;
+  params[np++] = E->t_i64;
+  params[np++] = E->t_i64;
+  LLVMTypeRef ft = LLVMFunctionType(E->t_void, params, (unsigned)np, 0);
+  char fname[256];
+  snprintf(fname, sizeof fname, "%s.body", name);
+  LLVMValueRef f = LLVMAddFunction(E->mod, fname, ft);
+  LLVMSetLinkage(f, LLVMInternalLinkage);
+  add_target_attrs(E, f);
+  add_fn_attr(E, f, LLVMAttributeFunctionIndex, "alwaysinline");
+  for (int i = 0; i < k->n_bufs; i++) {
+    add_fn_attr(E, f, (unsigned)i + 1, "noalias");
+    add_fn_attr(E, f, (unsigned)i + 1, "nocapture");
+    E->bufs[i] = LLVMGetParam(f, (unsigned)i);
+  }
+  E->syms = LLVMGetParam(f, (unsigned)k->n_bufs);
+  E->tid = LLVMGetParam(f, (unsigned)k->n_bufs + 1);
+  E->nth = LLVMGetParam(f, (unsigned)k->n_bufs + 2);
+  E->fn = f;
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(E->ctx, f, "entry");
+  LLVMPositionBuilderAtEnd(E->b, entry);
+  for (int l = 0; l < k->n_locals; l++)
+    E->locals[l] = LLVMBuildAlloca(
+        E->b, vtype(scalar_type(E, k->locals[l].dt), k->locals[l].lanes), "");
+  /* a no-op anchor: later allocas (per-lane locals) are inserted before it */
+  E->entry_first = LLVMBuildAlloca(E->b, E->t_i8, "anchor");
+  emit_stmts(E, k->body);
+  LLVMBuildRetVoid(E->b);
+  return f;
+}
+
+static void emit_wrapper(emitter *E, const char *name, LLVMValueRef body) {
+  const kir_kernel *k = E->k;
+  LLVMTypeRef params[4] = {E->t_ptr, E->t_ptr, E->t_i32, E->t_i32};
+  LLVMTypeRef ft = LLVMFunctionType(E->t_void, params, 4, 0);
+  LLVMValueRef f = LLVMAddFunction(E->mod, name, ft);
+  add_target_attrs(E, f);
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(E->ctx, f, "entry");
+  LLVMPositionBuilderAtEnd(E->b, entry);
+  LLVMValueRef args[KIR_MAX_BUFS + 3];
+  int na = 0;
+  LLVMValueRef bufs = LLVMGetParam(f, 0);
+  for (int i = 0; i < k->n_bufs; i++) {
+    LLVMValueRef idx = i64c(E, i);
+    LLVMValueRef p = LLVMBuildGEP2(E->b, E->t_ptr, bufs, &idx, 1, "");
+    args[na++] = LLVMBuildLoad2(E->b, E->t_ptr, p, "");
+  }
+  args[na++] = LLVMGetParam(f, 1);
+  args[na++] = LLVMBuildSExt(E->b, LLVMGetParam(f, 2), E->t_i64, "");
+  args[na++] = LLVMBuildSExt(E->b, LLVMGetParam(f, 3), E->t_i64, "");
+  LLVMBuildCall2(E->b, LLVMGlobalGetValueType(body), body, args, (unsigned)na, "");
+  LLVMBuildRetVoid(E->b);
+}
+
+ncc_status ncc_llvm_emit_kernel(void *llvm_ctx, void *llvm_module,
+                                const kir_kernel *k, const ncc_llvm_host *h) {
+  emitter E;
+  memset(&E, 0, sizeof E);
+  E.ctx = (LLVMContextRef)llvm_ctx;
+  E.mod = (LLVMModuleRef)llvm_module;
+  E.k = k;
+  E.host = h;
+  E.vvar = -1;
+  init_types(&E);
+  E.vars = ncc_calloc((size_t)k->n_vars + 1, sizeof *E.vars);
+  E.locals = ncc_calloc((size_t)k->n_locals + 1, sizeof *E.locals);
+  E.vlocals = ncc_calloc((size_t)k->n_locals + 1, sizeof *E.vlocals);
+  E.vlocal = ncc_calloc((size_t)k->n_locals + 1, sizeof *E.vlocal);
+  if (!E.vars || !E.locals || !E.vlocals || !E.vlocal) {
+    ncc_free(E.vars, 0);
+    ncc_free(E.locals, 0);
+    ncc_free(E.vlocals, 0);
+    ncc_free(E.vlocal, 0);
+    return NCC_ERR_NOMEM;
+  }
+  E.b = LLVMCreateBuilderInContext(E.ctx);
+  LLVMValueRef body = emit_body_fn(&E, k->name);
+  emit_wrapper(&E, k->name, body);
+  LLVMDisposeBuilder(E.b);
+  ncc_free(E.vars, 0);
+  ncc_free(E.locals, 0);
+  ncc_free(E.vlocals, 0);
+  ncc_free(E.vlocal, 0);
+  return NCC_OK;
+}

@@ -1,0 +1,221 @@
+/* codegen/llvm/jit.c — host detection, O3 optimization and ORC LLJIT.
+ *
+ * The host CPU name and feature string come from LLVM
+ * (LLVMGetHostCPUName / LLVMGetHostCPUFeatures) and select the vector width
+ * lowering uses: AVX-512 16 f32 lanes, AVX/AVX2 8, SSE/NEON 4, else scalar.
+ * One graph becomes one LLVM module: emitted, verified, optimized with the
+ * new pass manager ("default<O3>") and added to its own LLJIT, whose symbol
+ * search falls back to the process (libm for the scalarized math calls).
+ * Every kernel is looked up right away so that compilation errors and
+ * compile time belong to ncc_module_compile, not to the first run.
+ */
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llvm.h"
+
+struct ncc_jit {
+  LLVMOrcLLJITRef jit;
+};
+
+static ncc_llvm_host host;
+static char host_error[256];
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+/* Whether the comma-separated feature list has "+name". */
+static bool has_feature(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n + 1 && p[0] == '+' && memcmp(p + 1, name, n) == 0) return true;
+    p = end ? end + 1 : NULL;
+  }
+  return false;
+}
+
+static int width_from_features(const char *f) {
+  if (has_feature(f, "avx512f")) return 16;
+  if (has_feature(f, "avx2") || has_feature(f, "avx")) return 8;
+  if (has_feature(f, "sse2") || has_feature(f, "neon")) return 4;
+  return 1;
+}
+
+/* LLVM's host strings live for the process (they are set once). */
+static void host_init(void) {
+  if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+    snprintf(host_error, sizeof host_error,
+             "LLVM has no code generator for this host");
+    return;
+  }
+  char *triple = LLVMGetDefaultTargetTriple();
+  LLVMTargetRef t;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(triple, &t, &err)) {
+    snprintf(host_error, sizeof host_error, "LLVM cannot target %s: %s", triple,
+             err ? err : "?");
+    LLVMDisposeMessage(err);
+    LLVMDisposeMessage(triple);
+    return;
+  }
+  host.triple = triple;
+  host.cpu = LLVMGetHostCPUName();
+  host.features = LLVMGetHostCPUFeatures();
+  host.vector_width = width_from_features(host.features);
+  const char *w = getenv("NCC_VECTOR_WIDTH"); /* for experiments and tests */
+  if (w && (atoi(w) == 1 || atoi(w) == 4 || atoi(w) == 8 || atoi(w) == 16))
+    host.vector_width = atoi(w);
+}
+
+ncc_status ncc_llvm_host_info(const ncc_llvm_host **out) {
+  pthread_once(&host_once, host_init);
+  *out = host.triple ? &host : NULL;
+  if (!host.triple)
+    return ncc_error(NCC_ERR_UNSUPPORTED, "cpu target: %s", host_error);
+  return NCC_OK;
+}
+
+static LLVMTargetMachineRef make_tm(const ncc_llvm_host *h) {
+  LLVMTargetRef t;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(h->triple, &t, &err)) {
+    LLVMDisposeMessage(err);
+    return NULL;
+  }
+  return LLVMCreateTargetMachine(t, h->triple, h->cpu, h->features,
+                                 LLVMCodeGenLevelAggressive, LLVMRelocPIC,
+                                 LLVMCodeModelJITDefault);
+}
+
+static ncc_status llvm_error(LLVMErrorRef e, const char *what) {
+  char *msg = LLVMGetErrorMessage(e);
+  ncc_status st = ncc_error(NCC_ERR_INTERNAL, "LLVM %s: %s", what, msg);
+  LLVMDisposeErrorMessage(msg);
+  return st;
+}
+
+void ncc_jit_free(ncc_jit *j) {
+  if (!j) return;
+  if (j->jit) LLVMOrcDisposeLLJIT(j->jit);
+  ncc_free(j, sizeof *j);
+}
+
+ncc_kernel_fn ncc_jit_lookup(ncc_jit *j, const char *name) {
+  LLVMOrcExecutorAddress addr = 0;
+  LLVMErrorRef e = LLVMOrcLLJITLookup(j->jit, &addr, name);
+  if (e) {
+    llvm_error(e, "lookup");
+    return NULL;
+  }
+  return (ncc_kernel_fn)(uintptr_t)addr;
+}
+
+/* Emit every kernel into `mod`, verify, optimize. */
+static ncc_status build_module(LLVMContextRef ctx, LLVMModuleRef mod,
+                               kir_kernel *const *ks, int n,
+                               const ncc_llvm_host *h, LLVMTargetMachineRef tm) {
+  LLVMSetTarget(mod, h->triple);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(mod, dl);
+  LLVMDisposeTargetData(dl);
+  for (int i = 0; i < n; i++) {
+    ncc_status st = ncc_llvm_emit_kernel(ctx, mod, ks[i], h);
+    if (st != NCC_OK) return st;
+  }
+  char *msg = NULL;
+  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+    ncc_status st = ncc_error(NCC_ERR_INTERNAL, "emitted LLVM IR is invalid: %.200s", msg);
+    if (getenv("NCC_DUMP_LLVM")) LLVMDumpModule(mod);
+    LLVMDisposeMessage(msg);
+    return st;
+  }
+  LLVMDisposeMessage(msg);
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) return llvm_error(e, "optimization");
+  if (getenv("NCC_DUMP_LLVM")) LLVMDumpModule(mod);
+  if (getenv("NCC_DUMP_ASM")) {
+    LLVMMemoryBufferRef buf = NULL;
+    char *err = NULL;
+    if (!LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
+      fwrite(LLVMGetBufferStart(buf), 1, LLVMGetBufferSize(buf), stderr);
+      LLVMDisposeMemoryBuffer(buf);
+    }
+    LLVMDisposeMessage(err);
+  }
+  return NCC_OK;
+}
+
+static ncc_status make_jit(const ncc_llvm_host *h, LLVMOrcLLJITRef *out) {
+  *out = NULL;
+  LLVMTargetMachineRef tm = make_tm(h);
+  if (!tm) return ncc_error(NCC_ERR_INTERNAL, "LLVM: no target machine");
+  LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
+  /* the builder takes the target machine, the JIT takes the builder */
+  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
+      b, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
+  LLVMOrcLLJITRef jit;
+  LLVMErrorRef e = LLVMOrcCreateLLJIT(&jit, b);
+  if (e) return llvm_error(e, "JIT creation");
+  LLVMOrcDefinitionGeneratorRef gen;
+  e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+      &gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL);
+  if (e) {
+    LLVMOrcDisposeLLJIT(jit);
+    return llvm_error(e, "process symbols");
+  }
+  LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+  *out = jit;
+  return NCC_OK;
+}
+
+ncc_status ncc_jit_compile(kir_kernel *const *ks, int n, ncc_jit **out) {
+  *out = NULL;
+  const ncc_llvm_host *h;
+  ncc_status st = ncc_llvm_host_info(&h);
+  if (st != NCC_OK) return st;
+  ncc_jit *j = ncc_calloc(1, sizeof *j);
+  if (!j) return NCC_ERR_NOMEM;
+  LLVMTargetMachineRef tm = make_tm(h);
+  if (!tm) {
+    ncc_free(j, sizeof *j);
+    return ncc_error(NCC_ERR_INTERNAL, "LLVM: no target machine");
+  }
+  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+  LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("ncc", ctx);
+  st = build_module(ctx, mod, ks, n, h, tm);
+  LLVMDisposeTargetMachine(tm);
+  if (st == NCC_OK) st = make_jit(h, &j->jit);
+  if (st != NCC_OK) {
+    LLVMDisposeModule(mod);
+    LLVMOrcDisposeThreadSafeContext(tsc);
+    ncc_jit_free(j);
+    return st;
+  }
+  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+  LLVMOrcDisposeThreadSafeContext(tsc); /* the module keeps it alive */
+  LLVMErrorRef e = LLVMOrcLLJITAddLLVMIRModule(
+      j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit), tsm);
+  if (e) {
+    ncc_jit_free(j);
+    return llvm_error(e, "adding the module");
+  }
+  for (int i = 0; i < n; i++)
+    if (!ncc_jit_lookup(j, ks[i]->name)) {
+      ncc_jit_free(j);
+      return NCC_ERR_INTERNAL;
+    }
+  *out = j;
+  return NCC_OK;
+}

@@ -1,0 +1,44 @@
+/* codegen/llvm/llvm.h — kernel IR to machine code through the LLVM C API.
+ *
+ * emit.c writes one LLVM function per kernel with explicit vector IR where
+ * the schedule says `vector`; jit.c detects the host target, optimizes a
+ * module with the new pass manager (default<O3>) and hands it to ORC LLJIT.
+ *
+ * Every kernel function has the same ABI:
+ *   void name(void *const *bufs, const int64_t *syms, int32_t tid, int32_t nth)
+ * bufs in kernel buffer order, syms indexed by graph symbol id, and (tid,
+ * nth) selecting this thread's share of the outermost parallel loop.
+ */
+#ifndef NCC_CODEGEN_LLVM_H
+#define NCC_CODEGEN_LLVM_H
+
+#include "../kir.h"
+
+typedef void (*ncc_kernel_fn)(void *const *bufs, const int64_t *syms,
+                              int32_t tid, int32_t nth);
+
+/* The host as LLVM sees it (computed once). */
+typedef struct ncc_llvm_host {
+  const char *triple;
+  const char *cpu;
+  const char *features;
+  int vector_width; /* f32 lanes: 16 (AVX-512), 8 (AVX2), 4 (SSE/NEON), 1 */
+} ncc_llvm_host;
+
+/* NCC_OK with *out set, or an error when LLVM cannot target this host. */
+ncc_status ncc_llvm_host_info(const ncc_llvm_host **out);
+
+/* A JIT holding the code of one module (one graph). */
+typedef struct ncc_jit ncc_jit;
+
+/* Emit, optimize and JIT-compile `n` kernels as one LLVM module. */
+ncc_status ncc_jit_compile(kir_kernel *const *ks, int n, ncc_jit **out);
+ncc_kernel_fn ncc_jit_lookup(ncc_jit *j, const char *name);
+void ncc_jit_free(ncc_jit *j);
+
+/* Internal to codegen/llvm: emit kernel `k` into an LLVM module (opaque
+ * pointers passed as void* so this header stays free of llvm-c). */
+ncc_status ncc_llvm_emit_kernel(void *llvm_ctx, void *llvm_module,
+                                const kir_kernel *k, const ncc_llvm_host *h);
+
+#endif /* NCC_CODEGEN_LLVM_H */

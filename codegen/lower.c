@@ -1,0 +1,23 @@
+/* codegen/lower.c — dispatch from a graph node to its kernel lowering. */
+#include "lower.h"
+
+kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d) {
+  return ncc_dim_is_sym(d) ? kir_sym(k, ncc_dim_sym_id(d)) : kir_const_i(k, d);
+}
+
+bool ncc_lower_supports(const ncc_node *n) {
+  return ncc_lower_eltwise_supports(n) || ncc_lower_matmul_supports(n) ||
+         ncc_lower_reduce_supports(n) || ncc_lower_conv_supports(n) ||
+         ncc_lower_transpose_supports(n);
+}
+
+ncc_status ncc_lower_node(const ncc_node *n, const char *name,
+                          const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  if (ncc_lower_eltwise_supports(n)) return ncc_lower_eltwise(n, name, o, out);
+  if (ncc_lower_matmul_supports(n)) return ncc_lower_matmul(n, name, o, out);
+  if (ncc_lower_reduce_supports(n)) return ncc_lower_reduce(n, name, o, out);
+  if (ncc_lower_conv_supports(n)) return ncc_lower_conv(n, name, o, out);
+  if (ncc_lower_transpose_supports(n)) return ncc_lower_transpose(n, name, o, out);
+  return NCC_ERR_UNSUPPORTED;
+}

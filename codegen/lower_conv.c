@@ -1,0 +1,281 @@
+/* codegen/lower_conv.c — 2-D Conv, MaxPool and AveragePool (NCHW) as
+ * direct loop nests, vectorized along the output row.
+ *
+ * The innermost `vector` loop runs over output columns; the window loops
+ * (input channel, kh, kw) sit inside it as scalar code whose accumulators
+ * become per-lane vectors (see kir.h). Padding is a guarded load: lanes
+ * whose input position falls outside the image read nothing and count as
+ * 0 (Conv), are skipped (MaxPool) or are not counted (AveragePool without
+ * count_include_pad). With stride 1 the loads are contiguous (masked where
+ * the window crosses the border), otherwise gathers.
+ *
+ * Conv computes OB output channels per pass so every input vector loaded
+ * feeds OB FMAs (register blocking over channels). This is the general
+ * path (any padding, stride, dilation, group, depthwise); 1x1 convolutions
+ * are better served as a GEMM, which is the next step.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "lower.h"
+
+#define F32 NCC_DT_F32
+#define OB 4 /* output channels per pass */
+
+typedef struct win {
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+} win;
+
+/* Window attributes of a 2-D Conv/pool; false when unsupported. */
+static bool window(const ncc_node *n, int64_t kh, int64_t kw, win *w) {
+  memset(w, 0, sizeof *w);
+  const char *ap = ncc_attr_string(n, "auto_pad", "NOTSET");
+  if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return false;
+  w->kh = kh;
+  w->kw = kw;
+  w->sh = w->sw = w->dh = w->dw = 1;
+  int c;
+  const int64_t *v = ncc_attr_ints(n, "strides", &c);
+  if (v && c != 2) return false;
+  if (v) w->sh = v[0], w->sw = v[1];
+  v = ncc_attr_ints(n, "dilations", &c);
+  if (v && c != 2) return false;
+  if (v) w->dh = v[0], w->dw = v[1];
+  v = ncc_attr_ints(n, "pads", &c);
+  if (v && c != 4) return false;
+  if (v && strcmp(ap, "VALID") != 0) w->pt = v[0], w->pl = v[1], w->pb = v[2], w->pr = v[3];
+  return w->sh > 0 && w->sw > 0 && w->dh > 0 && w->dw > 0 && w->pt >= 0 &&
+         w->pl >= 0 && w->pb >= 0 && w->pr >= 0;
+}
+
+static bool f32_4d(const ncc_value *v) {
+  return v && v->dtype == F32 && v->shape.rank == 4;
+}
+
+static bool conv_ok(const ncc_node *n, win *w) {
+  if (n->n_out != 1 || !f32_4d(n->out[0]) || n->n_in < 2) return false;
+  const ncc_value *x = n->in[0], *wt = n->in[1];
+  if (!f32_4d(x) || !f32_4d(wt) || !ncc_shape_is_static(&wt->shape)) return false;
+  int64_t g = ncc_attr_int(n, "group", 1);
+  int64_t oc = wt->shape.d[0];
+  if (g < 1 || oc % g != 0 || ncc_dim_is_sym(x->shape.d[1]) ||
+      x->shape.d[1] != wt->shape.d[1] * g)
+    return false;
+  if (n->n_in > 2 && n->in[2]) {
+    const ncc_value *b = n->in[2];
+    if (b->dtype != F32 || b->shape.rank != 1 || b->shape.d[0] != oc) return false;
+  }
+  return window(n, wt->shape.d[2], wt->shape.d[3], w);
+}
+
+static bool pool_ok(const ncc_node *n, win *w) {
+  if (n->n_out < 1 || !f32_4d(n->out[0]) || !f32_4d(n->in[0])) return false;
+  if (n->n_out > 1 && n->out[1]) return false; /* MaxPool Indices */
+  int c;
+  const int64_t *ks = ncc_attr_ints(n, "kernel_shape", &c);
+  if (!ks || c != 2) return false;
+  if (n->op == NCC_OP_AVGPOOL && ncc_attr_int(n, "ceil_mode", 0)) return false;
+  return window(n, ks[0], ks[1], w);
+}
+
+bool ncc_lower_conv_supports(const ncc_node *n) {
+  win w;
+  if (n->op == NCC_OP_CONV) return conv_ok(n, &w);
+  if (n->op == NCC_OP_MAXPOOL || n->op == NCC_OP_AVGPOOL) return pool_ok(n, &w);
+  return false;
+}
+
+#define I(v) kir_const_i(k, (v))
+#define ADD(a, b) kir_add(k, (a), (b))
+#define MUL(a, b) kir_mul(k, (a), (b))
+
+/* Input position along one axis and whether it is inside [0, size). */
+static kir_expr *in_pos(kir_kernel *k, kir_expr *o, int64_t s, kir_expr *kk,
+                        int64_t d, int64_t p) {
+  return ADD(ADD(MUL(o, I(s)), MUL(kk, I(d))), I(-p));
+}
+
+static kir_expr *inside(kir_kernel *k, kir_expr *pos, kir_expr *size) {
+  return kir_bin(k, KIR_AND, kir_bin(k, KIR_GE, pos, I(0)),
+                 kir_bin(k, KIR_LT, pos, size));
+}
+
+typedef struct dims {
+  kir_expr *N, *C, *H, *W, *OC, *OH, *OW;
+} dims;
+
+static void get_dims(kir_kernel *k, const ncc_node *n, dims *d) {
+  const ncc_shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  d->N = ncc_lower_dim(k, xs->d[0]);
+  d->C = ncc_lower_dim(k, xs->d[1]);
+  d->H = ncc_lower_dim(k, xs->d[2]);
+  d->W = ncc_lower_dim(k, xs->d[3]);
+  d->OC = ncc_lower_dim(k, ys->d[1]);
+  d->OH = ncc_lower_dim(k, ys->d[2]);
+  d->OW = ncc_lower_dim(k, ys->d[3]);
+}
+
+/* Loops over (oh, ow-vector) inside the parallel body; returns the body of
+ * the vector loop and sets *oh, *ow. */
+static kir_block *row_loops(kir_kernel *k, kir_block *outer, const dims *d,
+                            int vw, kir_expr **oh, kir_expr **ow,
+                            kir_stmt **l_oh, kir_block *b_oh, kir_stmt **l_ow,
+                            kir_block *b_ow) {
+  int voh = kir_var_new(k), vow = kir_var_new(k);
+  *l_oh = kir_for(k, outer, voh, I(0), d->OH, KIR_SERIAL, 0);
+  *b_oh = kir_body_begin();
+  *l_ow = kir_for(k, b_oh, vow, I(0), d->OW, vw > 1 ? KIR_VECTOR : KIR_SERIAL, vw);
+  *b_ow = kir_body_begin();
+  *oh = kir_var(k, voh);
+  *ow = kir_var(k, vow);
+  return b_ow;
+}
+
+static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw,
+                             kir_kernel *k) {
+  const ncc_value *wt = n->in[1];
+  int64_t G = ncc_attr_int(n, "group", 1);
+  int64_t OCg = wt->shape.d[0] / G, ICg = wt->shape.d[1];
+  int ob = OCg % OB == 0 ? OB : 1;
+  int64_t nob = OCg / ob;
+  int bx = kir_buf_input(k, 0, F32), bw = kir_buf_input(k, 1, F32);
+  int bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, 2, F32) : -1;
+  int by = kir_buf_output(k, 0, F32);
+  dims d;
+  get_dims(k, n, &d);
+  int acc[OB], xl = kir_local_add(k, F32, 1);
+  for (int j = 0; j < ob; j++) acc[j] = kir_local_add(k, F32, 1);
+
+  kir_block top = kir_body_begin();
+  int vt = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(d.N, I(G * nob)), KIR_PARALLEL, 0);
+  kir_block bt = kir_body_begin();
+  kir_expr *t = kir_var(k, vt);
+  kir_expr *bn = kir_bin(k, KIR_DIV, t, I(G * nob));
+  kir_expr *r = kir_bin(k, KIR_REM, t, I(G * nob));
+  kir_expr *g = kir_bin(k, KIR_DIV, r, I(nob));
+  kir_expr *oc0 = ADD(MUL(g, I(OCg)), MUL(kir_bin(k, KIR_REM, r, I(nob)), I(ob)));
+  kir_expr *oh, *ow;
+  kir_stmt *l_oh, *l_ow;
+  kir_block b_oh, b_ow;
+  kir_block *body = row_loops(k, &bt, &d, vw, &oh, &ow, &l_oh, &b_oh, &l_ow, &b_ow);
+  for (int j = 0; j < ob; j++) kir_assign(k, body, acc[j], kir_const_f(k, F32, 0.0));
+  int vic = kir_var_new(k), vkh = kir_var_new(k), vkw = kir_var_new(k);
+  kir_stmt *l_ic = kir_for(k, body, vic, I(0), I(ICg), KIR_SERIAL, 0);
+  kir_block b_ic = kir_body_begin();
+  kir_stmt *l_kh = kir_for(k, &b_ic, vkh, I(0), I(wn->kh), KIR_SERIAL, 0);
+  kir_block b_kh = kir_body_begin();
+  kir_stmt *l_kw = kir_for(k, &b_kh, vkw, I(0), I(wn->kw), KIR_SERIAL, 0);
+  kir_block b_kw = kir_body_begin();
+  {
+    kir_expr *ic = kir_var(k, vic), *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
+    kir_expr *ih = in_pos(k, oh, wn->sh, kh, wn->dh, wn->pt);
+    kir_expr *iw = in_pos(k, ow, wn->sw, kw, wn->dw, wn->pl);
+    kir_expr *cin = ADD(MUL(g, I(ICg)), ic);
+    kir_expr *xi = ADD(MUL(ADD(MUL(ADD(MUL(bn, d.C), cin), d.H), ih), d.W), iw);
+    bool padded = wn->pt || wn->pl || wn->pb || wn->pr;
+    kir_expr *guard = padded ? kir_bin(k, KIR_AND, inside(k, ih, d.H), inside(k, iw, d.W))
+                             : NULL;
+    kir_assign(k, &b_kw, xl, kir_load_guarded(k, bx, xi, guard));
+    for (int j = 0; j < ob; j++) {
+      kir_expr *oc = ADD(oc0, I(j));
+      kir_expr *wi = ADD(MUL(ADD(MUL(ADD(MUL(oc, I(ICg)), ic), I(wn->kh)), kh), I(wn->kw)), kw);
+      kir_assign(k, &b_kw, acc[j],
+                 kir_fma(k, kir_local_ref(k, xl), kir_load(k, bw, wi), kir_local_ref(k, acc[j])));
+    }
+  }
+  kir_body_end(l_kw, &b_kw);
+  kir_body_end(l_kh, &b_kh);
+  kir_body_end(l_ic, &b_ic);
+  for (int j = 0; j < ob; j++) {
+    kir_expr *oc = ADD(oc0, I(j));
+    kir_expr *v = kir_local_ref(k, acc[j]);
+    if (bb >= 0) v = kir_bin(k, KIR_ADD, v, kir_load(k, bb, oc));
+    kir_expr *yi = ADD(MUL(ADD(MUL(ADD(MUL(bn, d.OC), oc), d.OH), oh), d.OW), ow);
+    kir_store(k, body, by, yi, v, NULL);
+  }
+  kir_body_end(l_ow, &b_ow);
+  kir_body_end(l_oh, &b_oh);
+  kir_body_end(lt, &bt);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 2.0 * (double)(ICg * wn->kh * wn->kw);
+  return NCC_OK;
+}
+
+static ncc_status lower_pool(const ncc_node *n, const win *wn, int vw,
+                             kir_kernel *k) {
+  bool mx = n->op == NCC_OP_MAXPOOL;
+  bool count_pad = ncc_attr_int(n, "count_include_pad", 0) != 0;
+  int bx = kir_buf_input(k, 0, F32), by = kir_buf_output(k, 0, F32);
+  dims d;
+  get_dims(k, n, &d);
+  int acc = kir_local_add(k, F32, 1), cnt = kir_local_add(k, F32, 1);
+  kir_block top = kir_body_begin();
+  int vt = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(d.N, d.C), KIR_PARALLEL, 0);
+  kir_block bt = kir_body_begin();
+  kir_expr *plane = kir_var(k, vt); /* n*C + c */
+  kir_expr *oh, *ow;
+  kir_stmt *l_oh, *l_ow;
+  kir_block b_oh, b_ow;
+  kir_block *body = row_loops(k, &bt, &d, vw, &oh, &ow, &l_oh, &b_oh, &l_ow, &b_ow);
+  kir_assign(k, body, acc, kir_const_f(k, F32, mx ? -INFINITY : 0.0));
+  kir_assign(k, body, cnt, kir_const_f(k, F32, 0.0));
+  int vkh = kir_var_new(k), vkw = kir_var_new(k);
+  kir_stmt *l_kh = kir_for(k, body, vkh, I(0), I(wn->kh), KIR_SERIAL, 0);
+  kir_block b_kh = kir_body_begin();
+  kir_stmt *l_kw = kir_for(k, &b_kh, vkw, I(0), I(wn->kw), KIR_SERIAL, 0);
+  kir_block b_kw = kir_body_begin();
+  {
+    kir_expr *ih = in_pos(k, oh, wn->sh, kir_var(k, vkh), wn->dh, wn->pt);
+    kir_expr *iw = in_pos(k, ow, wn->sw, kir_var(k, vkw), wn->dw, wn->pl);
+    kir_expr *guard = kir_bin(k, KIR_AND, inside(k, ih, d.H), inside(k, iw, d.W));
+    kir_expr *xi = ADD(MUL(ADD(MUL(plane, d.H), ih), d.W), iw);
+    kir_expr *x = kir_load_guarded(k, bx, xi, guard);
+    kir_expr *a = kir_local_ref(k, acc);
+    if (mx) {
+      kir_expr *ninf = kir_const_f(k, F32, -INFINITY);
+      kir_assign(k, &b_kw, acc, kir_bin(k, KIR_MAX, a, kir_select(k, guard, x, ninf)));
+    } else {
+      kir_assign(k, &b_kw, acc, kir_bin(k, KIR_ADD, a, x));
+      kir_assign(k, &b_kw, cnt,
+                 kir_bin(k, KIR_ADD, kir_local_ref(k, cnt), kir_cast(k, F32, guard)));
+    }
+  }
+  kir_body_end(l_kw, &b_kw);
+  kir_body_end(l_kh, &b_kh);
+  kir_expr *v = kir_local_ref(k, acc);
+  if (!mx) {
+    kir_expr *den = count_pad ? kir_const_f(k, F32, (double)(wn->kh * wn->kw))
+                              : kir_local_ref(k, cnt);
+    v = kir_bin(k, KIR_DIV, v, den);
+  }
+  kir_expr *yi = ADD(MUL(ADD(MUL(plane, d.OH), oh), d.OW), ow);
+  kir_store(k, body, by, yi, v, NULL);
+  kir_body_end(l_ow, &b_ow);
+  kir_body_end(l_oh, &b_oh);
+  kir_body_end(lt, &bt);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = (double)(wn->kh * wn->kw);
+  return NCC_OK;
+}
+
+ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
+                          const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  win w;
+  bool conv = n->op == NCC_OP_CONV;
+  if (conv ? !conv_ok(n, &w) : !pool_ok(n, &w)) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  int vw = o->vector_width > 0 ? o->vector_width : 1;
+  ncc_status st = conv ? lower_conv(n, &w, vw, k) : lower_pool(n, &w, vw, k);
+  if (st == NCC_OK && !kir_ok(k)) st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s",
+                                                 ncc_op_name(n->op));
+  if (st != NCC_OK) {
+    kir_kernel_free(k);
+    return st;
+  }
+  *out = k;
+  return NCC_OK;
+}

@@ -1,0 +1,384 @@
+/* codegen/lower_eltwise.c — elementwise ops (unary, binary with numpy
+ * broadcasting, variadic Max/Min, Where, Clip) to one loop nest.
+ *
+ * Broadcasting is expressed with strides: an operand's stride is 0 along the
+ * dims it broadcasts over. Adjacent output dims that every operand treats
+ * alike (all broadcast or all not) are collapsed, so a same-shape op is one
+ * flat loop and a bias add is two. The schedule: a flat loop is split into
+ * blocks distributed over threads, each block vectorized; a deeper nest
+ * runs its outer dims as one parallel loop (decomposed with div/mod once per
+ * row) around a vectorized innermost loop.
+ *
+ * Scalar formulas follow the reference interpreter (runtime/ref); the
+ * numerically delicate ones are written in their stable form (Softplus).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "lower.h"
+
+/* Elements per parallel block of a flat loop: large enough to amortize the
+ * loop overhead, small enough to balance threads. */
+#define FLAT_BLOCK 4096
+
+#define MAX_OPS (KIR_MAX_BUFS - 1)
+
+static bool all_f32_inputs(const ncc_node *n) {
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i] && n->in[i]->dtype != NCC_DT_F32) return false;
+  return true;
+}
+
+/* Op and dtype check (shapes are checked by plan_broadcast). */
+static bool op_ok(const ncc_node *n) {
+  if (n->n_out != 1 || !n->out[0] || n->n_in > MAX_OPS) return false;
+  ncc_dtype od = n->out[0]->dtype;
+  switch (n->op) {
+  case NCC_OP_EQUAL:
+  case NCC_OP_LESS:
+  case NCC_OP_GREATER:
+    return od == NCC_DT_BOOL && all_f32_inputs(n);
+  case NCC_OP_WHERE:
+    return od == NCC_DT_F32 && n->in[0] && n->in[0]->dtype == NCC_DT_BOOL &&
+           n->in[1] && n->in[1]->dtype == NCC_DT_F32 && n->in[2] &&
+           n->in[2]->dtype == NCC_DT_F32;
+  case NCC_OP_CLIP:
+    for (int i = 1; i < n->n_in; i++)
+      if (n->in[i] && n->in[i]->shape.rank != 0) return false;
+    return od == NCC_DT_F32 && n->in[0] && all_f32_inputs(n);
+  case NCC_OP_GELU: {
+    const char *ap = ncc_attr_string(n, "approximate", "none");
+    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0) return false;
+    return od == NCC_DT_F32 && n->in[0] && all_f32_inputs(n);
+  }
+  case NCC_OP_ADD: case NCC_OP_SUB: case NCC_OP_MUL: case NCC_OP_DIV:
+  case NCC_OP_POW: case NCC_OP_MAX: case NCC_OP_MIN:
+  case NCC_OP_NEG: case NCC_OP_ABS: case NCC_OP_SQRT: case NCC_OP_RECIPROCAL:
+  case NCC_OP_EXP: case NCC_OP_LOG: case NCC_OP_ERF: case NCC_OP_TANH:
+  case NCC_OP_SIGMOID: case NCC_OP_RELU: case NCC_OP_LEAKYRELU:
+  case NCC_OP_HARDSIGMOID: case NCC_OP_HARDSWISH: case NCC_OP_SOFTPLUS:
+  case NCC_OP_IDENTITY:
+    for (int i = 0; i < n->n_in; i++)
+      if (!n->in[i]) return false;
+    return od == NCC_DT_F32 && all_f32_inputs(n);
+  default:
+    return false;
+  }
+}
+
+/* The broadcast structure of one elementwise node. */
+typedef struct bplan {
+  int n_ops;                 /* operands (non-NULL inputs) */
+  int op_in[MAX_OPS];        /* their node input indices */
+  int m;                     /* collapsed dims */
+  int first[NCC_MAX_RANK];   /* first output dim of each group */
+  int last[NCC_MAX_RANK];    /* one past the last */
+  bool bc[MAX_OPS][NCC_MAX_RANK]; /* operand broadcasts over the group */
+} bplan;
+
+/* Operand dim aligned to output dim j (numpy: align right, missing = 1). */
+static int64_t aligned_dim(const ncc_value *v, int r, int j) {
+  int jj = j - (r - v->shape.rank);
+  return jj < 0 ? 1 : v->shape.d[jj];
+}
+
+static bool plan_broadcast(const ncc_node *n, bplan *p) {
+  memset(p, 0, sizeof *p);
+  const ncc_shape *os = &n->out[0]->shape;
+  int r = os->rank;
+  bool bcd[MAX_OPS][NCC_MAX_RANK];
+  for (int i = 0; i < n->n_in; i++) {
+    const ncc_value *v = n->in[i];
+    if (!v) continue;
+    if (v->shape.rank > r) return false;
+    int k = p->n_ops++;
+    p->op_in[k] = i;
+    for (int j = 0; j < r; j++) {
+      int64_t d = aligned_dim(v, r, j);
+      if (d == os->d[j])
+        bcd[k][j] = false;
+      else if (d == 1)
+        bcd[k][j] = true;
+      else
+        return false; /* e.g. two different symbols: not decidable here */
+    }
+  }
+  int prev = -1;
+  for (int j = 0; j < r; j++) {
+    if (os->d[j] == 1) continue; /* size-1 dims do not affect indexing */
+    bool same = prev >= 0;
+    for (int k = 0; k < p->n_ops && same; k++)
+      same = bcd[k][j] == bcd[k][prev];
+    if (same) {
+      p->last[p->m - 1] = j + 1;
+    } else {
+      p->first[p->m] = j;
+      p->last[p->m] = j + 1;
+      for (int k = 0; k < p->n_ops; k++) p->bc[k][p->m] = bcd[k][j];
+      p->m++;
+    }
+    prev = j;
+  }
+  return true;
+}
+
+bool ncc_lower_eltwise_supports(const ncc_node *n) {
+  bplan p;
+  return op_ok(n) && plan_broadcast(n, &p);
+}
+
+/* The scalar formula of the op applied to operand values x[]. */
+static kir_expr *formula(kir_kernel *k, const ncc_node *n, kir_expr **x,
+                         int nx) {
+  ncc_dtype f = NCC_DT_F32;
+#define C(v) kir_const_f(k, f, (v))
+#define B(op, a, b) kir_bin(k, KIR_##op, (a), (b))
+#define U(op, a) kir_un(k, KIR_##op, (a))
+  kir_expr *a = x[0];
+  switch (n->op) {
+  case NCC_OP_ADD: return B(ADD, a, x[1]);
+  case NCC_OP_SUB: return B(SUB, a, x[1]);
+  case NCC_OP_MUL: return B(MUL, a, x[1]);
+  case NCC_OP_DIV: return B(DIV, a, x[1]);
+  case NCC_OP_POW: return B(POW, a, x[1]);
+  case NCC_OP_MAX:
+  case NCC_OP_MIN: {
+    kir_expr *r = a;
+    for (int i = 1; i < nx; i++)
+      r = n->op == NCC_OP_MAX ? B(MAX, r, x[i]) : B(MIN, r, x[i]);
+    return r;
+  }
+  case NCC_OP_EQUAL: return B(EQ, a, x[1]);
+  case NCC_OP_LESS: return B(LT, a, x[1]);
+  case NCC_OP_GREATER: return B(GT, a, x[1]);
+  case NCC_OP_WHERE: return kir_select(k, a, x[1], x[2]);
+  case NCC_OP_CLIP: {
+    /* operands: x, then min and/or max in input order */
+    kir_expr *r = a;
+    int op = 1;
+    if (n->n_in > 1 && n->in[1]) r = B(MAX, r, x[op++]);
+    if (n->n_in > 2 && n->in[2]) r = B(MIN, r, x[op++]);
+    return r;
+  }
+  case NCC_OP_NEG: return U(NEG, a);
+  case NCC_OP_ABS: return U(ABS, a);
+  case NCC_OP_SQRT: return U(SQRT, a);
+  case NCC_OP_RECIPROCAL: return B(DIV, C(1.0), a);
+  case NCC_OP_EXP: return U(EXP, a);
+  case NCC_OP_LOG: return U(LOG, a);
+  case NCC_OP_ERF: return U(ERF, a);
+  case NCC_OP_TANH: return U(TANH, a);
+  case NCC_OP_SIGMOID: return B(DIV, C(1.0), B(ADD, C(1.0), U(EXP, U(NEG, a))));
+  case NCC_OP_RELU: /* x < 0 ? 0 : x, so NaN stays NaN */
+    return kir_select(k, B(LT, a, C(0.0)), C(0.0), a);
+  case NCC_OP_LEAKYRELU: {
+    double al = ncc_attr_float(n, "alpha", 0.01f);
+    return kir_select(k, B(LT, a, C(0.0)), B(MUL, C(al), a), a);
+  }
+  case NCC_OP_HARDSIGMOID: {
+    double al = ncc_attr_float(n, "alpha", 0.2f);
+    double be = ncc_attr_float(n, "beta", 0.5f);
+    return B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(al), a, C(be))));
+  }
+  case NCC_OP_HARDSWISH:
+    return B(MUL, a,
+             B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(1.0 / 6.0), a, C(0.5)))));
+  case NCC_OP_GELU:
+    if (strcmp(ncc_attr_string(n, "approximate", "none"), "tanh") == 0) {
+      /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+      kir_expr *x3 = B(MUL, B(MUL, a, a), a);
+      kir_expr *in = B(MUL, C(0.7978845608028654), kir_fma(k, C(0.044715), x3, a));
+      return B(MUL, B(MUL, C(0.5), a), B(ADD, C(1.0), U(TANH, in)));
+    }
+    return B(MUL, B(MUL, C(0.5), a),
+             B(ADD, C(1.0), U(ERF, B(MUL, a, C(0.7071067811865476)))));
+  case NCC_OP_SOFTPLUS:
+    /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x */
+    return B(ADD, B(MAX, a, C(0.0)), U(LOG1P, U(EXP, U(NEG, U(ABS, a)))));
+  case NCC_OP_IDENTITY: return a;
+  default: NCC_ASSERT(!"unhandled elementwise op"); return a;
+  }
+#undef C
+#undef B
+#undef U
+}
+
+/* Loop body: out[oidx] = formula(in_k[idx_k]) for the given indices. */
+static void emit_body(kir_kernel *k, const ncc_node *n, const bplan *p,
+                      const int *bufs, int obuf, kir_expr **idx,
+                      kir_expr *oidx, kir_block *blk) {
+  kir_expr *x[MAX_OPS];
+  for (int i = 0; i < p->n_ops; i++) x[i] = kir_load(k, bufs[i], idx[i]);
+  kir_store(k, blk, obuf, oidx, formula(k, n, x, p->n_ops), NULL);
+}
+
+ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
+                             const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  bplan p;
+  if (!op_ok(n) || !plan_broadcast(n, &p)) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  int w = o->vector_width > 0 ? o->vector_width : 1;
+  const ncc_shape *os = &n->out[0]->shape;
+
+  int bufs[MAX_OPS];
+  for (int i = 0; i < p.n_ops; i++)
+    bufs[i] = kir_buf_input(k, p.op_in[i], n->in[p.op_in[i]]->dtype);
+  int obuf = kir_buf_output(k, 0, n->out[0]->dtype);
+
+  /* Extent of each collapsed group, and strides per operand and output. */
+  kir_expr *ext[NCC_MAX_RANK] = {0};
+  for (int g = 0; g < p.m; g++) {
+    ext[g] = kir_const_i(k, 1);
+    for (int j = p.first[g]; j < p.last[g]; j++)
+      ext[g] = kir_mul(k, ext[g], ncc_lower_dim(k, os->d[j]));
+  }
+  kir_expr *stride[MAX_OPS][NCC_MAX_RANK] = {{0}}, *ostride[NCC_MAX_RANK] = {0};
+  for (int g = p.m - 1; g >= 0; g--) {
+    ostride[g] = g == p.m - 1 ? kir_const_i(k, 1)
+                              : kir_mul(k, ostride[g + 1], ext[g + 1]);
+    for (int i = 0; i < p.n_ops; i++) {
+      kir_expr *after = kir_const_i(k, 1);
+      for (int h = g + 1; h < p.m; h++)
+        if (!p.bc[i][h]) after = kir_mul(k, after, ext[h]);
+      stride[i][g] = p.bc[i][g] ? kir_const_i(k, 0) : after;
+    }
+  }
+
+  kir_block top = kir_body_begin();
+  kir_expr *idx[MAX_OPS];
+  kir_mark vmark = w > 1 ? KIR_VECTOR : KIR_SERIAL;
+  if (p.m == 0) {
+    for (int i = 0; i < p.n_ops; i++) idx[i] = kir_const_i(k, 0);
+    emit_body(k, n, &p, bufs, obuf, idx, kir_const_i(k, 0), &top);
+  } else if (p.m == 1) {
+    int vb = kir_var_new(k), vi = kir_var_new(k);
+    kir_expr *len = ext[0];
+    kir_stmt *lb = kir_for(k, &top, vb, kir_const_i(k, 0),
+                           kir_cdiv(k, len, FLAT_BLOCK), KIR_PARALLEL, 0);
+    kir_block bb = kir_body_begin();
+    kir_expr *lo = kir_mul(k, kir_var(k, vb), kir_const_i(k, FLAT_BLOCK));
+    kir_stmt *li = kir_for(k, &bb, vi, lo,
+                           kir_min(k, len, kir_add(k, lo, kir_const_i(k, FLAT_BLOCK))),
+                           vmark, w);
+    kir_block ib = kir_body_begin();
+    for (int i = 0; i < p.n_ops; i++)
+      idx[i] = kir_mul(k, kir_var(k, vi), stride[i][0]);
+    emit_body(k, n, &p, bufs, obuf, idx, kir_var(k, vi), &ib);
+    kir_body_end(li, &ib);
+    kir_body_end(lb, &bb);
+  } else {
+    /* outer dims flattened into one parallel loop */
+    int vo = kir_var_new(k), vi = kir_var_new(k);
+    kir_expr *outer = kir_const_i(k, 1);
+    for (int g = 0; g < p.m - 1; g++) outer = kir_mul(k, outer, ext[g]);
+    kir_stmt *lo = kir_for(k, &top, vo, kir_const_i(k, 0), outer, KIR_PARALLEL, 0);
+    kir_block ob = kir_body_begin();
+    kir_stmt *li = kir_for(k, &ob, vi, kir_const_i(k, 0), ext[p.m - 1], vmark, w);
+    kir_block ib = kir_body_begin();
+    kir_expr *coord[NCC_MAX_RANK] = {0};
+    kir_expr *inner = kir_const_i(k, 1); /* product of groups after g */
+    for (int g = p.m - 2; g >= 0; g--) {
+      kir_expr *q = kir_is_const(inner, 1)
+                        ? kir_var(k, vo)
+                        : kir_bin(k, KIR_DIV, kir_var(k, vo), inner);
+      coord[g] = g == 0 ? q : kir_bin(k, KIR_REM, q, ext[g]);
+      inner = kir_mul(k, inner, ext[g]);
+    }
+    kir_expr *oidx = kir_var(k, vi);
+    for (int g = 0; g < p.m - 1; g++)
+      oidx = kir_add(k, oidx, kir_mul(k, coord[g], ostride[g]));
+    for (int i = 0; i < p.n_ops; i++) {
+      idx[i] = kir_mul(k, kir_var(k, vi), stride[i][p.m - 1]);
+      for (int g = 0; g < p.m - 1; g++)
+        idx[i] = kir_add(k, idx[i], kir_mul(k, coord[g], stride[i][g]));
+    }
+    emit_body(k, n, &p, bufs, obuf, idx, oidx, &ib);
+    kir_body_end(li, &ib);
+    kir_body_end(lo, &ob);
+  }
+  kir_kernel_set_body(k, &top);
+  if (!kir_ok(k)) {
+    kir_kernel_free(k);
+    return ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s",
+                     ncc_op_name(n->op));
+  }
+  /* transcendental ops cost more per element: parallelize sooner */
+  k->cost_per_elem = 1.0;
+  *out = k;
+  return NCC_OK;
+}
+
+/* ---- Transpose: out[o] = in[permuted index], an injective kernel ----
+ * Output dims are walked like an elementwise op (outer dims as one parallel
+ * loop, the last dim vectorized); the input index uses the permuted input
+ * strides, so the inner access is contiguous only when the last dim stays
+ * last (otherwise the emitter gathers). */
+
+static bool transpose_ok(const ncc_node *n, int64_t *perm) {
+  if (n->op != NCC_OP_TRANSPOSE || n->n_in != 1 || !n->in[0] || !n->out[0])
+    return false;
+  const ncc_value *x = n->in[0];
+  if (x->dtype != NCC_DT_F32 && x->dtype != NCC_DT_I64 && x->dtype != NCC_DT_I32)
+    return false;
+  int r = x->shape.rank, c;
+  if (r < 1) return false;
+  const int64_t *p = ncc_attr_ints(n, "perm", &c);
+  if (p && c != r) return false;
+  for (int j = 0; j < r; j++) perm[j] = p ? p[j] : r - 1 - j;
+  return true;
+}
+
+bool ncc_lower_transpose_supports(const ncc_node *n) {
+  int64_t perm[NCC_MAX_RANK];
+  return transpose_ok(n, perm);
+}
+
+ncc_status ncc_lower_transpose(const ncc_node *n, const char *name,
+                               const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  int64_t perm[NCC_MAX_RANK];
+  if (!transpose_ok(n, perm)) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  const ncc_value *x = n->in[0];
+  int r = x->shape.rank, w = o->vector_width > 0 ? o->vector_width : 1;
+  int bx = kir_buf_input(k, 0, x->dtype), by = kir_buf_output(k, 0, x->dtype);
+  kir_expr *istride[NCC_MAX_RANK] = {0}, *odim[NCC_MAX_RANK] = {0};
+  kir_expr *acc = kir_const_i(k, 1);
+  for (int j = r - 1; j >= 0; j--) {
+    istride[j] = acc;
+    acc = kir_mul(k, acc, ncc_lower_dim(k, x->shape.d[j]));
+  }
+  for (int j = 0; j < r; j++) odim[j] = ncc_lower_dim(k, x->shape.d[perm[j]]);
+  kir_expr *outer = kir_const_i(k, 1);
+  for (int j = 0; j < r - 1; j++) outer = kir_mul(k, outer, odim[j]);
+  kir_block top = kir_body_begin();
+  int vo = kir_var_new(k), vi = kir_var_new(k);
+  kir_stmt *lo = kir_for(k, &top, vo, kir_const_i(k, 0), outer, KIR_PARALLEL, 0);
+  kir_block ob = kir_body_begin();
+  kir_stmt *li = kir_for(k, &ob, vi, kir_const_i(k, 0), odim[r - 1],
+                         w > 1 ? KIR_VECTOR : KIR_SERIAL, w);
+  kir_block ib = kir_body_begin();
+  kir_expr *iidx = kir_mul(k, kir_var(k, vi), istride[perm[r - 1]]);
+  kir_expr *inner = kir_const_i(k, 1);
+  for (int j = r - 2; j >= 0; j--) {
+    kir_expr *q = kir_is_const(inner, 1) ? kir_var(k, vo)
+                                         : kir_bin(k, KIR_DIV, kir_var(k, vo), inner);
+    kir_expr *cj = j == 0 ? q : kir_bin(k, KIR_REM, q, odim[j]);
+    iidx = kir_add(k, iidx, kir_mul(k, cj, istride[perm[j]]));
+    inner = kir_mul(k, inner, odim[j]);
+  }
+  kir_expr *oidx = kir_add(k, kir_mul(k, kir_var(k, vo), odim[r - 1]), kir_var(k, vi));
+  kir_store(k, &ib, by, oidx, kir_load(k, bx, iidx), NULL);
+  kir_body_end(li, &ib);
+  kir_body_end(lo, &ob);
+  kir_kernel_set_body(k, &top);
+  if (!kir_ok(k)) {
+    kir_kernel_free(k);
+    return ncc_error(NCC_ERR_NOMEM, "out of memory lowering Transpose");
+  }
+  *out = k;
+  return NCC_OK;
+}

@@ -1,0 +1,359 @@
+/* codegen/lower_reduce.c — row-wise kernels: ReduceSum/Mean/Max,
+ * GlobalAveragePool, Softmax, LogSoftmax, LayerNormalization, and
+ * BatchNormalization (inference: one row per (n, c) plane).
+ *
+ * Each is viewed as [rows, R] with R the product of the reduced trailing
+ * dims (a reduction over other axes runs on the reference kernel). One
+ * parallel loop runs over rows; within a row every sweep is a vector loop
+ * of w-lane explicit vectors plus a scalar loop for the R % w tail, and
+ * reductions keep a vector accumulator reduced horizontally at the end.
+ * Softmax and LayerNorm make their sweeps over a row that stays in cache:
+ * max, exp-and-store, sum, scale (softmax); mean, centred sum of squares
+ * (two-pass variance, stable), normalize (layernorm).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "lower.h"
+
+#define F32 NCC_DT_F32
+
+static kir_expr *cst(kir_kernel *k, double v, int lanes) {
+  return kir_splat(k, kir_const_f(k, F32, v), lanes);
+}
+
+/* The reduced trailing block [first, rank) of an f32 value, if the axes are
+ * one; `first` is rank for an empty set. */
+static bool trailing_axes(const int64_t *axes, int n, int rank, int *first) {
+  bool seen[NCC_MAX_RANK] = {false};
+  for (int i = 0; i < n; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank || seen[a]) return false;
+    seen[a] = true;
+  }
+  int f = rank - n;
+  for (int a = f; a < rank; a++)
+    if (!seen[a]) return false;
+  *first = f;
+  return true;
+}
+
+typedef struct rplan {
+  int first; /* reduced dims are [first, rank) of input 0 */
+  bool mean; /* ReduceMean / GlobalAveragePool */
+} rplan;
+
+static bool plan(const ncc_node *n, rplan *p) {
+  memset(p, 0, sizeof *p);
+  if (n->n_in < 1 || !n->in[0] || n->in[0]->dtype != F32) return false;
+  if (n->n_out < 1 || !n->out[0] || n->out[0]->dtype != F32) return false;
+  for (int i = 1; i < n->n_out; i++)
+    if (n->out[i]) return false; /* LayerNorm Mean/InvStdDev outputs */
+  const ncc_value *x = n->in[0];
+  int r = x->shape.rank;
+  switch (n->op) {
+  case NCC_OP_REDUCESUM:
+  case NCC_OP_REDUCEMEAN:
+  case NCC_OP_REDUCEMAX: {
+    p->mean = n->op == NCC_OP_REDUCEMEAN;
+    const ncc_value *ax = n->n_in > 1 ? n->in[1] : NULL;
+    if (!ax) {
+      if (ncc_attr_int(n, "noop_with_empty_axes", 0)) return false;
+      p->first = 0;
+      break;
+    }
+    if (ax->kind != NCC_VAL_CONST || ax->dtype != NCC_DT_I64 ||
+        ax->shape.rank != 1 || !ax->data)
+      return false;
+    int na = (int)ax->shape.d[0];
+    if (na == 0) return false; /* empty axes: reduce-all or no-op */
+    if (!trailing_axes(ax->data, na, r, &p->first)) return false;
+    break;
+  }
+  case NCC_OP_BATCHNORM:
+    /* rows are (n, c) planes; params are [C] */
+    if (r < 2 || ncc_attr_int(n, "training_mode", 0)) return false;
+    for (int i = 1; i < 5; i++) {
+      const ncc_value *v = n->in[i];
+      if (!v || v->dtype != F32 || v->shape.rank != 1 || v->shape.d[0] != x->shape.d[1])
+        return false;
+    }
+    p->first = 2;
+    break;
+  case NCC_OP_GLOBALAVGPOOL:
+    if (r < 3) return false;
+    p->mean = true;
+    p->first = 2;
+    break;
+  case NCC_OP_SOFTMAX:
+  case NCC_OP_LOGSOFTMAX: {
+    int64_t a = ncc_attr_int(n, "axis", -1);
+    if (a < 0) a += r;
+    if (a != r - 1) return false; /* inner stride 1 only */
+    p->first = r - 1;
+    break;
+  }
+  case NCC_OP_LAYERNORM: {
+    int64_t a = ncc_attr_int(n, "axis", -1);
+    if (a < 0) a += r;
+    if (a < 0 || a >= r) return false;
+    p->first = (int)a;
+    /* scale and bias: exactly the normalized shape */
+    for (int i = 1; i < n->n_in && i < 3; i++) {
+      const ncc_value *v = n->in[i];
+      if (!v) continue;
+      if (v->dtype != F32 || v->shape.rank != r - (int)a) return false;
+      for (int j = 0; j < v->shape.rank; j++)
+        if (v->shape.d[j] != x->shape.d[a + j]) return false;
+    }
+    if (!n->in[1]) return false;
+    break;
+  }
+  default:
+    return false;
+  }
+  /* a reduction over an empty row has no value (Max) or divides by 0 */
+  for (int j = p->first; j < r; j++)
+    if (x->shape.d[j] == 0) return false;
+  return true;
+}
+
+bool ncc_lower_reduce_supports(const ncc_node *n) {
+  rplan p;
+  return plan(n, &p);
+}
+
+/* ---- row sweeps ---- */
+
+typedef struct row {
+  kir_kernel *k;
+  int w;
+  kir_expr *base; /* element index of the row start */
+  kir_expr *R;
+} row;
+
+/* f(x, r, lanes): the value of element(s) at offset r of the row. */
+typedef kir_expr *(*elem_fn)(row *rw, kir_expr *r, int lanes, void *ctx);
+
+/* Returns a scalar local holding op over f(r), r in [0, R). */
+static int row_reduce(row *rw, kir_block *blk, kir_op op, double init,
+                      elem_fn f, void *ctx) {
+  kir_kernel *k = rw->k;
+  int w = rw->w;
+  int sacc = kir_local_add(k, F32, 1);
+  kir_expr *full = kir_const_i(k, 0);
+  kir_assign(k, blk, sacc, cst(k, init, 1));
+  if (w > 1) {
+    int vacc = kir_local_add(k, F32, w);
+    kir_assign(k, blk, vacc, cst(k, init, w));
+    int vv = kir_var_new(k);
+    kir_expr *nv = kir_bin(k, KIR_DIV, rw->R, kir_const_i(k, w));
+    kir_stmt *l = kir_for(k, blk, vv, kir_const_i(k, 0), nv, KIR_SERIAL, 0);
+    kir_block b = kir_body_begin();
+    kir_expr *r = kir_mul(k, kir_var(k, vv), kir_const_i(k, w));
+    kir_assign(k, &b, vacc, kir_bin(k, op, kir_local_ref(k, vacc), f(rw, r, w, ctx)));
+    kir_body_end(l, &b);
+    kir_assign(k, blk, sacc, kir_hreduce(k, op, kir_local_ref(k, vacc)));
+    full = kir_mul(k, nv, kir_const_i(k, w));
+  }
+  int vs = kir_var_new(k);
+  kir_stmt *l = kir_for(k, blk, vs, full, rw->R, KIR_SERIAL, 0);
+  kir_block b = kir_body_begin();
+  kir_assign(k, &b, sacc, kir_bin(k, op, kir_local_ref(k, sacc), f(rw, kir_var(k, vs), 1, ctx)));
+  kir_body_end(l, &b);
+  return sacc;
+}
+
+/* y[base + r] = f(r) for r in [0, R). */
+static void row_map(row *rw, kir_block *blk, int ybuf, elem_fn f, void *ctx) {
+  kir_kernel *k = rw->k;
+  int w = rw->w;
+  kir_expr *full = kir_const_i(k, 0);
+  if (w > 1) {
+    int vv = kir_var_new(k);
+    kir_expr *nv = kir_bin(k, KIR_DIV, rw->R, kir_const_i(k, w));
+    kir_stmt *l = kir_for(k, blk, vv, kir_const_i(k, 0), nv, KIR_SERIAL, 0);
+    kir_block b = kir_body_begin();
+    kir_expr *r = kir_mul(k, kir_var(k, vv), kir_const_i(k, w));
+    kir_store(k, &b, ybuf, kir_add(k, rw->base, r), f(rw, r, w, ctx), NULL);
+    kir_body_end(l, &b);
+    full = kir_mul(k, nv, kir_const_i(k, w));
+  }
+  int vs = kir_var_new(k);
+  kir_stmt *l = kir_for(k, blk, vs, full, rw->R, KIR_SERIAL, 0);
+  kir_block b = kir_body_begin();
+  kir_expr *r = kir_var(k, vs);
+  kir_store(k, &b, ybuf, kir_add(k, rw->base, r), f(rw, r, 1, ctx), NULL);
+  kir_body_end(l, &b);
+}
+
+/* ---- element functions ---- */
+
+typedef struct ectx {
+  int xbuf, ybuf, sbuf, bbuf; /* input, output, scale, bias (-1 none) */
+  int m, s, c;                /* scalar locals: max/mean, sum/rstd, shift */
+  bool log;
+} ectx;
+
+static kir_expr *ld(row *rw, int buf, kir_expr *r, int lanes) {
+  return kir_loadv(rw->k, buf, kir_add(rw->k, rw->base, r), lanes, NULL);
+}
+
+static kir_expr *local_splat(row *rw, int local, int lanes) {
+  return kir_splat(rw->k, kir_local_ref(rw->k, local), lanes);
+}
+
+static kir_expr *e_x(row *rw, kir_expr *r, int lanes, void *c) {
+  return ld(rw, ((ectx *)c)->xbuf, r, lanes);
+}
+
+static kir_expr *e_y(row *rw, kir_expr *r, int lanes, void *c) {
+  return ld(rw, ((ectx *)c)->ybuf, r, lanes);
+}
+
+/* x - m */
+static kir_expr *e_centred(row *rw, kir_expr *r, int lanes, void *c) {
+  ectx *e = c;
+  return kir_bin(rw->k, KIR_SUB, ld(rw, e->xbuf, r, lanes), local_splat(rw, e->m, lanes));
+}
+
+static kir_expr *e_exp_centred(row *rw, kir_expr *r, int lanes, void *c) {
+  return kir_un(rw->k, KIR_EXP, e_centred(rw, r, lanes, c));
+}
+
+static kir_expr *e_sq_centred(row *rw, kir_expr *r, int lanes, void *c) {
+  kir_expr *d = e_centred(rw, r, lanes, c);
+  return kir_bin(rw->k, KIR_MUL, d, d);
+}
+
+/* softmax: y * s (s = 1/sum); log-softmax: x - m - s (s = log(sum)) */
+static kir_expr *e_softmax_out(row *rw, kir_expr *r, int lanes, void *c) {
+  ectx *e = c;
+  if (e->log)
+    return kir_bin(rw->k, KIR_SUB, e_centred(rw, r, lanes, c), local_splat(rw, e->s, lanes));
+  return kir_bin(rw->k, KIR_MUL, ld(rw, e->ybuf, r, lanes), local_splat(rw, e->s, lanes));
+}
+
+/* (x - mean) * rstd * scale[r] + bias[r] */
+static kir_expr *e_layernorm_out(row *rw, kir_expr *r, int lanes, void *c) {
+  ectx *e = c;
+  kir_kernel *k = rw->k;
+  kir_expr *v = kir_bin(k, KIR_MUL, e_centred(rw, r, lanes, c), local_splat(rw, e->s, lanes));
+  kir_expr *sc = kir_loadv(k, e->sbuf, r, lanes, NULL);
+  if (e->bbuf >= 0) return kir_fma(k, v, sc, kir_loadv(k, e->bbuf, r, lanes, NULL));
+  return kir_bin(k, KIR_MUL, v, sc);
+}
+
+/* BatchNorm: (x - mean) * a + B with a = scale / sqrt(var + eps) */
+static kir_expr *e_bn_out(row *rw, kir_expr *r, int lanes, void *c) {
+  ectx *e = c;
+  return kir_fma(rw->k, e_centred(rw, r, lanes, c), local_splat(rw, e->s, lanes),
+                 local_splat(rw, e->c, lanes));
+}
+
+/* ---- kernels ---- */
+
+ncc_status ncc_lower_reduce(const ncc_node *n, const char *name,
+                            const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  rplan p;
+  if (!plan(n, &p)) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  const ncc_value *x = n->in[0];
+  int rank = x->shape.rank;
+  ectx e = {.xbuf = kir_buf_input(k, 0, F32), .sbuf = -1, .bbuf = -1};
+  if (n->op == NCC_OP_LAYERNORM) {
+    e.sbuf = kir_buf_input(k, 1, F32);
+    if (n->n_in > 2 && n->in[2]) e.bbuf = kir_buf_input(k, 2, F32);
+  }
+  e.ybuf = kir_buf_output(k, 0, F32);
+  kir_expr *rows = kir_const_i(k, 1), *R = kir_const_i(k, 1);
+  for (int j = 0; j < rank; j++) {
+    kir_expr *d = ncc_lower_dim(k, x->shape.d[j]);
+    if (j < p.first)
+      rows = kir_mul(k, rows, d);
+    else
+      R = kir_mul(k, R, d);
+  }
+  row rw = {.k = k, .w = o->vector_width > 0 ? o->vector_width : 1, .R = R};
+  int vo = kir_var_new(k);
+  kir_block top = kir_body_begin();
+  kir_stmt *lo = kir_for(k, &top, vo, kir_const_i(k, 0), rows, KIR_PARALLEL, 0);
+  kir_block b = kir_body_begin();
+  rw.base = kir_mul(k, kir_var(k, vo), R);
+  kir_expr *Rf = kir_cast(k, F32, R);
+  switch (n->op) {
+  case NCC_OP_REDUCEMAX:
+  case NCC_OP_REDUCESUM:
+  case NCC_OP_REDUCEMEAN:
+  case NCC_OP_GLOBALAVGPOOL: {
+    bool mx = n->op == NCC_OP_REDUCEMAX;
+    int acc = row_reduce(&rw, &b, mx ? KIR_MAX : KIR_ADD, mx ? -INFINITY : 0.0, e_x, &e);
+    kir_expr *v = kir_local_ref(k, acc);
+    if (p.mean) v = kir_bin(k, KIR_DIV, v, Rf);
+    kir_store(k, &b, e.ybuf, kir_var(k, vo), v, NULL);
+    break;
+  }
+  case NCC_OP_SOFTMAX:
+  case NCC_OP_LOGSOFTMAX: {
+    e.log = n->op == NCC_OP_LOGSOFTMAX;
+    e.m = row_reduce(&rw, &b, KIR_MAX, -INFINITY, e_x, &e);
+    if (!e.log) row_map(&rw, &b, e.ybuf, e_exp_centred, &e);
+    int sum = row_reduce(&rw, &b, KIR_ADD, 0.0, e.log ? e_exp_centred : e_y, &e);
+    e.s = kir_local_add(k, F32, 1);
+    kir_expr *s = kir_local_ref(k, sum);
+    kir_assign(k, &b, e.s, e.log ? kir_un(k, KIR_LOG, s) : kir_bin(k, KIR_DIV, cst(k, 1.0, 1), s));
+    row_map(&rw, &b, e.ybuf, e_softmax_out, &e);
+    break;
+  }
+  case NCC_OP_BATCHNORM: {
+    double eps = ncc_attr_float(n, "epsilon", 1e-5f);
+    kir_expr *ch = kir_bin(k, KIR_REM, kir_var(k, vo), ncc_lower_dim(k, x->shape.d[1]));
+    int bs = kir_buf_input(k, 1, F32), bb = kir_buf_input(k, 2, F32);
+    int bm = kir_buf_input(k, 3, F32), bv = kir_buf_input(k, 4, F32);
+    e.m = kir_local_add(k, F32, 1);
+    e.s = kir_local_add(k, F32, 1);
+    e.c = kir_local_add(k, F32, 1);
+    kir_assign(k, &b, e.m, kir_load(k, bm, ch));
+    kir_assign(k, &b, e.s,
+               kir_bin(k, KIR_DIV, kir_load(k, bs, ch),
+                       kir_un(k, KIR_SQRT, kir_bin(k, KIR_ADD, kir_load(k, bv, ch),
+                                                   cst(k, eps, 1)))));
+    kir_assign(k, &b, e.c, kir_load(k, bb, ch));
+    row_map(&rw, &b, e.ybuf, e_bn_out, &e);
+    break;
+  }
+  case NCC_OP_LAYERNORM: {
+    double eps = ncc_attr_float(n, "epsilon", 1e-5f);
+    int sum = row_reduce(&rw, &b, KIR_ADD, 0.0, e_x, &e);
+    e.m = kir_local_add(k, F32, 1);
+    kir_assign(k, &b, e.m, kir_bin(k, KIR_DIV, kir_local_ref(k, sum), Rf));
+    int ss = row_reduce(&rw, &b, KIR_ADD, 0.0, e_sq_centred, &e);
+    e.s = kir_local_add(k, F32, 1);
+    kir_expr *var = kir_bin(k, KIR_DIV, kir_local_ref(k, ss), Rf);
+    kir_assign(k, &b, e.s,
+               kir_bin(k, KIR_DIV, cst(k, 1.0, 1),
+                       kir_un(k, KIR_SQRT, kir_bin(k, KIR_ADD, var, cst(k, eps, 1)))));
+    row_map(&rw, &b, e.ybuf, e_layernorm_out, &e);
+    break;
+  }
+  default:
+    NCC_ASSERT(!"unhandled row op");
+  }
+  kir_body_end(lo, &b);
+  kir_kernel_set_body(k, &top);
+  if (!kir_ok(k)) {
+    kir_kernel_free(k);
+    return ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s", ncc_op_name(n->op));
+  }
+  /* work per output element: R for reductions (output is one per row) */
+  bool per_row = n->op != NCC_OP_SOFTMAX && n->op != NCC_OP_LOGSOFTMAX &&
+                 n->op != NCC_OP_LAYERNORM && n->op != NCC_OP_BATCHNORM;
+  int64_t rs = 1;
+  for (int j = p.first; j < rank; j++)
+    rs *= ncc_dim_is_sym(x->shape.d[j]) ? 64 : x->shape.d[j];
+  k->cost_per_elem = per_row ? (double)rs : 4.0;
+  *out = k;
+  return NCC_OK;
+}

@@ -1,0 +1,70 @@
+/* runtime/backend.c — the backend registry and the `ref` backend.
+ *
+ * `ref` runs the whole graph through the reference interpreter; it is always
+ * available and is what every other backend is checked against. The `cpu`
+ * backend (codegen/llvm/) is registered when ncc is built with LLVM.
+ */
+#include <string.h>
+
+#include "backend.h"
+
+static bool ref_available(char *why, size_t cap) {
+  if (why && cap) why[0] = '\0';
+  return true;
+}
+
+static bool ref_supports_op(const ncc_node *n) {
+  (void)n;
+  return false; /* everything runs on reference (host) kernels */
+}
+
+static ncc_status ref_compile(const ncc_graph *g, const ncc_backend_opts *opts,
+                              void **state) {
+  (void)opts;
+  *state = (void *)g;
+  return NCC_OK;
+}
+
+static ncc_status ref_run(void *state, const ncc_tensor *in, int n_in,
+                          ncc_tensor *out, int n_out) {
+  return ncc_ref_run((const ncc_graph *)state, in, n_in, out, n_out);
+}
+
+static int ref_num_kernels(const void *state) {
+  (void)state;
+  return 0;
+}
+
+static int ref_num_host(const void *state) {
+  return ((const ncc_graph *)state)->n_nodes;
+}
+
+static void ref_free(void *state) { (void)state; }
+
+const ncc_backend ncc_backend_ref = {
+    .name = "ref",
+    .description = "reference interpreter (defines the semantics)",
+    .available = ref_available,
+    .supports_op = ref_supports_op,
+    .compile = ref_compile,
+    .run = ref_run,
+    .num_kernels = ref_num_kernels,
+    .num_host_kernels = ref_num_host,
+    .free = ref_free,
+};
+
+static const ncc_backend *const backends[] = {
+    &ncc_backend_ref,
+#ifdef NCC_HAVE_LLVM
+    &ncc_backend_cpu,
+#endif
+    NULL,
+};
+
+const ncc_backend *const *ncc_backend_list(void) { return backends; }
+
+const ncc_backend *ncc_backend_find(const char *name) {
+  for (int i = 0; backends[i]; i++)
+    if (strcmp(backends[i]->name, name) == 0) return backends[i];
+  return NULL;
+}

@@ -1,0 +1,68 @@
+/* runtime/backend.h — the backend vtable and the host graph executor.
+ *
+ * A backend turns a graph into an opaque state it can run (ggml_backend_i
+ * style): `ref` wraps the reference interpreter, `cpu` JIT-compiles kernels
+ * with LLVM. Backends for real hardware come later behind the same table.
+ *
+ * The executor (runtime/exec.c) is what host backends share: it walks the
+ * nodes in order, computes concrete shapes with ncc_infer_node, allocates
+ * intermediates, frees them after their last use, and runs each node either
+ * through a kernel the backend installed or through the reference kernel
+ * (a "host" kernel). So a backend compiles what it can and every model still
+ * runs from day one.
+ */
+#ifndef NCC_BACKEND_H
+#define NCC_BACKEND_H
+
+#include <stdbool.h>
+
+#include "../ir/ir.h"
+
+typedef struct ncc_backend_opts {
+  int num_threads; /* 0: the pool's default (NCC_NUM_THREADS or all cores) */
+} ncc_backend_opts;
+
+typedef struct ncc_backend {
+  const char *name;
+  const char *description;
+  /* false when unusable on this machine; `why` (may be NULL) says why. */
+  bool (*available)(char *why, size_t cap);
+  /* Whether the backend compiles this node itself (else it runs as host). */
+  bool (*supports_op)(const ncc_node *n);
+  /* The graph must outlive the state. */
+  ncc_status (*compile)(const ncc_graph *g, const ncc_backend_opts *opts,
+                        void **state);
+  ncc_status (*run)(void *state, const ncc_tensor *in, int n_in,
+                    ncc_tensor *out, int n_out);
+  int (*num_kernels)(const void *state);      /* compiled kernels */
+  int (*num_host_kernels)(const void *state); /* nodes run by ref kernels */
+  void (*free)(void *state);
+} ncc_backend;
+
+/* Registered backends, NULL-terminated; and lookup by name (NULL: unknown). */
+const ncc_backend *const *ncc_backend_list(void);
+const ncc_backend *ncc_backend_find(const char *name);
+
+extern const ncc_backend ncc_backend_ref;
+#ifdef NCC_HAVE_LLVM
+extern const ncc_backend ncc_backend_cpu;
+#endif
+
+/* ---- the host executor ---- */
+typedef struct ncc_exec ncc_exec;
+
+/* A compiled kernel for one node: inputs (NULL for omitted optional ones)
+ * and outputs are concrete and allocated; `syms` holds the value of every
+ * graph symbol seen so far (indexed by symbol id). */
+typedef ncc_status (*ncc_exec_kernel_fn)(void *kctx, const ncc_node *n,
+                                         const ncc_tensor *const *in,
+                                         ncc_tensor *out, const int64_t *syms);
+
+ncc_status ncc_exec_create(const ncc_graph *g, ncc_exec **out);
+void ncc_exec_free(ncc_exec *x);
+/* Install a kernel for node index `i` (graph order); the default is host. */
+void ncc_exec_set_kernel(ncc_exec *x, int i, ncc_exec_kernel_fn fn, void *kctx);
+ncc_status ncc_exec_run(ncc_exec *x, const ncc_tensor *in, int n_in,
+                        ncc_tensor *out, int n_out);
+
+#endif /* NCC_BACKEND_H */

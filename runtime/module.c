@@ -1,0 +1,97 @@
+/* runtime/module.c — the public executable-module API (ncc_module_*).
+ *
+ * A module is a graph compiled for one target: the backend's state plus the
+ * backend itself. It borrows the graph, which must outlive it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+
+struct ncc_module {
+  const ncc_backend *be;
+  void *state;
+};
+
+/* Targets named in CLI.md that this build has no backend for. */
+static const char *const known_targets[] = {"x86_64", "aarch64", "opencl",
+                                            "cuda", NULL};
+
+static ncc_status find_target(const char *target, const ncc_backend **out) {
+  *out = NULL;
+  if (!target) target = "cpu";
+  const ncc_backend *be = ncc_backend_find(target);
+  if (be) {
+    *out = be;
+    return NCC_OK;
+  }
+  for (int i = 0; known_targets[i]; i++)
+    if (strcmp(known_targets[i], target) == 0)
+      return ncc_error(NCC_ERR_UNSUPPORTED,
+                       "target '%s' is not implemented in this build", target);
+  if (strcmp(target, "cpu") == 0)
+    return ncc_error(NCC_ERR_UNSUPPORTED,
+                     "target 'cpu' needs LLVM; this ncc was built without it");
+  return ncc_error(NCC_ERR_USAGE, "unknown target '%s'", target);
+}
+
+ncc_status ncc_target_available(const char *target, char *why, size_t cap) {
+  if (why && cap) why[0] = '\0';
+  const ncc_backend *be;
+  ncc_status st = find_target(target, &be);
+  if (st != NCC_OK) {
+    if (why && cap) snprintf(why, cap, "%s", ncc_error_message());
+    return st;
+  }
+  if (!be->available(why, cap))
+    return ncc_error(NCC_ERR_UNSUPPORTED, "target '%s' is unavailable: %s",
+                     be->name, why && *why ? why : "no reason given");
+  return NCC_OK;
+}
+
+ncc_status ncc_module_compile(const ncc_graph *g, const char *target,
+                              ncc_module **out) {
+  *out = NULL;
+  const ncc_backend *be;
+  char why[256];
+  ncc_status st = find_target(target, &be);
+  if (st != NCC_OK) return st;
+  if (!be->available(why, sizeof why))
+    return ncc_error(NCC_ERR_UNSUPPORTED, "target '%s' is unavailable: %s",
+                     be->name, why);
+  ncc_module *m = ncc_calloc(1, sizeof *m);
+  if (!m) return NCC_ERR_NOMEM;
+  m->be = be;
+  ncc_backend_opts opts = {0};
+  st = be->compile(g, &opts, &m->state);
+  if (st != NCC_OK) {
+    ncc_free(m, sizeof *m);
+    return st;
+  }
+  *out = m;
+  return NCC_OK;
+}
+
+ncc_status ncc_module_run(ncc_module *m, const ncc_tensor *in, int n_in,
+                          ncc_tensor *out, int n_out) {
+  if (!m) return ncc_error(NCC_ERR_USAGE, "ncc_module_run: no module");
+  return m->be->run(m->state, in, n_in, out, n_out);
+}
+
+int ncc_module_num_kernels(const ncc_module *m) {
+  return m ? m->be->num_kernels(m->state) : 0;
+}
+
+int ncc_module_num_host_kernels(const ncc_module *m) {
+  return m ? m->be->num_host_kernels(m->state) : 0;
+}
+
+const char *ncc_module_target(const ncc_module *m) {
+  return m ? m->be->name : "";
+}
+
+void ncc_module_free(ncc_module *m) {
+  if (!m) return;
+  m->be->free(m->state);
+  ncc_free(m, sizeof *m);
+}

@@ -1,0 +1,35 @@
+/* runtime/threadpool.h — a persistent thread pool for CPU kernels.
+ *
+ * Workers are created once and wait (spin briefly, then sleep) for jobs, so a
+ * kernel launch costs no thread creation and no allocation. A job is one
+ * function called as fn(ctx, tid, nth) for tid in [0, nth); the calling thread
+ * runs tid 0 itself and returns when every tid has finished. Kernels split
+ * their outermost parallel loop statically by (tid, nth).
+ */
+#ifndef NCC_THREADPOOL_H
+#define NCC_THREADPOOL_H
+
+#include "../ir/ir.h"
+
+typedef struct ncc_threadpool ncc_threadpool;
+typedef void (*ncc_task_fn)(void *ctx, int tid, int nth);
+
+/* A pool of `nthreads` threads in all (the caller counts as one). */
+ncc_status ncc_threadpool_create(int nthreads, ncc_threadpool **out);
+void ncc_threadpool_free(ncc_threadpool *p);
+int ncc_threadpool_size(const ncc_threadpool *p);
+
+/* Run fn on min(nth, size) threads and wait. p NULL or nth <= 1 runs fn
+ * inline. When another thread is using the pool at the same moment, the job
+ * runs inline on the caller (correct, just not parallel). */
+void ncc_threadpool_run(ncc_threadpool *p, ncc_task_fn fn, void *ctx, int nth);
+
+/* The process-wide pool, created on first use with NCC_NUM_THREADS threads
+ * (default: every online core). NULL when it could not be created; callers
+ * then run serially. */
+ncc_threadpool *ncc_threadpool_global(void);
+
+/* The thread count NCC_NUM_THREADS asks for (default: online cores). */
+int ncc_threadpool_default_threads(void);
+
+#endif /* NCC_THREADPOOL_H */

@@ -1,0 +1,10 @@
+# tests/install.cmake — the install tree and pkg-config file work for a
+# C program that embeds libncc.
+set(NCC_SAN_FLAGS "")
+if(NCC_SANITIZE)
+  set(NCC_SAN_FLAGS "-fsanitize=address,undefined")
+endif()
+add_test(NAME install.pkgconfig COMMAND bash ${CMAKE_SOURCE_DIR}/tests/install/run.sh)
+set_tests_properties(install.pkgconfig PROPERTIES LABELS install
+  ENVIRONMENT "${NCC_TEST_ENV};CC=${CMAKE_C_COMPILER};SAN_FLAGS=${NCC_SAN_FLAGS}"
+  DEPENDS "" )

@@ -133,6 +133,12 @@ void ncc_module_free(ncc_module *m);
 /* NCC_OK when `target` can run here; otherwise a status and, in `why`, the
  * reason (unknown target, not built in, no device, ...). */
 ncc_status ncc_target_available(const char *target, char *why, size_t cap);
+/* Ahead-of-time output of the compiled kernels (host-run ops are not part
+ * of it): kind "kir" (kernel IR text), "llvm" (LLVM IR), "asm", "obj"; for
+ * target "cpu" (this host), "x86_64" (AVX2 baseline) or "aarch64" (NEON).
+ * Written through a temporary file, so failure leaves nothing at `path`. */
+ncc_status ncc_module_emit(const ncc_graph *g, const char *target,
+                           const char *kind, const char *path);
 
 /* ---- pass pipelines (passes/) ----
  * A pipeline is the -O level's passes, or an explicit list, less the

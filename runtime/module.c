@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "backend.h"
+#ifdef NCC_HAVE_LLVM
+#include "../codegen/llvm/llvm.h"
+#endif
 
 struct ncc_module {
   const ncc_backend *be;
@@ -94,4 +97,17 @@ void ncc_module_free(ncc_module *m) {
   if (!m) return;
   m->be->free(m->state);
   ncc_free(m, sizeof *m);
+}
+
+ncc_status ncc_module_emit(const ncc_graph *g, const char *target,
+                           const char *kind, const char *path) {
+#ifdef NCC_HAVE_LLVM
+  return ncc_llvm_emit_file(g, target, kind, path);
+#else
+  (void)g;
+  (void)kind;
+  (void)path;
+  return ncc_error(NCC_ERR_UNSUPPORTED,
+                   "target '%s': this ncc was built without LLVM", target ? target : "cpu");
+#endif
 }

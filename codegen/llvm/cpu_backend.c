@@ -106,9 +106,8 @@ static ncc_status launch(void *kctx, const ncc_node *n,
   return NCC_OK;
 }
 
-/* Lower every supported node; kernels[i] NULL for host nodes. */
-static ncc_status lower_all(const ncc_graph *g, const ncc_lower_opts *lo,
-                            kir_kernel **kernels, int *n_lowered) {
+ncc_status ncc_llvm_lower_graph(const ncc_graph *g, const ncc_lower_opts *lo,
+                                kir_kernel **kernels, int *n_lowered) {
   bool debug = getenv("NCC_DEBUG_KIR") != NULL;
   *n_lowered = 0;
   for (int i = 0; i < g->n_nodes; i++) {
@@ -148,7 +147,7 @@ static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
   if (st != NCC_OK) goto done;
   ncc_lower_opts lo = {.vector_width = h->vector_width};
   int nk = 0;
-  st = lower_all(g, &lo, kernels, &nk);
+  st = ncc_llvm_lower_graph(g, &lo, kernels, &nk);
   if (st != NCC_OK) goto done;
   nk = 0;
   for (int i = 0; i < g->n_nodes; i++)

@@ -85,6 +85,10 @@ ncc_status ncc_llvm_host_info(const ncc_llvm_host **out) {
 }
 
 static LLVMTargetMachineRef make_tm(const ncc_llvm_host *h) {
+  return (LLVMTargetMachineRef)ncc_llvm_target_machine(h);
+}
+
+void *ncc_llvm_target_machine(const ncc_llvm_host *h) {
   LLVMTargetRef t;
   char *err = NULL;
   if (LLVMGetTargetFromTriple(h->triple, &t, &err)) {
@@ -119,10 +123,18 @@ ncc_kernel_fn ncc_jit_lookup(ncc_jit *j, const char *name) {
   return (ncc_kernel_fn)(uintptr_t)addr;
 }
 
-/* Emit every kernel into `mod`, verify, optimize. */
 static ncc_status build_module(LLVMContextRef ctx, LLVMModuleRef mod,
                                kir_kernel *const *ks, int n,
                                const ncc_llvm_host *h, LLVMTargetMachineRef tm) {
+  return ncc_llvm_build_module(ctx, mod, ks, n, h, tm);
+}
+
+ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
+                                 kir_kernel *const *ks, int n,
+                                 const ncc_llvm_host *h, void *llvm_tm) {
+  LLVMContextRef ctx = llvm_ctx;
+  LLVMModuleRef mod = llvm_module;
+  LLVMTargetMachineRef tm = llvm_tm;
   LLVMSetTarget(mod, h->triple);
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(mod, dl);

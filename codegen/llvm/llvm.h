@@ -13,6 +13,7 @@
 #define NCC_CODEGEN_LLVM_H
 
 #include "../kir.h"
+#include "../lower.h"
 
 typedef void (*ncc_kernel_fn)(void *const *bufs, const int64_t *syms,
                               int32_t tid, int32_t nth);
@@ -35,6 +36,24 @@ typedef struct ncc_jit ncc_jit;
 ncc_status ncc_jit_compile(kir_kernel *const *ks, int n, ncc_jit **out);
 ncc_kernel_fn ncc_jit_lookup(ncc_jit *j, const char *name);
 void ncc_jit_free(ncc_jit *j);
+
+/* Lower every node some lowering handles; kernels[i] (one slot per node)
+ * stays NULL for host nodes. */
+ncc_status ncc_llvm_lower_graph(const ncc_graph *g, const ncc_lower_opts *lo,
+                                kir_kernel **kernels, int *n_lowered);
+
+/* Write what target `target` ("cpu", "x86_64", "aarch64") makes of the
+ * graph's compiled kernels: kind "kir", "llvm", "asm" or "obj". */
+ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
+                              const char *kind, const char *path);
+
+/* Internal to codegen/llvm (LLVM handles passed as void*): a target
+ * machine for h (NULL on failure), and a verified, O3-optimized module of
+ * the kernels. */
+void *ncc_llvm_target_machine(const ncc_llvm_host *h);
+ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
+                                 kir_kernel *const *ks, int n,
+                                 const ncc_llvm_host *h, void *llvm_tm);
 
 /* Internal to codegen/llvm: emit kernel `k` into an LLVM module (opaque
  * pointers passed as void* so this header stays free of llvm-c). */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -769,6 +770,57 @@ static void test_alloc_failure(void **state) {
   ncc_tensor_free(&t);
 }
 
+/* ---- ahead-of-time output ---- */
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = calloc(1, 1 << 22);
+  *len = fread(buf, 1, (1 << 22) - 1, f);
+  fclose(f);
+  return buf;
+}
+
+static void test_emit(void **state) {
+  (void)state;
+  int64_t d[2] = {5, 33}, dw[2] = {33, 40};
+  ncc_value *a = input(NCC_DT_F32, 2, d);
+  output(OP(NCC_OP_TANH, OP(NCC_OP_MATMUL, a, rand_const(2, dw))));
+  infer();
+  char dir[] = "/tmp/ncc_emit_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  static const struct {
+    const char *target, *kind, *expect;
+  } cases[] = {
+      {"cpu", "kir", "kernel k0_MatMul("},
+      {"cpu", "llvm", "define void @k1_Tanh("},
+      {"x86_64", "asm", "vfmadd231ps"},
+      {"aarch64", "asm", "fmla"},
+      {"aarch64", "obj", "\x7f" "ELF"},
+  };
+  char path[128];
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    snprintf(path, sizeof path, "%s/out.%zu", dir, c);
+    ncc_status st = ncc_module_emit(G, cases[c].target, cases[c].kind, path);
+    if (st != NCC_OK) print_error("emit: %s\n", ncc_error_message());
+    assert_int_equal(st, NCC_OK);
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    assert_non_null(text);
+    if (strcmp(cases[c].kind, "obj") == 0)
+      assert_memory_equal(text, "\x7f" "ELF", 4);
+    else
+      assert_non_null(strstr(text, cases[c].expect));
+    free(text);
+    remove(path);
+  }
+  snprintf(path, sizeof path, "%s/x", dir);
+  assert_int_equal(ncc_module_emit(G, "cpu", "lib", path), NCC_ERR_UNSUPPORTED);
+  assert_int_equal(ncc_module_emit(G, "cuda", "asm", path), NCC_ERR_UNSUPPORTED);
+  assert_int_equal(ncc_module_emit(G, "cpu", "asm", "/nonexistent/dir/out.s"), NCC_ERR_INPUT);
+  assert_int_equal(rmdir(dir), 0); /* nothing left behind */
+}
+
 /* ---- kernel IR printing and the pool itself ---- */
 
 static void test_kir_print(void **state) {
@@ -831,8 +883,20 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_parallel_large, setup, teardown),
       cmocka_unit_test_setup_teardown(test_module_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kir_print, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_emit, setup, teardown),
       cmocka_unit_test(test_threadpool),
       cmocka_unit_test_setup_teardown(test_alloc_failure, setup, teardown),
   };
+  /* Without the cpu target (built with -DNCC_LLVM=OFF) only the kernel IR
+   * and the thread pool can be tested. */
+  const struct CMUnitTest no_llvm[] = {
+      cmocka_unit_test_setup_teardown(test_kir_print, setup, teardown),
+      cmocka_unit_test(test_threadpool),
+  };
+  char why[256];
+  if (ncc_target_available("cpu", why, sizeof why) != NCC_OK) {
+    print_message("cpu target unavailable (%s): kernel IR and pool tests only\n", why);
+    return cmocka_run_group_tests(no_llvm, NULL, NULL);
+  }
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,142 @@
+/* codegen/llvm/aot.c — ahead-of-time output: kernel IR, LLVM IR, assembly
+ * or an object file for the host or a cross target (`ncc compile --emit`).
+ *
+ * The same lowering and module construction as the JIT, for a target
+ * description picked by name: `cpu` is this host (its CPU and features),
+ * `x86_64` a portable AVX2 baseline (x86-64-v3, 8 lanes), `aarch64` a
+ * generic NEON core (4 lanes). Only compiled kernels are emitted; nodes that
+ * run on reference kernels are not part of the output. Files are written
+ * to a temporary name and renamed, so a failure leaves nothing behind.
+ */
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "llvm.h"
+
+static pthread_once_t all_once = PTHREAD_ONCE_INIT;
+
+static void init_all_targets(void) {
+  LLVMInitializeAllTargetInfos();
+  LLVMInitializeAllTargets();
+  LLVMInitializeAllTargetMCs();
+  LLVMInitializeAllAsmPrinters();
+}
+
+static const ncc_llvm_host cross_targets[] = {
+    {"x86_64-unknown-linux-gnu", "x86-64-v3", "", 8},
+    {"aarch64-unknown-linux-gnu", "generic", "+neon", 4},
+};
+
+static ncc_status target_desc(const char *target, const ncc_llvm_host **out) {
+  if (!target || strcmp(target, "cpu") == 0) return ncc_llvm_host_info(out);
+  pthread_once(&all_once, init_all_targets);
+  if (strcmp(target, "x86_64") == 0) *out = &cross_targets[0];
+  else if (strcmp(target, "aarch64") == 0) *out = &cross_targets[1];
+  else
+    return ncc_error(NCC_ERR_UNSUPPORTED,
+                     "target '%s' has no LLVM code generator (cpu, x86_64, aarch64)",
+                     target);
+  return NCC_OK;
+}
+
+/* Write `len` bytes to path through a temporary file. */
+static ncc_status write_file(const char *path, const void *data, size_t len) {
+  size_t n = strlen(path) + 16;
+  char *tmp = ncc_malloc(n);
+  if (!tmp) return NCC_ERR_NOMEM;
+  snprintf(tmp, n, "%s.tmpXXXXXX", path);
+  int fd = mkstemp(tmp);
+  ncc_status st = NCC_OK;
+  if (fd < 0) {
+    st = ncc_error(NCC_ERR_INPUT, "%s: cannot create the output file", path);
+  } else {
+    FILE *f = fdopen(fd, "wb");
+    bool ok = f && fwrite(data, 1, len, f) == len;
+    if (f) ok = fclose(f) == 0 && ok;
+    else close(fd);
+    if (!ok || rename(tmp, path) != 0) {
+      unlink(tmp);
+      st = ncc_error(NCC_ERR_INPUT, "%s: cannot write the output file", path);
+    }
+  }
+  ncc_free(tmp, n);
+  return st;
+}
+
+static ncc_status emit_kir(kir_kernel *const *ks, int n, const char *path) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return ncc_error(NCC_ERR_NOMEM, "out of memory printing kernel IR");
+  for (int i = 0; i < n; i++) kir_print(ks[i], f);
+  fclose(f);
+  ncc_status st = write_file(path, buf, len);
+  free(buf); /* open_memstream allocates with malloc */
+  return st;
+}
+
+static ncc_status emit_llvm(kir_kernel *const *ks, int n, const ncc_llvm_host *h,
+                            const char *kind, const char *path) {
+  LLVMTargetMachineRef tm = ncc_llvm_target_machine(h);
+  if (!tm) return ncc_error(NCC_ERR_INTERNAL, "LLVM: no target machine for %s", h->triple);
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("ncc", ctx);
+  ncc_status st = ncc_llvm_build_module(ctx, mod, ks, n, h, tm);
+  if (st == NCC_OK && strcmp(kind, "llvm") == 0) {
+    char *text = LLVMPrintModuleToString(mod);
+    st = write_file(path, text, strlen(text));
+    LLVMDisposeMessage(text);
+  } else if (st == NCC_OK) {
+    LLVMMemoryBufferRef mb = NULL;
+    char *err = NULL;
+    LLVMCodeGenFileType ft = strcmp(kind, "asm") == 0 ? LLVMAssemblyFile : LLVMObjectFile;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, ft, &err, &mb)) {
+      st = ncc_error(NCC_ERR_INTERNAL, "LLVM code generation: %s", err ? err : "?");
+    } else {
+      st = write_file(path, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+      LLVMDisposeMemoryBuffer(mb);
+    }
+    LLVMDisposeMessage(err);
+  }
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+  LLVMDisposeTargetMachine(tm);
+  return st;
+}
+
+ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
+                              const char *kind, const char *path) {
+  if (!kind || (strcmp(kind, "kir") != 0 && strcmp(kind, "llvm") != 0 &&
+                strcmp(kind, "asm") != 0 && strcmp(kind, "obj") != 0))
+    return ncc_error(NCC_ERR_UNSUPPORTED, "cannot emit '%s' (kir, llvm, asm, obj)",
+                     kind ? kind : "");
+  const ncc_llvm_host *h;
+  ncc_status st = target_desc(target, &h);
+  if (st != NCC_OK) return st;
+  kir_kernel **kernels = ncc_calloc((size_t)g->n_nodes + 1, sizeof *kernels);
+  kir_kernel **list = ncc_calloc((size_t)g->n_nodes + 1, sizeof *list);
+  if (!kernels || !list) {
+    ncc_free(kernels, 0);
+    ncc_free(list, 0);
+    return NCC_ERR_NOMEM;
+  }
+  ncc_lower_opts lo = {.vector_width = h->vector_width};
+  int nk = 0;
+  st = ncc_llvm_lower_graph(g, &lo, kernels, &nk);
+  nk = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (kernels[i]) list[nk++] = kernels[i];
+  if (st == NCC_OK)
+    st = strcmp(kind, "kir") == 0 ? emit_kir(list, nk, path)
+                                   : emit_llvm(list, nk, h, kind, path);
+  for (int i = 0; i < g->n_nodes; i++) kir_kernel_free(kernels[i]);
+  ncc_free(kernels, 0);
+  ncc_free(list, 0);
+  return st;
+}

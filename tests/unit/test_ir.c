@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "ir/ir.h"
+#include "test_alloc.h"
 
 static void test_op_table(void **state) {
   (void)state;
@@ -156,27 +157,13 @@ static void test_many_values(void **state) {
   ncc_graph_free(g);
 }
 
-/* Allocator failing the Nth allocation: every path must report NOMEM. */
-static int fail_at, alloc_count;
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (++alloc_count == fail_at) return NULL;
-  return realloc(ptr, nsize);
-}
-
 static void test_alloc_failure(void **state) {
   (void)state;
   int succeeded = 0;
-  for (fail_at = 1; fail_at < 64 && !succeeded; fail_at++) {
-    alloc_count = 0;
-    ncc_set_allocator(failing_alloc, NULL);
+  for (long k = 0; k < 64 && !succeeded; k++) {
+    test_alloc_arm(k);
     ncc_graph *g = small_graph();
-    ncc_set_allocator(NULL, NULL);
+    test_alloc_disarm();
     if (g) {
       succeeded = 1;
       ncc_graph_free(g);

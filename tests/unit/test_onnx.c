@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "ir/ir.h"
+#include "test_alloc.h"
 
 /* ---- helpers ---- */
 
@@ -414,37 +415,23 @@ static void test_garbage_and_nesting(void **state) {
 
 /* ---- allocation failure ---- */
 
-static long alloc_count, alloc_fail_at;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (alloc_count++ == alloc_fail_at) return NULL;
-  return realloc(ptr, nsize);
-}
-
 static void test_allocation_failures(void **state) {
   (void)state;
   size_t len;
   unsigned char *buf = slurp("layernorm.onnx", &len);
   int failures = 0;
-  for (alloc_fail_at = 0; alloc_fail_at < 100000; alloc_fail_at++) {
-    alloc_count = 0;
-    ncc_set_allocator(failing_alloc, NULL);
+  for (long k = 0; k < 100000; k++) {
+    test_alloc_arm(k);
     ncc_graph *g = NULL;
     ncc_status st = ncc_graph_import_onnx_buffer(buf, len, "m.onnx", &g);
-    ncc_set_allocator(NULL, NULL);
+    test_alloc_disarm();
     if (st == NCC_OK) {
-      assert_true(alloc_count <= alloc_fail_at);
+      assert_true(test_alloc_ran_clean());
       ncc_graph_free(g);
       break;
     }
     if (st != NCC_ERR_NOMEM)
-      fail_msg("allocation %ld failing gave status %d: %s", alloc_fail_at, st,
+      fail_msg("allocation %ld failing gave status %d: %s", k, st,
                ncc_error_message());
     assert_null(g);
     failures++;

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "runtime/ref/ref_nn.h"
+#include "test_alloc.h"
 
 /* ---- fixtures ---- */
 
@@ -180,29 +181,17 @@ static void test_gemm_core_random(void **state) {
   check_gemm(100, 9, 513, true, true, 2.0f);
 }
 
-static int fail_allocs;
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud, (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (fail_allocs)
-    return NULL;
-  return realloc(ptr, nsize);
-}
-
 static void test_gemm_core_nomem(void **state) {
   (void)state;
   float a[20 * 20] = {0}, b[20 * 20] = {0}, c[20 * 20] = {0};
-  ncc_set_allocator(failing_alloc, NULL);
-  fail_allocs = 1;
+  test_alloc_arm(0);
   assert_int_equal(ncc_ref_sgemm(20, 20, 20, 1, a, 20, 1, b, 20, 1, c, 20),
                    NCC_ERR_NOMEM);
   /* Tiny products need no buffers. */
+  test_alloc_arm(0);
   assert_int_equal(ncc_ref_sgemm(2, 2, 2, 1, a, 2, 1, b, 2, 1, c, 2), NCC_OK);
-  fail_allocs = 0;
-  ncc_set_allocator(NULL, NULL);
+  assert_int_equal(test_alloc.calls, 0);
+  test_alloc_disarm();
 }
 
 /* ---- MatMul ---- */

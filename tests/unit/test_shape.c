@@ -13,6 +13,7 @@
 
 #include "ir/ir.h"
 #include "ir/shape.h"
+#include "test_alloc.h"
 
 /* ---- helpers ---- */
 
@@ -982,19 +983,6 @@ static void test_runtime_tinfo(void **state) {
 
 /* ---- allocation failure ---- */
 
-static int alloc_budget;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (alloc_budget-- <= 0) return NULL;
-  return realloc(ptr, nsize);
-}
-
 static void test_alloc_failure(void **state) {
   (void)state;
   for (int budget = 0; budget < 6; budget++) {
@@ -1005,10 +993,9 @@ static void test_alloc_failure(void **state) {
     ncc_value *s = input(g, "s", NCC_DT_I64, SHAPE(2));
     NODE(g, NCC_OP_RESHAPE, "rs", x, s); /* needs fresh symbols */
     NODE(g, NCC_OP_GATHER, "g", sh, const_i64(g, I64S(0)));
-    alloc_budget = budget;
-    ncc_set_allocator(failing_alloc, NULL);
+    test_alloc_arm(budget);
     ncc_status st = ncc_infer_graph(g);
-    ncc_set_allocator(NULL, NULL);
+    test_alloc_disarm();
     assert_true(st == NCC_OK || st == NCC_ERR_NOMEM);
     ncc_graph_free(g);
   }

@@ -17,6 +17,7 @@
 
 #include "ir/ir.h"
 #include "ir/shape.h"
+#include "test_alloc.h"
 
 /* ---- helpers ---- */
 
@@ -772,28 +773,13 @@ static void test_verify(void **state) {
 
 /* ---- allocation failure ---- */
 
-static int fail_at_n = -1, n_allocs;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (n_allocs++ == fail_at_n) return NULL;
-  return realloc(ptr, nsize);
-}
-
 /* Fail the k-th allocation for k = 0, 1, ... until a run sees no failure:
  * every failure must come back as NCC_ERR_NOMEM (never a crash or another
  * error), and a graph that did parse must print and verify or say NOMEM. */
 static void check_alloc_failure(const char *text) {
   bool clean = false;
-  ncc_set_allocator(failing_alloc, NULL);
   for (int k = 0; k < 5000 && !clean; k++) {
-    fail_at_n = k;
-    n_allocs = 0;
+    test_alloc_arm(k);
     ncc_graph *g = NULL;
     ncc_status st = ncc_graph_parse_text(text, strlen(text), "a.nir", &g);
     if (st != NCC_OK) {
@@ -810,10 +796,10 @@ static void check_alloc_failure(const char *text) {
       assert_string_equal(t, text);
       free(t);
     }
-    clean = n_allocs <= k; /* the k-th allocation never came */
+    clean = test_alloc_ran_clean();
     ncc_graph_free(g);
   }
-  ncc_set_allocator(NULL, NULL);
+  test_alloc_disarm();
   assert_true(clean);
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/quickstart.sh — from a clean clone: install what is missing, build the
-# release tree, and run the main job on the bundled example model: import it
-# to text IR, run it, and benchmark it, writing everything under out/.
+# release tree, check ncc on the bundled example model (import, run against
+# the recorded onnxruntime output, bench), then run the main job: the `quick`
+# block-level experiment sweep (bench/experiment), writing out/quick/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -26,3 +27,7 @@ assert err < 1e-3, "ncc disagrees with the recorded onnxruntime output"
 PY
 echo "== ncc bench $model --target=ref"
 build/ncc bench "$model" --target=ref --batch 4 --warmup 2 --iters 10
+
+echo "== bench/experiment quick --out out/quick  (the main job; a few minutes)"
+NCC="$root/build/ncc" python3 bench/experiment quick --out out/quick
+echo "== report: out/quick/report.md"

@@ -29,8 +29,8 @@ if ((${#missing[@]})); then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c "import numpy, onnx, onnxruntime" 2>/dev/null; then
-  echo "setup: installing Python packages (numpy, onnx, onnxruntime)"
+if ! $PY -c "import numpy, onnx, onnxruntime, matplotlib" 2>/dev/null; then
+  echo "setup: installing Python packages (tools/requirements.txt)"
   $PY -m pip install -q -r "$(dirname "$0")/requirements.txt"
 fi
 echo "setup: ok"

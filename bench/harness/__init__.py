@@ -1,0 +1,19 @@
+"""bench/harness — the block-level experiment harness behind `bench/experiment`.
+
+One spec (a preset in bench/specs/ or a file) describes a sweep: blocks x
+depth x batch x compilers x configurations, grouped into the experiments
+E1..E7 of /work/shared/design/EXPERIMENTS.md.  The harness expands the spec
+into measurements, runs each one through a compiler adapter (ncc through its
+command line, vendors in-process), cross-checks every output against ncc's
+reference interpreter before timing, and appends one self-describing row per
+measurement to DIR/results.jsonl.  report.py turns the rows into report.md
+and plots.  docs/EXPERIMENTS-HOWTO.md is the user guide.
+
+Modules: spec (presets, validation, expansion), models (ONNX, inputs,
+reference outputs, FLOP matching), nccbin (the ncc binary), measure
+(statistics, timing loop, output check), adapters/ (one per compiler),
+runner (resume, shards, progress), results (JSONL rows, schema, merge),
+envinfo (environment record), metrics (the formulas), report.
+"""
+
+SCHEMA_VERSION = 1

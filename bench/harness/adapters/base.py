@@ -1,0 +1,164 @@
+"""bench/harness/adapters/base.py — what every compiler adapter provides.
+
+An in-process adapter implements load() (import the framework, apply the
+thread count), compile(task, mode, batch), prepare(), run(), to_numpy();
+the base class turns those into the two measurement kinds with one timing
+protocol for everybody (measure.py):
+
+  point     compile -> first result (checked against ncc ref) -> warm-up ->
+            timed runs
+  sequence  E6: the batch sizes of the sequence in order.  "symbolic"
+            compiles once (symbolic batch) and then meets each new shape;
+            "static" compiles a static-batch model for every shape.  Each
+            step records the compile it needed, its first run at the new
+            shape (the shape-transition cost, which includes any lazy
+            re-specialisation inside the framework), and the steady latency.
+
+mode is "default" (the symbolic-batch ONNX model, or the framework's own
+default), "symbolic" or "static"; batch is the static batch, else None.
+The ncc adapter drives the command line instead and overrides both.
+"""
+import importlib.metadata
+
+from .. import measure
+
+
+class Skipped(Exception):
+    """This compiler (or this configuration) cannot run here; not an error."""
+
+    def __init__(self, reason, hint=None):
+        Exception.__init__(self, reason)
+        self.reason, self.hint = reason, hint
+
+
+class Adapter:
+    name = "?"
+    dist = None            # pip distribution, for the version and the hint
+    install_hint = None    # the pip command that installs it
+    CONFIGS = ()           # valid configurations (check_config's default)
+
+    def __init__(self, threads):
+        self.threads = threads
+
+    @classmethod
+    def check_config(cls, config):
+        if config in cls.CONFIGS:
+            return None
+        return "unknown configuration %r (one of: %s)" % (config, ", ".join(cls.CONFIGS))
+
+    def load(self):
+        """Import the framework; raise Skipped when it is not installed."""
+        raise NotImplementedError
+
+    def _import(self, module):
+        try:
+            return importlib.import_module(module)
+        except Exception as e:  # ImportError, or a broken install (OSError, ...)
+            raise Skipped("%s is not installed or does not import (%s: %s)"
+                          % (self.name, type(e).__name__, str(e).splitlines()[0] if str(e) else ""),
+                          self.install_hint)
+
+    def version(self):
+        try:
+            return importlib.metadata.version(self.dist) if self.dist else None
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    def supports(self, config, mode):
+        """None, or why this configuration cannot run in this shape mode."""
+        return None
+
+    # The in-process interface -------------------------------------------------
+
+    def compile(self, task, config, mode, batch):
+        raise NotImplementedError
+
+    def prepare(self, handle, x):
+        return x
+
+    def run(self, handle, xin):
+        raise NotImplementedError
+
+    def to_numpy(self, out):
+        import numpy as np
+        return np.asarray(out)
+
+    def release(self, handle):
+        """Drop what compile() made (caches between rows)."""
+
+    # Measurements -------------------------------------------------------------
+
+    def measure_point(self, task):
+        m = task.m
+        why = self.supports(m["config"], m["shape_mode"])
+        if why:
+            raise Skipped(why)
+        batch = m["batch"]
+        x = task.input(batch)
+        ref = task.reference(batch)
+        static = batch if m["shape_mode"] == "static" else None
+        handles = []
+
+        def compile_fn():
+            h = self.compile(task, m["config"], m["shape_mode"], static)
+            handles.append(h)
+            return h
+
+        try:
+            return measure.time_in_process(
+                compile_fn, self.prepare, self.run, self.to_numpy, x, m["warmup"],
+                m["iters"], lambda y: measure.compare(ref, y, m["rtol"], m["atol"]),
+                repeats=m.get("compile_repeats", 1), release_fn=self.release)
+        finally:
+            if handles:  # earlier repeats were released by time_in_process
+                self.release(handles[-1])
+
+    def measure_sequence(self, task):
+        m = task.m
+        why = self.supports(m["config"], m["shape_mode"])
+        if why:
+            raise Skipped(why)
+        symbolic = m["shape_mode"] == "symbolic"
+        steps, handle = [], None
+        try:
+            for i, b in enumerate(m["sequence"]):
+                x, ref = task.input(b), task.reference(b)
+                if symbolic and handle is not None:
+                    _, xin, out, _, first = measure.time_first(
+                        lambda: handle, self.prepare, self.run, x)
+                    build = 0.0
+                else:
+                    if handle is not None:
+                        self.release(handle)
+                    handle, xin, out, build, first = measure.time_first(
+                        lambda: self.compile(task, m["config"], m["shape_mode"],
+                                             None if symbolic else b),
+                        self.prepare, self.run, x)
+                ok, info = measure.compare(ref, self.to_numpy(out), m["rtol"], m["atol"])
+                stats, cv = measure.time_runs(self.run, handle, xin, m["warmup"], m["iters"])
+                steps.append(sequence_step(b, build, first, stats, cv, ok, info))
+        finally:
+            if handle is not None:
+                self.release(handle)
+        return sequence_result(steps, m["runs_per_shape"])
+
+
+def sequence_step(batch, compile_ms, first_run_ms, stats, cv, ok, info):
+    return {"batch": batch, "compile_ms": compile_ms, "first_run_ms": first_run_ms,
+            "steady_ms": stats["median"], "latency_ms": stats, "cv": cv,
+            "check_ok": ok, "check": info}
+
+
+def sequence_result(steps, runs_per_shape):
+    """Totals of a sequence: each step costs compile + first run + (R-1)
+    steady runs (R = runs_per_shape)."""
+    total = 0.0
+    for s in steps:
+        s["cost_ms"] = s["compile_ms"] + s["first_run_ms"] + (runs_per_shape - 1) * s["steady_ms"]
+        total += s["cost_ms"]
+        s["cumulative_ms"] = total
+    return {"steps": steps, "total_ms": total,
+            "compile_ms": sum(s["compile_ms"] for s in steps),
+            "check_ok": all(s["check_ok"] for s in steps),
+            "check": next((s["check"] for s in steps if not s["check_ok"]),
+                          steps[-1]["check"] if steps else None)}

@@ -1,0 +1,35 @@
+"""bench/harness/adapters/openvino.py — OpenVINO on the CPU plugin.
+
+Configuration "CPU".  f32 inference precision is forced (the CPU plugin
+would otherwise pick bf16 on CPUs that have it, and the cross-check against
+ncc ref would then rightly fail); one stream, latency hint, and
+INFERENCE_NUM_THREADS = the sweep's thread count.  The symbolic batch of the
+ONNX model stays dynamic (the plugin specialises per shape lazily: the
+first run at a new shape carries that cost).
+"""
+from .base import Adapter
+
+
+class OpenVinoAdapter(Adapter):
+    name = "openvino"
+    dist = "openvino"
+    install_hint = "pip install openvino"
+    CONFIGS = ("CPU",)
+
+    def load(self):
+        self.ov = self._import("openvino")
+        self.core = self.ov.Core()
+
+    def compile(self, task, config, mode, batch):
+        props = {"INFERENCE_NUM_THREADS": self.threads, "NUM_STREAMS": 1,
+                 "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"}
+        compiled = self.core.compile_model(task.model_path(batch), config, props)
+        return compiled.create_infer_request()
+
+    def run(self, req, x):
+        req.infer({0: x}, share_inputs=True)
+        return req.get_output_tensor(0).data
+
+    def to_numpy(self, out):
+        import numpy as np
+        return np.array(out, copy=True)

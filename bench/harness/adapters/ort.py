@@ -1,0 +1,36 @@
+"""bench/harness/adapters/ort.py — ONNX Runtime (CPU execution provider).
+
+Configurations are the graph optimization levels: DISABLE_ALL (the graph as
+written; a baseline option for break-even), BASIC, EXTENDED, ALL.  Threads:
+intra_op_num_threads = the sweep's thread count, inter-op 1, sequential
+execution.  The session is built from the model file, so compile_ms covers
+reading the file like ncc's does.
+"""
+from .base import Adapter
+
+LEVELS = {"DISABLE_ALL": "ORT_DISABLE_ALL", "BASIC": "ORT_ENABLE_BASIC",
+          "EXTENDED": "ORT_ENABLE_EXTENDED", "ALL": "ORT_ENABLE_ALL"}
+
+
+class OrtAdapter(Adapter):
+    name = "onnxruntime"
+    dist = "onnxruntime"
+    install_hint = "pip install onnxruntime"
+    CONFIGS = tuple(LEVELS)
+
+    def load(self):
+        self.ort = self._import("onnxruntime")
+
+    def compile(self, task, config, mode, batch):
+        ort = self.ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = self.threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.log_severity_level = 3
+        so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, LEVELS[config])
+        return ort.InferenceSession(task.model_path(batch), so,
+                                    providers=["CPUExecutionProvider"])
+
+    def run(self, sess, x):
+        return sess.run(None, {"x": x})[0]

@@ -60,6 +60,13 @@ int kir_buf_output(kir_kernel *k, int index, ncc_dtype dt) {
   return b;
 }
 
+int kir_buf_local(kir_kernel *k, const char *name, ncc_dtype dt, int64_t elems) {
+  int b = kir_buf_add(k, name, dt, false);
+  k->bufs[b].bind = KIR_BIND_DATA;
+  k->bufs[b].local_elems = elems > 0 ? elems : 1;
+  return b;
+}
+
 int kir_local_add(kir_kernel *k, ncc_dtype dt, int lanes) {
   if (k->n_locals == k->cap_locals) {
     int nc = k->cap_locals ? 2 * k->cap_locals : 16;
@@ -299,6 +306,8 @@ void kir_assign(kir_kernel *k, kir_block *blk, int local, kir_expr *value) {
   s->value = value;
 }
 
+void kir_barrier(kir_kernel *k, kir_block *blk) { stmt(k, blk, KIR_S_BARRIER); }
+
 kir_block kir_body_begin(void) {
   kir_block b = {NULL, NULL};
   return b;
@@ -402,6 +411,8 @@ static const char *mark_name(kir_mark m) {
   case KIR_PARALLEL: return " parallel";
   case KIR_VECTOR: return " vector";
   case KIR_UNROLL: return " unroll";
+  case KIR_GPU_GROUP: return " gpu.group";
+  case KIR_GPU_THREAD: return " gpu.thread";
   default: return "";
   }
 }
@@ -417,7 +428,7 @@ static void print_stmts(const kir_kernel *k, const kir_stmt *s, int depth,
       fprintf(f, ", ");
       print_expr(k, s->hi, f);
       fprintf(f, ")%s", mark_name(s->mark));
-      if (s->mark == KIR_VECTOR || s->mark == KIR_UNROLL)
+      if (s->mark == KIR_VECTOR || s->mark == KIR_UNROLL || s->mark == KIR_GPU_THREAD)
         fprintf(f, "(%d)", s->factor);
       fprintf(f, " {\n");
       print_stmts(k, s->body, depth + 1, f);
@@ -440,6 +451,7 @@ static void print_stmts(const kir_kernel *k, const kir_stmt *s, int depth,
       print_expr(k, s->value, f);
       fprintf(f, "\n");
       break;
+    case KIR_S_BARRIER: fprintf(f, "barrier\n"); break;
     }
   }
 }
@@ -449,6 +461,8 @@ void kir_print(const kir_kernel *k, FILE *f) {
   for (int b = 0; b < k->n_bufs; b++) {
     fprintf(f, "%s%s: %s%s", b ? ", " : "", k->bufs[b].name,
             ncc_dtype_name(k->bufs[b].dt), k->bufs[b].is_output ? " out" : "");
+    if (k->bufs[b].local_elems > 0)
+      fprintf(f, " local[%" PRId64 "]", k->bufs[b].local_elems);
   }
   fprintf(f, ") {\n");
   for (int l = 0; l < k->n_locals; l++) {
@@ -458,4 +472,120 @@ void kir_print(const kir_kernel *k, FILE *f) {
   }
   print_stmts(k, k->body, 1, f);
   fprintf(f, "}\n");
+}
+
+/* ---- structural hashing and equality ---- */
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0x100000001b3ull;
+}
+
+static uint64_t hash_expr(const kir_expr *e) {
+  if (!e) return 0x5bd1e995u;
+  uint64_t fb;
+  memcpy(&fb, &e->f, sizeof fb);
+  uint64_t h = mix(mix(mix(mix(0xcbf29ce484222325ull, (uint64_t)e->k), (uint64_t)e->op),
+                       (uint64_t)e->dt),
+                   (uint64_t)e->lanes);
+  h = mix(mix(mix(h, (uint64_t)e->id), fb), (uint64_t)e->i);
+  return mix(mix(mix(h, hash_expr(e->a)), hash_expr(e->b)), hash_expr(e->c));
+}
+
+static bool expr_eq(const kir_expr *a, const kir_expr *b) {
+  if (a == b) return true;
+  if (!a || !b) return false;
+  return a->k == b->k && a->op == b->op && a->dt == b->dt && a->lanes == b->lanes &&
+         a->id == b->id && memcmp(&a->f, &b->f, sizeof a->f) == 0 && a->i == b->i &&
+         expr_eq(a->a, b->a) && expr_eq(a->b, b->b) && expr_eq(a->c, b->c);
+}
+
+static uint64_t hash_stmts(const kir_stmt *s) {
+  uint64_t h = 0x84222325cbf29ce4ull;
+  for (; s; s = s->next) {
+    h = mix(mix(h, (uint64_t)s->k), (uint64_t)s->var);
+    h = mix(mix(mix(h, hash_expr(s->lo)), hash_expr(s->hi)), (uint64_t)s->mark);
+    h = mix(mix(mix(h, (uint64_t)s->factor), (uint64_t)s->buf), (uint64_t)s->local);
+    h = mix(mix(mix(h, hash_expr(s->index)), hash_expr(s->value)), hash_expr(s->count));
+    h = mix(h, s->k == KIR_S_FOR ? hash_stmts(s->body) : 0);
+  }
+  return h;
+}
+
+static bool stmts_eq(const kir_stmt *a, const kir_stmt *b) {
+  for (; a && b; a = a->next, b = b->next) {
+    if (a->k != b->k || a->var != b->var || a->mark != b->mark ||
+        a->factor != b->factor || a->buf != b->buf || a->local != b->local)
+      return false;
+    if (!expr_eq(a->lo, b->lo) || !expr_eq(a->hi, b->hi) ||
+        !expr_eq(a->index, b->index) || !expr_eq(a->value, b->value) ||
+        !expr_eq(a->count, b->count))
+      return false;
+    if (a->k == KIR_S_FOR && !stmts_eq(a->body, b->body)) return false;
+  }
+  return !a && !b;
+}
+
+uint64_t kir_kernel_hash(const kir_kernel *k) {
+  uint64_t h = mix(mix(0x1234567ull, (uint64_t)k->n_bufs), (uint64_t)k->n_locals);
+  h = mix(h, (uint64_t)k->n_vars);
+  for (int b = 0; b < k->n_bufs; b++) {
+    const kir_buf *u = &k->bufs[b];
+    h = mix(mix(mix(mix(h, (uint64_t)u->dt), (uint64_t)u->is_output), (uint64_t)u->bind),
+            (uint64_t)u->index);
+  }
+  for (int l = 0; l < k->n_locals; l++)
+    h = mix(mix(h, (uint64_t)k->locals[l].dt), (uint64_t)k->locals[l].lanes);
+  return mix(h, hash_stmts(k->body));
+}
+
+bool kir_kernel_equal(const kir_kernel *a, const kir_kernel *b) {
+  if (a->n_bufs != b->n_bufs || a->n_locals != b->n_locals || a->n_vars != b->n_vars)
+    return false;
+  for (int i = 0; i < a->n_bufs; i++) {
+    const kir_buf *x = &a->bufs[i], *y = &b->bufs[i];
+    if (x->dt != y->dt || x->is_output != y->is_output || x->bind != y->bind ||
+        x->index != y->index)
+      return false;
+  }
+  for (int l = 0; l < a->n_locals; l++)
+    if (a->locals[l].dt != b->locals[l].dt || a->locals[l].lanes != b->locals[l].lanes)
+      return false;
+  return stmts_eq(a->body, b->body);
+}
+
+int kir_dedupe(kir_kernel *const *ks, int n, int *rep) {
+  int cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  int *tab = ncc_malloc(sizeof(int) * (size_t)cap);
+  uint64_t *hs = ncc_calloc((size_t)n + 1, sizeof *hs);
+  if (!tab || !hs) {
+    ncc_free(tab, 0);
+    ncc_free(hs, 0);
+    return -1;
+  }
+  for (int i = 0; i < cap; i++) tab[i] = -1;
+  int distinct = 0;
+  for (int i = 0; i < n; i++) {
+    rep[i] = -1;
+    if (!ks[i]) continue;
+    hs[i] = kir_kernel_hash(ks[i]);
+    size_t slot = (size_t)(hs[i] & (uint64_t)(cap - 1));
+    for (;; slot = (slot + 1) & (size_t)(cap - 1)) {
+      int j = tab[slot];
+      if (j < 0) {
+        tab[slot] = i;
+        rep[i] = i;
+        distinct++;
+        break;
+      }
+      if (hs[j] == hs[i] && kir_kernel_equal(ks[j], ks[i])) {
+        rep[i] = j;
+        break;
+      }
+    }
+  }
+  ncc_free(tab, 0);
+  ncc_free(hs, 0);
+  return distinct;
 }

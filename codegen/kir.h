@@ -68,10 +68,18 @@ typedef enum kir_mark {
   KIR_SERIAL = 0,
   KIR_PARALLEL,
   KIR_VECTOR, /* factor = lanes */
-  KIR_UNROLL  /* factor = unroll count (full unroll when trip <= factor) */
+  KIR_UNROLL, /* factor = unroll count (full unroll when trip <= factor) */
+  /* GPU kernels only (codegen/cstyle; the LLVM emitter never sees them):
+   * a gpu.group loop spreads its iterations over work-groups (thread
+   * blocks); a gpu.thread loop, directly inside one, spans exactly `factor`
+   * iterations, one per work-item of the group, so a barrier inside it is
+   * reached by every work-item. */
+  KIR_GPU_GROUP,
+  KIR_GPU_THREAD
 } kir_mark;
 
-typedef enum kir_sk { KIR_S_FOR, KIR_S_STORE, KIR_S_ASSIGN } kir_sk;
+/* BARRIER: work-group barrier over local memory (GPU kernels only). */
+typedef enum kir_sk { KIR_S_FOR, KIR_S_STORE, KIR_S_ASSIGN, KIR_S_BARRIER } kir_sk;
 
 typedef struct kir_stmt {
   kir_sk k;
@@ -102,8 +110,11 @@ typedef struct kir_buf {
   kir_bind_kind bind;
   int index;
   const void *data;
+  size_t data_bytes; /* size of `data` (ahead-of-time output embeds it) */
   void *owned; /* allocation behind `data` that the kernel owns (ncc_free);
                   whoever keeps `data` past the kernel takes it over */
+  int64_t local_elems; /* > 0: work-group local (shared) memory of this many
+                          elements, GPU kernels only; never bound */
 } kir_buf;
 
 typedef struct kir_local {
@@ -141,6 +152,8 @@ int kir_buf_add(kir_kernel *k, const char *name, ncc_dtype dt, bool is_output);
 int kir_buf_input(kir_kernel *k, int index, ncc_dtype dt);
 int kir_buf_output(kir_kernel *k, int index, ncc_dtype dt);
 int kir_local_add(kir_kernel *k, ncc_dtype dt, int lanes);
+/* A work-group local (shared memory) array of `elems` elements (GPU). */
+int kir_buf_local(kir_kernel *k, const char *name, ncc_dtype dt, int64_t elems);
 int kir_var_new(kir_kernel *k);
 
 /* Expressions (constant-folding the easy index arithmetic). */
@@ -178,10 +191,21 @@ kir_stmt *kir_for(kir_kernel *k, kir_block *blk, int var, kir_expr *lo,
 void kir_store(kir_kernel *k, kir_block *blk, int buf, kir_expr *index,
                kir_expr *value, kir_expr *count);
 void kir_assign(kir_kernel *k, kir_block *blk, int local, kir_expr *value);
+/* A work-group barrier (GPU kernels, inside a gpu.thread loop). */
+void kir_barrier(kir_kernel *k, kir_block *blk);
 /* The block of a FOR's body, to append to. */
 kir_block kir_body_begin(void);
 void kir_body_end(kir_stmt *loop, kir_block *body);
 void kir_kernel_set_body(kir_kernel *k, kir_block *blk);
+
+/* Structural identity (repeated-block reuse): equal for kernels that
+ * compile to the same code, whatever their names and whatever data their
+ * KIR_BIND_DATA buffers point to (that is passed at launch). */
+uint64_t kir_kernel_hash(const kir_kernel *k);
+bool kir_kernel_equal(const kir_kernel *a, const kir_kernel *b);
+/* rep[i] = the first j <= i with ks[j] structurally equal to ks[i] (NULL
+ * entries: rep -1). Returns the number of distinct kernels, -1 on OOM. */
+int kir_dedupe(kir_kernel *const *ks, int n, int *rep);
 
 /* Human-readable form (tests, NCC_DEBUG, --emit=kir later). */
 void kir_print(const kir_kernel *k, FILE *f);

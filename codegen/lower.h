@@ -9,6 +9,7 @@
 #ifndef NCC_LOWER_H
 #define NCC_LOWER_H
 
+#include "../passes/fusion.h"
 #include "kir.h"
 
 typedef struct ncc_lower_opts {
@@ -44,5 +45,97 @@ ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
 /* Shared helper: a dim of a declared shape as an i64 expression (a constant,
  * or the run-time value of its symbol). */
 kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d);
+
+/* ---- fused groups (passes/fusion.h) ----
+ * A group becomes one kernel whose input buffers bind to the group's
+ * external values (KIR_BIND_INPUT index i = gr->ext[i]) and whose output 0
+ * is the root's output 0; values inside the group live in registers only.
+ * NCC_ERR_UNSUPPORTED (no message) when this group cannot be one kernel
+ * (shapes, broadcasting, dtypes): its nodes are then lowered one by one. */
+ncc_status ncc_lower_group(const ncc_fuse_group *gr, const char *name,
+                           const ncc_lower_opts *o, kir_kernel **out);
+
+/* The scalar formula of elementwise node n on operand values x[0..nx) (its
+ * non-omitted inputs in order), each `lanes` wide. */
+kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
+                                    kir_expr **x, int nx, int lanes);
+
+/* Evaluating a group's elementwise members at one point of the iteration
+ * space (lower_group.c). A kind's lowering supplies `ext` (an external
+ * value at the point) and optionally `special` (members it computes itself:
+ * the contraction's accumulator, a reduction's per-row result; NULL: use
+ * the member's formula). Members read more than once are kept in locals. */
+typedef struct ncc_gx ncc_gx;
+typedef kir_expr *(*ncc_gx_ext_fn)(ncc_gx *x, int ext, int lanes);
+typedef kir_expr *(*ncc_gx_special_fn)(ncc_gx *x, kir_block *blk, int member,
+                                       int lanes);
+struct ncc_gx {
+  kir_kernel *k;
+  const ncc_fuse_group *gr;
+  ncc_gx_ext_fn ext;
+  ncc_gx_special_fn special;
+  void *ctx;
+  int ext_buf[NCC_FUSE_MAX_EXT]; /* kernel buffer per external value, -1 */
+  int uses[NCC_FUSE_MAX_MEMBERS];
+  kir_expr *memo[NCC_FUSE_MAX_MEMBERS];
+  int memo_lanes;
+  int local[NCC_FUSE_MAX_MEMBERS][2]; /* scalar / wide, -1: none yet */
+};
+void ncc_gx_init(ncc_gx *x, kir_kernel *k, const ncc_fuse_group *gr);
+/* Start a new point (forget the values of the previous one). */
+void ncc_gx_point(ncc_gx *x);
+/* The value of v (a member's output or an external value) at the point. */
+kir_expr *ncc_gx_value(ncc_gx *x, kir_block *blk, const ncc_value *v, int lanes);
+kir_expr *ncc_gx_member(ncc_gx *x, kir_block *blk, int m, int lanes);
+int ncc_gx_member_of(const ncc_gx *x, const ncc_value *v); /* -1: external */
+int ncc_gx_ext_of(const ncc_gx *x, const ncc_value *v);    /* -1: internal */
+/* The kernel buffer of external value e (created on first use). */
+int ncc_gx_buf(ncc_gx *x, int e);
+
+/* Strides (elements, i64 expressions) of value v read at the points of
+ * shape s viewed as n_view consecutive dim groups (group j = dims
+ * [first[j], first[j+1]), first[n_view] = s->rank), numpy-aligned: 0 where
+ * v is broadcast over a whole group; false when v covers only part of a
+ * group or does not broadcast to s. */
+bool ncc_lower_view_strides(kir_kernel *k, const ncc_value *v,
+                            const ncc_shape *s, const int *first, int n_view,
+                            kir_expr **stride);
+
+/* An epilogue: the elementwise members of an epilogue group applied to the
+ * contraction's result where it is stored. The contraction's lowering sets
+ * `acc` (its value at the point) and `coord` (the point's index in each
+ * view group of its output) and calls ncc_epilogue_apply. */
+typedef struct ncc_epilogue {
+  ncc_gx gx;
+  int anchor; /* member index of the contraction */
+  int n_view;
+  int first[NCC_MAX_RANK + 1];
+  kir_expr *stride[NCC_FUSE_MAX_EXT][NCC_MAX_RANK];
+  kir_expr *coord[NCC_MAX_RANK];
+  kir_expr *acc;
+  kir_expr *count; /* explicit vectors: active lanes (masked loads) */
+  int lanes;       /* >1: explicit vectors along the last view group */
+} ncc_epilogue;
+/* Prepare for output view `first` (n_view groups); false when an external
+ * operand of the epilogue does not fit the view. */
+bool ncc_epilogue_init(ncc_epilogue *ep, kir_kernel *k,
+                       const ncc_fuse_group *gr, const int *first, int n_view);
+kir_expr *ncc_epilogue_apply(ncc_epilogue *ep, kir_block *blk);
+/* The buffer index node input `in` of the anchor binds to (its external
+ * value's index when fused, else `in`). */
+int ncc_lower_bind_index(const ncc_epilogue *ep, const ncc_node *n, int in);
+
+/* Per kind: the contraction n (the group's anchor) with its epilogue
+ * (gr NULL: the node alone, inputs bound by node input index). */
+ncc_status ncc_lower_matmul_ep(const ncc_node *n, const char *name,
+                               const ncc_lower_opts *o, const ncc_fuse_group *gr,
+                               kir_kernel **out);
+ncc_status ncc_lower_conv_ep(const ncc_node *n, const char *name,
+                             const ncc_lower_opts *o, const ncc_fuse_group *gr,
+                             kir_kernel **out);
+ncc_status ncc_lower_eltwise_group(const ncc_fuse_group *gr, const char *name,
+                                   const ncc_lower_opts *o, kir_kernel **out);
+ncc_status ncc_lower_reduce_group(const ncc_fuse_group *gr, const char *name,
+                                  const ncc_lower_opts *o, kir_kernel **out);
 
 #endif /* NCC_LOWER_H */

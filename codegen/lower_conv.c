@@ -132,14 +132,16 @@ static kir_block *row_loops(kir_kernel *k, kir_block *outer, const dims *d,
 }
 
 static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw,
-                             kir_kernel *k) {
+                             kir_kernel *k, ncc_epilogue *ep) {
   const ncc_value *wt = n->in[1];
   int64_t G = ncc_attr_int(n, "group", 1);
   int64_t OCg = wt->shape.d[0] / G, ICg = wt->shape.d[1];
   int ob = OCg % OB == 0 ? OB : 1;
   int64_t nob = OCg / ob;
-  int bx = kir_buf_input(k, 0, F32), bw = kir_buf_input(k, 1, F32);
-  int bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, 2, F32) : -1;
+  int bx = kir_buf_input(k, ncc_lower_bind_index(ep, n, 0), F32);
+  int bw = kir_buf_input(k, ncc_lower_bind_index(ep, n, 1), F32);
+  int bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, ncc_lower_bind_index(ep, n, 2), F32)
+                                   : -1;
   int by = kir_buf_output(k, 0, F32);
   dims d;
   get_dims(k, n, &d);
@@ -191,6 +193,14 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw,
     kir_expr *oc = ADD(oc0, I(j));
     kir_expr *v = kir_local_ref(k, acc[j]);
     if (bb >= 0) v = kir_bin(k, KIR_ADD, v, kir_load(k, bb, oc));
+    if (ep) { /* fused elementwise chain on the accumulator */
+      ep->coord[0] = bn;
+      ep->coord[1] = oc;
+      ep->coord[2] = oh;
+      ep->coord[3] = ow;
+      ep->acc = v;
+      v = ncc_epilogue_apply(ep, body);
+    }
     kir_expr *yi = ADD(MUL(ADD(MUL(ADD(MUL(bn, d.OC), oc), d.OH), oh), d.OW), ow);
     kir_store(k, body, by, yi, v, NULL);
   }
@@ -265,11 +275,41 @@ ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
   *out = NULL;
   win w;
   bool conv = n->op == NCC_OP_CONV;
-  if (conv ? !conv_ok(n, &w) : !pool_ok(n, &w)) return NCC_ERR_UNSUPPORTED;
+  if (conv) return ncc_lower_conv_ep(n, name, o, NULL, out);
+  if (!pool_ok(n, &w)) return NCC_ERR_UNSUPPORTED;
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
   int vw = o->vector_width > 0 ? o->vector_width : 1;
-  ncc_status st = conv ? lower_conv(n, &w, vw, k) : lower_pool(n, &w, vw, k);
+  ncc_status st = lower_pool(n, &w, vw, k);
+  if (st == NCC_OK && !kir_ok(k)) st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s",
+                                                 ncc_op_name(n->op));
+  if (st != NCC_OK) {
+    kir_kernel_free(k);
+    return st;
+  }
+  *out = k;
+  return NCC_OK;
+}
+
+ncc_status ncc_lower_conv_ep(const ncc_node *n, const char *name,
+                             const ncc_lower_opts *o, const ncc_fuse_group *gr,
+                             kir_kernel **out) {
+  *out = NULL;
+  win w;
+  if (!conv_ok(n, &w)) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  int vw = o->vector_width > 0 ? o->vector_width : 1;
+  ncc_epilogue ep, *epp = NULL;
+  if (gr) {
+    static const int first[5] = {0, 1, 2, 3, 4}; /* every dim its own group */
+    if (!ncc_epilogue_init(&ep, k, gr, first, 4)) {
+      kir_kernel_free(k);
+      return NCC_ERR_UNSUPPORTED;
+    }
+    epp = &ep;
+  }
+  ncc_status st = lower_conv(n, &w, vw, k, epp);
   if (st == NCC_OK && !kir_ok(k)) st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s",
                                                  ncc_op_name(n->op));
   if (st != NCC_OK) {

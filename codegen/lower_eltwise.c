@@ -66,10 +66,10 @@ static bool op_ok(const ncc_node *n) {
   }
 }
 
-/* The broadcast structure of one elementwise node. */
+/* The broadcast structure of a loop nest over shape `os` reading operands
+ * ops[]: dims collapsed into groups every operand treats alike. */
 typedef struct bplan {
-  int n_ops;                 /* operands (non-NULL inputs) */
-  int op_in[MAX_OPS];        /* their node input indices */
+  int n_ops;
   int m;                     /* collapsed dims */
   int first[NCC_MAX_RANK];   /* first output dim of each group */
   int last[NCC_MAX_RANK];    /* one past the last */
@@ -82,17 +82,16 @@ static int64_t aligned_dim(const ncc_value *v, int r, int j) {
   return jj < 0 ? 1 : v->shape.d[jj];
 }
 
-static bool plan_broadcast(const ncc_node *n, bplan *p) {
+static bool plan_broadcast(const ncc_value *const *ops, int n_ops,
+                           const ncc_shape *os, bplan *p) {
   memset(p, 0, sizeof *p);
-  const ncc_shape *os = &n->out[0]->shape;
+  if (n_ops > MAX_OPS) return false;
   int r = os->rank;
   bool bcd[MAX_OPS][NCC_MAX_RANK];
-  for (int i = 0; i < n->n_in; i++) {
-    const ncc_value *v = n->in[i];
-    if (!v) continue;
+  p->n_ops = n_ops;
+  for (int k = 0; k < n_ops; k++) {
+    const ncc_value *v = ops[k];
     if (v->shape.rank > r) return false;
-    int k = p->n_ops++;
-    p->op_in[k] = i;
     for (int j = 0; j < r; j++) {
       int64_t d = aligned_dim(v, r, j);
       if (d == os->d[j])
@@ -122,16 +121,24 @@ static bool plan_broadcast(const ncc_node *n, bplan *p) {
   return true;
 }
 
-bool ncc_lower_eltwise_supports(const ncc_node *n) {
-  bplan p;
-  return op_ok(n) && plan_broadcast(n, &p);
+/* The non-omitted inputs of n. */
+static int node_operands(const ncc_node *n, const ncc_value **ops) {
+  int c = 0;
+  for (int i = 0; i < n->n_in && c < MAX_OPS; i++)
+    if (n->in[i]) ops[c++] = n->in[i];
+  return c;
 }
 
-/* The scalar formula of the op applied to operand values x[]. */
-static kir_expr *formula(kir_kernel *k, const ncc_node *n, kir_expr **x,
-                         int nx) {
+bool ncc_lower_eltwise_supports(const ncc_node *n) {
+  bplan p;
+  const ncc_value *ops[MAX_OPS];
+  return op_ok(n) && plan_broadcast(ops, node_operands(n, ops), &n->out[0]->shape, &p);
+}
+
+kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
+                                    kir_expr **x, int nx, int lanes) {
   ncc_dtype f = NCC_DT_F32;
-#define C(v) kir_const_f(k, f, (v))
+#define C(v) kir_splat(k, kir_const_f(k, f, (v)), lanes)
 #define B(op, a, b) kir_bin(k, KIR_##op, (a), (b))
 #define U(op, a) kir_un(k, KIR_##op, (a))
   kir_expr *a = x[0];
@@ -203,56 +210,39 @@ static kir_expr *formula(kir_kernel *k, const ncc_node *n, kir_expr **x,
 #undef U
 }
 
-/* Loop body: out[oidx] = formula(in_k[idx_k]) for the given indices. */
-static void emit_body(kir_kernel *k, const ncc_node *n, const bplan *p,
-                      const int *bufs, int obuf, kir_expr **idx,
-                      kir_expr *oidx, kir_block *blk) {
-  kir_expr *x[MAX_OPS];
-  for (int i = 0; i < p->n_ops; i++) x[i] = kir_load(k, bufs[i], idx[i]);
-  kir_store(k, blk, obuf, oidx, formula(k, n, x, p->n_ops), NULL);
-}
+/* Emits the body of one point: idx[i] indexes operand i, oidx the output. */
+typedef void (*nest_body_fn)(kir_kernel *k, void *ctx, kir_expr **idx,
+                             kir_expr *oidx, kir_block *blk);
 
-ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
-                             const ncc_lower_opts *o, kir_kernel **out) {
-  *out = NULL;
-  bplan p;
-  if (!op_ok(n) || !plan_broadcast(n, &p)) return NCC_ERR_UNSUPPORTED;
-  kir_kernel *k = kir_kernel_new(name);
-  if (!k) return NCC_ERR_NOMEM;
-  int w = o->vector_width > 0 ? o->vector_width : 1;
-  const ncc_shape *os = &n->out[0]->shape;
-
-  int bufs[MAX_OPS];
-  for (int i = 0; i < p.n_ops; i++)
-    bufs[i] = kir_buf_input(k, p.op_in[i], n->in[p.op_in[i]]->dtype);
-  int obuf = kir_buf_output(k, 0, n->out[0]->dtype);
-
+/* The loop nest over output shape `os` (see the file comment). */
+static void eltwise_nest(kir_kernel *k, const bplan *p, const ncc_shape *os,
+                         int w, nest_body_fn body, void *ctx) {
   /* Extent of each collapsed group, and strides per operand and output. */
   kir_expr *ext[NCC_MAX_RANK] = {0};
-  for (int g = 0; g < p.m; g++) {
+  for (int g = 0; g < p->m; g++) {
     ext[g] = kir_const_i(k, 1);
-    for (int j = p.first[g]; j < p.last[g]; j++)
+    for (int j = p->first[g]; j < p->last[g]; j++)
       ext[g] = kir_mul(k, ext[g], ncc_lower_dim(k, os->d[j]));
   }
   kir_expr *stride[MAX_OPS][NCC_MAX_RANK] = {{0}}, *ostride[NCC_MAX_RANK] = {0};
-  for (int g = p.m - 1; g >= 0; g--) {
-    ostride[g] = g == p.m - 1 ? kir_const_i(k, 1)
-                              : kir_mul(k, ostride[g + 1], ext[g + 1]);
-    for (int i = 0; i < p.n_ops; i++) {
+  for (int g = p->m - 1; g >= 0; g--) {
+    ostride[g] = g == p->m - 1 ? kir_const_i(k, 1)
+                               : kir_mul(k, ostride[g + 1], ext[g + 1]);
+    for (int i = 0; i < p->n_ops; i++) {
       kir_expr *after = kir_const_i(k, 1);
-      for (int h = g + 1; h < p.m; h++)
-        if (!p.bc[i][h]) after = kir_mul(k, after, ext[h]);
-      stride[i][g] = p.bc[i][g] ? kir_const_i(k, 0) : after;
+      for (int h = g + 1; h < p->m; h++)
+        if (!p->bc[i][h]) after = kir_mul(k, after, ext[h]);
+      stride[i][g] = p->bc[i][g] ? kir_const_i(k, 0) : after;
     }
   }
 
   kir_block top = kir_body_begin();
   kir_expr *idx[MAX_OPS];
   kir_mark vmark = w > 1 ? KIR_VECTOR : KIR_SERIAL;
-  if (p.m == 0) {
-    for (int i = 0; i < p.n_ops; i++) idx[i] = kir_const_i(k, 0);
-    emit_body(k, n, &p, bufs, obuf, idx, kir_const_i(k, 0), &top);
-  } else if (p.m == 1) {
+  if (p->m == 0) {
+    for (int i = 0; i < p->n_ops; i++) idx[i] = kir_const_i(k, 0);
+    body(k, ctx, idx, kir_const_i(k, 0), &top);
+  } else if (p->m == 1) {
     int vb = kir_var_new(k), vi = kir_var_new(k);
     kir_expr *len = ext[0];
     kir_stmt *lb = kir_for(k, &top, vb, kir_const_i(k, 0),
@@ -263,23 +253,23 @@ ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
                            kir_min(k, len, kir_add(k, lo, kir_const_i(k, FLAT_BLOCK))),
                            vmark, w);
     kir_block ib = kir_body_begin();
-    for (int i = 0; i < p.n_ops; i++)
+    for (int i = 0; i < p->n_ops; i++)
       idx[i] = kir_mul(k, kir_var(k, vi), stride[i][0]);
-    emit_body(k, n, &p, bufs, obuf, idx, kir_var(k, vi), &ib);
+    body(k, ctx, idx, kir_var(k, vi), &ib);
     kir_body_end(li, &ib);
     kir_body_end(lb, &bb);
   } else {
     /* outer dims flattened into one parallel loop */
     int vo = kir_var_new(k), vi = kir_var_new(k);
     kir_expr *outer = kir_const_i(k, 1);
-    for (int g = 0; g < p.m - 1; g++) outer = kir_mul(k, outer, ext[g]);
+    for (int g = 0; g < p->m - 1; g++) outer = kir_mul(k, outer, ext[g]);
     kir_stmt *lo = kir_for(k, &top, vo, kir_const_i(k, 0), outer, KIR_PARALLEL, 0);
     kir_block ob = kir_body_begin();
-    kir_stmt *li = kir_for(k, &ob, vi, kir_const_i(k, 0), ext[p.m - 1], vmark, w);
+    kir_stmt *li = kir_for(k, &ob, vi, kir_const_i(k, 0), ext[p->m - 1], vmark, w);
     kir_block ib = kir_body_begin();
     kir_expr *coord[NCC_MAX_RANK] = {0};
     kir_expr *inner = kir_const_i(k, 1); /* product of groups after g */
-    for (int g = p.m - 2; g >= 0; g--) {
+    for (int g = p->m - 2; g >= 0; g--) {
       kir_expr *q = kir_is_const(inner, 1)
                         ? kir_var(k, vo)
                         : kir_bin(k, KIR_DIV, kir_var(k, vo), inner);
@@ -287,25 +277,115 @@ ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
       inner = kir_mul(k, inner, ext[g]);
     }
     kir_expr *oidx = kir_var(k, vi);
-    for (int g = 0; g < p.m - 1; g++)
+    for (int g = 0; g < p->m - 1; g++)
       oidx = kir_add(k, oidx, kir_mul(k, coord[g], ostride[g]));
-    for (int i = 0; i < p.n_ops; i++) {
-      idx[i] = kir_mul(k, kir_var(k, vi), stride[i][p.m - 1]);
-      for (int g = 0; g < p.m - 1; g++)
+    for (int i = 0; i < p->n_ops; i++) {
+      idx[i] = kir_mul(k, kir_var(k, vi), stride[i][p->m - 1]);
+      for (int g = 0; g < p->m - 1; g++)
         idx[i] = kir_add(k, idx[i], kir_mul(k, coord[g], stride[i][g]));
     }
-    emit_body(k, n, &p, bufs, obuf, idx, oidx, &ib);
+    body(k, ctx, idx, oidx, &ib);
     kir_body_end(li, &ib);
     kir_body_end(lo, &ob);
   }
   kir_kernel_set_body(k, &top);
+}
+
+/* ---- one node ---- */
+
+typedef struct node_ctx {
+  const ncc_node *n;
+  int n_ops;
+  int bufs[MAX_OPS];
+  int obuf;
+} node_ctx;
+
+static void node_body(kir_kernel *k, void *ctx, kir_expr **idx, kir_expr *oidx,
+                      kir_block *blk) {
+  node_ctx *c = ctx;
+  kir_expr *x[MAX_OPS];
+  for (int i = 0; i < c->n_ops; i++) x[i] = kir_load(k, c->bufs[i], idx[i]);
+  kir_store(k, blk, c->obuf, oidx, ncc_lower_eltwise_formula(k, c->n, x, c->n_ops, 1),
+            NULL);
+}
+
+ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
+                             const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  bplan p;
+  const ncc_value *ops[MAX_OPS];
+  int n_ops = node_operands(n, ops);
+  if (!op_ok(n) || !plan_broadcast(ops, n_ops, &n->out[0]->shape, &p))
+    return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  int w = o->vector_width > 0 ? o->vector_width : 1;
+  node_ctx c = {.n = n, .n_ops = n_ops};
+  for (int i = 0, j = 0; i < n->n_in; i++)
+    if (n->in[i]) c.bufs[j++] = kir_buf_input(k, i, n->in[i]->dtype);
+  c.obuf = kir_buf_output(k, 0, n->out[0]->dtype);
+  eltwise_nest(k, &p, &n->out[0]->shape, w, node_body, &c);
   if (!kir_ok(k)) {
     kir_kernel_free(k);
     return ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s",
                      ncc_op_name(n->op));
   }
-  /* transcendental ops cost more per element: parallelize sooner */
   k->cost_per_elem = 1.0;
+  *out = k;
+  return NCC_OK;
+}
+
+/* ---- an elementwise group: one loop nest, the root's formula tree ---- */
+
+typedef struct group_ctx {
+  ncc_gx gx;
+  kir_expr **idx; /* per external value, at the current point */
+  int obuf;
+} group_ctx;
+
+static kir_expr *group_ext(ncc_gx *x, int e, int lanes) {
+  group_ctx *c = x->ctx;
+  (void)lanes; /* scalar code inside the vector loop */
+  return kir_load(x->k, ncc_gx_buf(x, e), c->idx[e]);
+}
+
+static void group_body(kir_kernel *k, void *ctx, kir_expr **idx, kir_expr *oidx,
+                       kir_block *blk) {
+  group_ctx *c = ctx;
+  c->idx = idx;
+  ncc_gx_point(&c->gx);
+  kir_expr *v = ncc_gx_member(&c->gx, blk, c->gx.gr->n_members - 1, 1);
+  kir_store(k, blk, c->obuf, oidx, v, NULL);
+}
+
+ncc_status ncc_lower_eltwise_group(const ncc_fuse_group *gr, const char *name,
+                                   const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  const ncc_node *root = gr->members[gr->n_members - 1];
+  const ncc_shape *os = &root->out[0]->shape;
+  for (int m = 0; m < gr->n_members; m++) {
+    const ncc_node *n = gr->members[m];
+    if (!op_ok(n) || !ncc_shape_eq(&n->out[0]->shape, os)) return NCC_ERR_UNSUPPORTED;
+  }
+  bplan p;
+  if (!plan_broadcast((const ncc_value *const *)gr->ext, gr->n_ext, os, &p))
+    return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  int w = o->vector_width > 0 ? o->vector_width : 1;
+  group_ctx c;
+  ncc_gx_init(&c.gx, k, gr);
+  c.gx.ext = group_ext;
+  c.gx.ctx = &c;
+  /* buffers in external-value order, then the output */
+  for (int e = 0; e < gr->n_ext; e++) ncc_gx_buf(&c.gx, e);
+  c.obuf = kir_buf_output(k, 0, root->out[0]->dtype);
+  eltwise_nest(k, &p, os, w, group_body, &c);
+  if (!kir_ok(k)) {
+    kir_kernel_free(k);
+    return ncc_error(NCC_ERR_NOMEM, "out of memory lowering a fused group");
+  }
+  k->cost_per_elem = (double)gr->n_members;
   *out = k;
   return NCC_OK;
 }

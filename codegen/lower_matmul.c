@@ -179,6 +179,7 @@ static float *pack_b(const mm *p, int nr, void **owned) {
 typedef struct mmk {
   kir_kernel *k;
   const mm *p;
+  ncc_epilogue *ep; /* fused epilogue or NULL */
   int w, nr;
   int ba, bb, bc, by; /* buffers (bc -1: no bias) */
   kir_expr *M, *N, *K;
@@ -257,6 +258,17 @@ static void emit_tile(mmk *g, kir_block *blk, int mr, kir_expr *b,
                        kir_splat(k, kir_const_f(k, NCC_DT_F32, g->p->beta), w));
         val = kir_bin(k, KIR_ADD, val, cv);
       }
+      if (g->ep) {
+        /* the fused elementwise chain, on the tile still in registers */
+        ncc_epilogue *ep = g->ep;
+        int nv = 0;
+        if (ep->n_view == 3) ep->coord[nv++] = b;
+        ep->coord[nv++] = rr;
+        ep->coord[nv++] = col;
+        ep->acc = val;
+        ep->count = cnt;
+        val = ncc_epilogue_apply(ep, blk);
+      }
       kir_expr *base = kir_mul(k, b, kir_mul(k, g->M, g->N));
       kir_expr *yidx = kir_add(k, base, kir_add(k, kir_mul(k, rr, g->N), col));
       kir_store(k, blk, g->by, yidx, val, cnt);
@@ -264,18 +276,53 @@ static void emit_tile(mmk *g, kir_block *blk, int mr, kir_expr *b,
   }
 }
 
+/* The output's dims as the epilogue's view: [batch], rows, columns (see
+ * the file comment for which dims each holds). */
+static int output_view(const mm *p, int *first) {
+  int r = p->n->out[0]->shape.rank, nv = 0;
+  first[nv++] = 0;
+  if (p->n->op == NCC_OP_CONV) {
+    first[nv++] = 1;
+    first[nv++] = 2;
+  } else if (p->n_batch) {
+    first[nv++] = r - 2;
+    first[nv++] = r - 1;
+  } else {
+    first[nv++] = r - 1;
+  }
+  first[nv] = r;
+  return nv;
+}
+
 ncc_status ncc_lower_matmul(const ncc_node *n, const char *name,
                             const ncc_lower_opts *o, kir_kernel **out) {
+  return ncc_lower_matmul_ep(n, name, o, NULL, out);
+}
+
+ncc_status ncc_lower_matmul_ep(const ncc_node *n, const char *name,
+                               const ncc_lower_opts *o, const ncc_fuse_group *gr,
+                               kir_kernel **out) {
   *out = NULL;
   mm p;
   if (!analyse(n, &p)) return NCC_ERR_UNSUPPORTED;
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
   mmk g = {.k = k, .p = &p, .w = o->vector_width > 0 ? o->vector_width : 1};
+  ncc_epilogue ep;
+  if (gr) {
+    int first[NCC_MAX_RANK + 1];
+    int nv = output_view(&p, first);
+    if (!ncc_epilogue_init(&ep, k, gr, first, nv)) {
+      kir_kernel_free(k);
+      return NCC_ERR_UNSUPPORTED;
+    }
+    ep.lanes = g.w;
+    g.ep = &ep;
+  }
   g.mr = g.w >= 16 ? 8 : 6;
   g.nv = g.w >= 16 ? 3 : 2;
   g.nr = g.nv * g.w;
-  g.ba = kir_buf_input(k, p.a_in, NCC_DT_F32);
+  g.ba = kir_buf_input(k, ncc_lower_bind_index(g.ep, n, p.a_in), NCC_DT_F32);
   if (p.b_const) {
     void *owned = NULL;
     float *packed = pack_b(&p, g.nr, &owned);
@@ -286,11 +333,13 @@ ncc_status ncc_lower_matmul(const ncc_node *n, const char *name,
     g.bb = kir_buf_add(k, "packed_b", NCC_DT_F32, false);
     k->bufs[g.bb].bind = KIR_BIND_DATA;
     k->bufs[g.bb].data = packed;
+    k->bufs[g.bb].data_bytes =
+        (size_t)((p.N + g.nr - 1) / g.nr * p.K * g.nr) * sizeof(float);
     k->bufs[g.bb].owned = owned;
   } else {
-    g.bb = kir_buf_input(k, p.b_in, NCC_DT_F32);
+    g.bb = kir_buf_input(k, ncc_lower_bind_index(g.ep, n, p.b_in), NCC_DT_F32);
   }
-  g.bc = p.c ? kir_buf_input(k, 2, NCC_DT_F32) : -1;
+  g.bc = p.c ? kir_buf_input(k, ncc_lower_bind_index(g.ep, n, 2), NCC_DT_F32) : -1;
   g.by = kir_buf_output(k, 0, NCC_DT_F32);
   g.M = ncc_lower_dim(k, p.M);
   g.N = ncc_lower_dim(k, p.N);

@@ -136,7 +136,12 @@ ncc_status ncc_target_available(const char *target, char *why, size_t cap);
 /* Ahead-of-time output of the compiled kernels (host-run ops are not part
  * of it): kind "kir" (kernel IR text), "llvm" (LLVM IR), "asm", "obj"; for
  * target "cpu" (this host), "x86_64" (AVX2 baseline) or "aarch64" (NEON).
- * Written through a temporary file, so failure leaves nothing at `path`. */
+ * Kind "lib" is the whole graph as a self-contained library (a shared
+ * library, or a relocatable object when `path` ends in ".o") plus a C
+ * header beside it (extension replaced by ".h"); it needs the target's C
+ * compiler (docs/AOT.md) and fails, naming the op, when a needed node has
+ * no compiled kernel. Written through temporary files, so failure leaves
+ * nothing at `path`. */
 ncc_status ncc_module_emit(const ncc_graph *g, const char *target,
                            const char *kind, const char *path);
 

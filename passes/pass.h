@@ -47,7 +47,9 @@ void ncc_graph_compute_stats(const ncc_graph *g, int64_t sym_value,
 /* Shared helpers for passes. */
 /* uses[v->id] = number of node inputs + graph outputs reading v. */
 int *ncc_count_uses(const ncc_graph *g);
-/* Remove nodes none of whose outputs is used (transitively); returns count. */
+/* Remove nodes none of whose outputs is used (transitively) and constants
+ * nothing reads (they become undefined values); returns how many of both,
+ * or -1 when out of memory. */
 int ncc_dce(ncc_graph *g);
 /* Replace every use of `from` (node inputs and graph outputs) by `to`. */
 void ncc_replace_uses(ncc_graph *g, ncc_value *from, ncc_value *to);

@@ -2,6 +2,7 @@
  * uses, dead-code removal, and the statistics the pass manager reports. */
 #include <string.h>
 
+#include "memplan.h"
 #include "pass.h"
 
 int *ncc_count_uses(const ncc_graph *g) {
@@ -20,6 +21,23 @@ void ncc_replace_uses(ncc_graph *g, ncc_value *from, ncc_value *to) {
       if (g->nodes[i]->in[k] == from) g->nodes[i]->in[k] = to;
   for (int i = 0; i < g->n_outputs; i++)
     if (g->outputs[i] == from) g->outputs[i] = to;
+}
+
+/* A constant nothing reads any more (folded weights, merged duplicates,
+ * unused initializers) becomes an undefined value, like the outputs of a
+ * removed node: the printer and the backends skip it, and its name stays
+ * taken so that no later value can reuse it. uses[] is up to date. */
+static int drop_unused_consts(ncc_graph *g, const int *uses) {
+  int dropped = 0;
+  for (int i = 0; i < g->n_values; i++) {
+    ncc_value *v = g->values[i];
+    if (v->kind != NCC_VAL_CONST || uses[v->id]) continue;
+    v->kind = NCC_VAL_NODE;
+    v->data = NULL;
+    v->content_len = -1;
+    dropped++;
+  }
+  return dropped;
 }
 
 int ncc_dce(ncc_graph *g) {
@@ -44,6 +62,7 @@ int ncc_dce(ncc_graph *g) {
       if (n->in[k]) uses[n->in[k]->id]--;
   }
   if (removed) ncc_graph_remove_nodes(g, dead);
+  removed += drop_unused_consts(g, uses);
   ncc_free(uses, 0);
   ncc_free(dead, 0);
   return removed;
@@ -99,33 +118,35 @@ static bool is_kernel(const ncc_node *n) {
          n->op != NCC_OP_IDENTITY;
 }
 
+/* Fused groups (passes/fusion.h) launch one kernel whose traffic is its
+ * external inputs and its result; peak memory is the memplan planner's
+ * (passes/memplan.c): the arena once the `memplan` pass has run, else the
+ * liveness bound. */
 void ncc_graph_compute_stats(const ncc_graph *g, int64_t sv,
                              ncc_graph_stats *st) {
   memset(st, 0, sizeof *st);
   st->nodes = g->n_nodes;
-  int *uses = ncc_count_uses(g);
-  double live = 0;
-  for (int i = 0; i < g->n_inputs; i++) live += vbytes(g->inputs[i], sv);
-  st->peak_act_bytes = live;
+  ncc_fuse_plan *fp = NULL;
+  if (ncc_fuse_plan_build(g, &fp) != NCC_OK) fp = NULL;
   for (int i = 0; i < g->n_nodes; i++) {
     const ncc_node *n = g->nodes[i];
-    if (is_kernel(n)) {
-      st->kernels++;
+    int gi = fp ? fp->group_of[i] : -1;
+    if (gi >= 0) {
+      const ncc_fuse_group *gr = &fp->groups[gi];
       st->flops += node_flops(n, sv);
-      for (int k = 0; k < n->n_in; k++) st->bytes_moved += vbytes(n->in[k], sv);
-      for (int k = 0; k < n->n_out; k++) st->bytes_moved += vbytes(n->out[k], sv);
+      if (gr->members[gr->n_members - 1] != n) continue; /* counted at the root */
+      st->kernels++;
+      for (int e = 0; e < gr->n_ext; e++) st->bytes_moved += vbytes(gr->ext[e], sv);
+      st->bytes_moved += vbytes(n->out[0], sv);
+      continue;
     }
-    for (int k = 0; k < n->n_out; k++) live += vbytes(n->out[k], sv);
-    if (live > st->peak_act_bytes) st->peak_act_bytes = live;
-    if (!uses) continue;
-    /* Release inputs at their last use (and outputs nobody reads). */
-    for (int k = 0; k < n->n_in; k++) {
-      ncc_value *v = n->in[k];
-      if (v && v->kind != NCC_VAL_CONST && --uses[v->id] == 0)
-        live -= vbytes(v, sv);
-    }
-    for (int k = 0; k < n->n_out; k++)
-      if (n->out[k] && uses[n->out[k]->id] == 0) live -= vbytes(n->out[k], sv);
+    if (!is_kernel(n)) continue;
+    st->kernels++;
+    st->flops += node_flops(n, sv);
+    for (int k = 0; k < n->n_in; k++) st->bytes_moved += vbytes(n->in[k], sv);
+    for (int k = 0; k < n->n_out; k++) st->bytes_moved += vbytes(n->out[k], sv);
   }
-  ncc_free(uses, 0);
+  double peak = ncc_memplan_peak(g, fp, sv, ncc_memplan_annotated(g));
+  st->peak_act_bytes = peak > 0 ? peak : 0;
+  ncc_fuse_plan_free(fp);
 }

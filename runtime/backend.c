@@ -2,7 +2,9 @@
  *
  * `ref` runs the whole graph through the reference interpreter; it is always
  * available and is what every other backend is checked against. The `cpu`
- * backend (codegen/llvm/) is registered when ncc is built with LLVM.
+ * backend (codegen/llvm/) is registered when ncc is built with LLVM, the
+ * `opencl` and `cuda` backends (runtime/opencl, runtime/cuda) when built
+ * with them; those load their drivers at run time.
  */
 #include <string.h>
 
@@ -57,6 +59,12 @@ static const ncc_backend *const backends[] = {
     &ncc_backend_ref,
 #ifdef NCC_HAVE_LLVM
     &ncc_backend_cpu,
+#endif
+#ifdef NCC_HAVE_OPENCL
+    &ncc_backend_opencl,
+#endif
+#ifdef NCC_HAVE_CUDA
+    &ncc_backend_cuda,
 #endif
     NULL,
 };

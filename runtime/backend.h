@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "../ir/ir.h"
+#include "../passes/fusion.h"
 
 typedef struct ncc_backend_opts {
   int num_threads; /* 0: the pool's default (NCC_NUM_THREADS or all cores) */
@@ -37,6 +38,9 @@ typedef struct ncc_backend {
   int (*num_kernels)(const void *state);      /* compiled kernels */
   int (*num_host_kernels)(const void *state); /* nodes run by ref kernels */
   void (*free)(void *state);
+  /* Optional ahead-of-time output (ncc_module_emit) of kind `kind` for this
+   * target, written through a temporary file; NULL: the LLVM emitter. */
+  ncc_status (*emit)(const ncc_graph *g, const char *kind, const char *path);
 } ncc_backend;
 
 /* Registered backends, NULL-terminated; and lookup by name (NULL: unknown). */
@@ -46,6 +50,12 @@ const ncc_backend *ncc_backend_find(const char *name);
 extern const ncc_backend ncc_backend_ref;
 #ifdef NCC_HAVE_LLVM
 extern const ncc_backend ncc_backend_cpu;
+#endif
+#ifdef NCC_HAVE_OPENCL
+extern const ncc_backend ncc_backend_opencl; /* runtime/opencl */
+#endif
+#ifdef NCC_HAVE_CUDA
+extern const ncc_backend ncc_backend_cuda; /* runtime/cuda */
 #endif
 
 /* ---- the host executor ---- */
@@ -62,6 +72,13 @@ ncc_status ncc_exec_create(const ncc_graph *g, ncc_exec **out);
 void ncc_exec_free(ncc_exec *x);
 /* Install a kernel for node index `i` (graph order); the default is host. */
 void ncc_exec_set_kernel(ncc_exec *x, int i, ncc_exec_kernel_fn fn, void *kctx);
+/* Run the nodes members[0..n_members) (graph order, the last is the root)
+ * as one kernel at the root's position: the kernel gets the group's
+ * external values ext[] as its inputs and the root's outputs; the other
+ * members run nothing and their outputs get no memory (passes/fusion.h). */
+ncc_status ncc_exec_set_group(ncc_exec *x, const int *members, int n_members,
+                              ncc_value *const *ext, int n_ext,
+                              ncc_exec_kernel_fn fn, void *kctx);
 ncc_status ncc_exec_run(ncc_exec *x, const ncc_tensor *in, int n_in,
                         ncc_tensor *out, int n_out);
 

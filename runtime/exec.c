@@ -7,23 +7,37 @@
  * and frees every intermediate after its last use. Symbolic dims are bound to
  * their concrete values as values appear, so compiled kernels can read them.
  *
- * Buffer plan: after a run, the byte size and lifetime (producing node to
- * last reading node) of every intermediate are known; intermediates are
- * then given offsets in one arena (greedy first fit, largest first, two
- * values share bytes only when their lifetimes are disjoint). Later runs
- * whose sizes match use the arena: no allocation, no page faults, memory
- * no larger than the peak of live values. A run with other sizes (a new
- * batch size) allocates as before and re-plans at its end.
+ * Fused groups (ncc_exec_set_group): the members of a group run as one
+ * kernel at the root's position. The other members are not executed and
+ * their outputs get no memory: only their shapes are inferred, so that the
+ * root's declared shape is checked as for any node. Lifetimes count every
+ * member as acting at the root's position.
+ *
+ * Buffer plan (the planner is passes/memplan.c, shared with the `memplan`
+ * pass): intermediates get offsets in one arena, two values sharing bytes
+ * only when their lifetimes (producing step to last reading step) are
+ * disjoint. When every intermediate's size is linear in one symbol bound
+ * by the graph inputs (or static), the plan is made once, before the first
+ * run, as a function of that symbol, and each run evaluates it for its
+ * batch: no allocation, no page faults. Otherwise a run allocates on the
+ * heap and the plan is made at its end from the sizes it saw, for the next
+ * runs of the same sizes. A size that differs from the plan (data-dependent
+ * shapes) always falls back to the heap.
  */
 #include <string.h>
 
 #include "../ir/shape.h"
+#include "../passes/memplan.h"
 #include "backend.h"
 #include "ref/ref.h"
 
 typedef struct exec_step {
   ncc_exec_kernel_fn fn; /* NULL: reference kernel */
   void *kctx;
+  int root;          /* -1: on its own; else its group's root (shapes only
+                        unless it is the root) */
+  ncc_value **ext;   /* a group root: the kernel's inputs */
+  int n_ext;
 } exec_step;
 
 struct ncc_exec {
@@ -36,7 +50,10 @@ struct ncc_exec {
   ncc_tinfo *tin;     /* scratch, max inputs of any node */
   ncc_tinfo *tout;    /* scratch, max outputs of any node */
   const ncc_tensor **inp;
+  const ncc_tensor *kin[NCC_FUSE_MAX_EXT]; /* a group kernel's inputs */
   int max_in, max_out;
+  bool dirty;         /* groups changed: recompute lifetimes */
+  bool *virt;         /* per value: inside a group, never stored */
   /* buffer plan */
   int *def;           /* per value: producing node index, -1 none */
   size_t *size_now;   /* per value: bytes in the current run */
@@ -46,11 +63,16 @@ struct ncc_exec {
   bool run_matches;   /* every intermediate so far matched the plan */
   unsigned char *arena_raw, *arena;
   size_t arena_bytes;
+  /* the plan linear in the batch symbol (made before the first run) */
+  bool lin_tried, lin_ok;
+  int lin_sym;        /* -1: static */
+  int64_t *lin_a, *lin_b, *lin_oa, *lin_ob; /* per value */
+  int64_t lin_arena_a, lin_arena_b;
+  int64_t planned_batch;
 };
 
 void ncc_exec_free(ncc_exec *x) {
   if (!x) return;
-  ncc_free(x->steps, 0);
   ncc_free(x->last_use, 0);
   ncc_free(x->is_output, 0);
   ncc_free(x->vals, 0);
@@ -63,6 +85,14 @@ void ncc_exec_free(ncc_exec *x) {
   ncc_free(x->plan_size, 0);
   ncc_free(x->plan_off, 0);
   ncc_free(x->arena_raw, 0);
+  ncc_free(x->virt, 0);
+  ncc_free(x->lin_a, 0);
+  ncc_free(x->lin_b, 0);
+  ncc_free(x->lin_oa, 0);
+  ncc_free(x->lin_ob, 0);
+  if (x->steps)
+    for (int i = 0; i < x->g->n_nodes; i++) ncc_free(x->steps[i].ext, 0);
+  ncc_free(x->steps, 0);
   ncc_free(x, sizeof *x);
 }
 
@@ -88,23 +118,71 @@ ncc_status ncc_exec_create(const ncc_graph *g, ncc_exec **out) {
   x->size_now = ncc_calloc(nv + 1, sizeof *x->size_now);
   x->plan_size = ncc_calloc(nv + 1, sizeof *x->plan_size);
   x->plan_off = ncc_calloc(nv + 1, sizeof *x->plan_off);
+  x->virt = ncc_calloc(nv + 1, sizeof *x->virt);
   if (!x->steps || !x->last_use || !x->is_output || !x->vals || !x->syms ||
       !x->tin || !x->tout || !x->inp || !x->def || !x->size_now ||
-      !x->plan_size || !x->plan_off) {
+      !x->plan_size || !x->plan_off || !x->virt) {
     ncc_exec_free(x);
     return NCC_ERR_NOMEM;
   }
-  for (int v = 0; v < g->n_values; v++) x->last_use[v] = x->def[v] = -1;
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i]->n_out; k++)
-      if (g->nodes[i]->out[k]) x->def[g->nodes[i]->out[k]->id] = i;
+  for (int i = 0; i < g->n_nodes; i++) x->steps[i].root = -1;
+  for (int o = 0; o < g->n_outputs; o++) x->is_output[g->outputs[o]->id] = true;
+  x->dirty = true;
+  *out = x;
+  return NCC_OK;
+}
+
+/* Position at which node i's work happens. */
+static int step_pos(const ncc_exec *x, int i) {
+  return x->steps[i].root >= 0 ? x->steps[i].root : i;
+}
+
+static bool is_virtual(const ncc_exec *x, int i) {
+  return x->steps[i].root >= 0 && x->steps[i].root != i;
+}
+
+/* Lifetimes (def, last_use) and the values inside groups. */
+static void finalize(ncc_exec *x) {
+  const ncc_graph *g = x->g;
+  for (int v = 0; v < g->n_values; v++) {
+    x->last_use[v] = x->def[v] = -1;
+    x->virt[v] = false;
+  }
   for (int i = 0; i < g->n_nodes; i++) {
     const ncc_node *n = g->nodes[i];
+    for (int k = 0; k < n->n_out; k++)
+      if (n->out[k]) {
+        x->def[n->out[k]->id] = step_pos(x, i);
+        x->virt[n->out[k]->id] = is_virtual(x, i);
+      }
     for (int k = 0; k < n->n_in; k++)
-      if (n->in[k]) x->last_use[n->in[k]->id] = i;
+      if (n->in[k] && x->last_use[n->in[k]->id] < step_pos(x, i))
+        x->last_use[n->in[k]->id] = step_pos(x, i);
   }
-  for (int o = 0; o < g->n_outputs; o++) x->is_output[g->outputs[o]->id] = true;
-  *out = x;
+  x->dirty = false;
+}
+
+ncc_status ncc_exec_set_group(ncc_exec *x, const int *members, int n_members,
+                              ncc_value *const *ext, int n_ext,
+                              ncc_exec_kernel_fn fn, void *kctx) {
+  NCC_ASSERT(n_members >= 1 && n_ext >= 0 && n_ext <= NCC_FUSE_MAX_EXT);
+  int root = members[n_members - 1];
+  exec_step *s = &x->steps[root];
+  ncc_value **e = ncc_calloc((size_t)n_ext + 1, sizeof *e);
+  if (!e) return NCC_ERR_NOMEM;
+  if (n_ext) memcpy(e, ext, sizeof *e * (size_t)n_ext);
+  ncc_free(s->ext, 0);
+  s->ext = e;
+  s->n_ext = n_ext;
+  s->fn = fn;
+  s->kctx = kctx;
+  for (int i = 0; i < n_members; i++) {
+    NCC_ASSERT(members[i] >= 0 && members[i] <= root);
+    x->steps[members[i]].root = root;
+  }
+  x->dirty = true;
+  x->lin_tried = false;
+  x->planned = false;
   return NCC_OK;
 }
 
@@ -208,7 +286,7 @@ static void release_all(ncc_exec *x) {
 
 /* Whether value v lives in the arena (an intermediate). */
 static bool plannable(const ncc_exec *x, const ncc_value *v) {
-  return v && !x->is_output[v->id] && x->def[v->id] >= 0;
+  return v && !x->is_output[v->id] && x->def[v->id] >= 0 && !x->virt[v->id];
 }
 
 /* Output storage: the planned arena slice when sizes match, else the heap.
@@ -236,55 +314,112 @@ static ncc_status alloc_out(ncc_exec *x, const ncc_value *v, const ncc_tinfo *ti
   return ncc_tensor_alloc(t, ti->dtype, ti->shape.rank, ti->shape.d);
 }
 
+/* An arena of at least `bytes` (64-byte aligned); false when out of memory. */
+static bool reserve_arena(ncc_exec *x, size_t bytes) {
+  if (x->arena && x->arena_bytes >= bytes) return true;
+  ncc_free(x->arena_raw, 0);
+  x->arena_raw = x->arena = NULL;
+  x->arena_bytes = 0;
+  x->arena_raw = ncc_malloc(bytes + 64);
+  if (!x->arena_raw) return false;
+  x->arena = x->arena_raw + (64 - (uintptr_t)x->arena_raw % 64) % 64;
+  x->arena_bytes = bytes;
+  return true;
+}
+
+/* Lay out the intermediates with sizes[v] (a = 0: concrete sizes) or the
+ * linear sizes; offsets into oa/ob. Returns false when out of memory. */
+static bool layout(ncc_exec *x, const int64_t *sa, const int64_t *sb, int64_t *oa,
+                   int64_t *ob, int64_t *arena_a, int64_t *arena_b) {
+  const ncc_graph *g = x->g;
+  ncc_membuf *bufs = ncc_calloc((size_t)g->n_values + 1, sizeof *bufs);
+  int *who = ncc_calloc((size_t)g->n_values + 1, sizeof *who);
+  bool ok = bufs && who;
+  int n = 0;
+  for (int v = 0; ok && v < g->n_values; v++) {
+    if (!plannable(x, g->values[v])) continue;
+    bufs[n].a = sa ? sa[v] : 0;
+    bufs[n].b = sb[v];
+    bufs[n].begin = x->def[v];
+    bufs[n].end = x->last_use[v] > x->def[v] ? x->last_use[v] : x->def[v];
+    who[n++] = v;
+  }
+  if (ok) ok = ncc_memplan_layout(bufs, n, arena_a, arena_b) == NCC_OK;
+  for (int i = 0; ok && i < n; i++) {
+    if (oa) oa[who[i]] = bufs[i].off_a;
+    ob[who[i]] = bufs[i].off_b;
+  }
+  ncc_free(bufs, 0);
+  ncc_free(who, 0);
+  return ok;
+}
+
 /* Lay out the intermediates of the run that just finished. */
 static void make_plan(ncc_exec *x) {
   const ncc_graph *g = x->g;
-  int nv = g->n_values, n = 0;
-  int *order = ncc_calloc((size_t)nv + 1, sizeof *order);
-  if (!order) return; /* no plan: runs keep allocating */
-  for (int v = 0; v < nv; v++)
-    if (plannable(x, g->values[v])) order[n++] = v;
-  /* largest first (insertion sort keeps it dependency-free and stable) */
-  for (int i = 1; i < n; i++) {
-    int v = order[i], j = i - 1;
-    while (j >= 0 && x->size_now[order[j]] < x->size_now[v]) {
-      order[j + 1] = order[j];
-      j--;
-    }
-    order[j + 1] = v;
-  }
-  size_t total = 0;
-  for (int i = 0; i < n; i++) {
-    int v = order[i];
-    int b0 = x->def[v], e0 = x->last_use[v] > b0 ? x->last_use[v] : b0;
-    size_t size = (x->size_now[v] + 63) & ~(size_t)63, off = 0;
-    /* first fit: bump past every placed value that overlaps in time and
-     * space, until a pass finds no conflict */
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (int j = 0; j < i; j++) {
-        int u = order[j];
-        int b1 = x->def[u], e1 = x->last_use[u] > b1 ? x->last_use[u] : b1;
-        size_t us = (x->size_now[u] + 63) & ~(size_t)63;
-        if (e1 < b0 || e0 < b1) continue;
-        if (off < x->plan_off[u] + us && x->plan_off[u] < off + size) {
-          off = x->plan_off[u] + us;
-          moved = true;
-        }
-      }
-    }
-    x->plan_off[v] = off;
-    x->plan_size[v] = x->size_now[v];
-    if (off + size > total) total = off + size;
-  }
-  ncc_free(order, 0);
-  ncc_free(x->arena_raw, 0);
-  x->arena_raw = x->arena = NULL;
   x->planned = false;
-  x->arena_raw = ncc_malloc(total + 64);
-  if (!x->arena_raw) return;
-  x->arena = x->arena_raw + (64 - (uintptr_t)x->arena_raw % 64) % 64;
-  x->arena_bytes = total;
+  int64_t *sb = ncc_calloc((size_t)g->n_values + 1, sizeof *sb);
+  int64_t *ob = ncc_calloc((size_t)g->n_values + 1, sizeof *ob);
+  int64_t aa, ab;
+  if (sb && ob) {
+    for (int v = 0; v < g->n_values; v++) sb[v] = (int64_t)x->size_now[v];
+    if (layout(x, NULL, sb, NULL, ob, &aa, &ab) && reserve_arena(x, (size_t)ab)) {
+      for (int v = 0; v < g->n_values; v++) {
+        x->plan_off[v] = (size_t)ob[v];
+        x->plan_size[v] = x->size_now[v];
+      }
+      x->planned = true;
+    }
+  }
+  ncc_free(sb, 0);
+  ncc_free(ob, 0);
+}
+
+/* Whether symbol `sym` is a dim of some graph input (bound before a run). */
+static bool sym_bound_by_inputs(const ncc_graph *g, int sym) {
+  for (int i = 0; i < g->n_inputs; i++)
+    for (int d = 0; d < g->inputs[i]->shape.rank; d++)
+      if (g->inputs[i]->shape.d[d] == ncc_dim_sym(sym)) return true;
+  return false;
+}
+
+/* The plan linear in the batch, made once from the declared shapes. */
+static void make_linear_plan(ncc_exec *x) {
+  const ncc_graph *g = x->g;
+  x->lin_tried = true;
+  x->lin_ok = false;
+  size_t nv = (size_t)g->n_values + 1;
+  if (!x->lin_a) {
+    x->lin_a = ncc_calloc(nv, sizeof(int64_t));
+    x->lin_b = ncc_calloc(nv, sizeof(int64_t));
+    x->lin_oa = ncc_calloc(nv, sizeof(int64_t));
+    x->lin_ob = ncc_calloc(nv, sizeof(int64_t));
+    if (!x->lin_a || !x->lin_b || !x->lin_oa || !x->lin_ob) return;
+  }
+  x->lin_sym = -1;
+  for (int v = 0; v < g->n_values; v++) {
+    if (!plannable(x, g->values[v])) continue;
+    if (!ncc_memplan_value_size(g->values[v], &x->lin_sym, &x->lin_a[v], &x->lin_b[v]))
+      return;
+  }
+  if (x->lin_sym >= 0 && !sym_bound_by_inputs(g, x->lin_sym)) return;
+  x->lin_ok = layout(x, x->lin_a, x->lin_b, x->lin_oa, x->lin_ob, &x->lin_arena_a,
+                     &x->lin_arena_b);
+}
+
+/* Evaluate the linear plan for this run's batch. */
+static void use_linear_plan(ncc_exec *x) {
+  const ncc_graph *g = x->g;
+  int64_t n = x->lin_sym >= 0 ? x->syms[x->lin_sym] : 0;
+  if (x->planned && x->planned_batch == n) return;
+  x->planned = false;
+  if (n < 0 || !reserve_arena(x, (size_t)(x->lin_arena_a * n + x->lin_arena_b))) return;
+  for (int v = 0; v < g->n_values; v++) {
+    if (!plannable(x, g->values[v])) continue;
+    x->plan_size[v] = (size_t)(x->lin_a[v] * n + x->lin_b[v]);
+    x->plan_off[v] = (size_t)(x->lin_oa[v] * n + x->lin_ob[v]);
+  }
+  x->planned_batch = n;
   x->planned = true;
 }
 
@@ -303,6 +438,21 @@ static ncc_status run_node(ncc_exec *x, int i) {
   }
   ncc_status st = ncc_infer_node(NULL, n, x->tin, x->tout);
   if (st != NCC_OK) return st;
+  const exec_step *s = &x->steps[i];
+  if (is_virtual(x, i)) {
+    /* a fused member: its value stays in the group kernel's registers */
+    for (int k = 0; k < n->n_out; k++) {
+      const ncc_value *v = n->out[k];
+      if (!v) continue;
+      ncc_tensor *t = &x->vals[v->id];
+      memset(t, 0, sizeof *t);
+      t->dtype = x->tout[k].dtype;
+      t->rank = x->tout[k].shape.rank;
+      for (int d = 0; d < t->rank; d++) t->dims[d] = x->tout[k].shape.d[d];
+      bind_syms(x, v, t);
+    }
+    return NCC_OK;
+  }
   /* Most nodes have one output; Split may have many. */
   ncc_tensor outs[8];
   ncc_tensor *out = outs;
@@ -313,7 +463,12 @@ static ncc_status run_node(ncc_exec *x, int i) {
     if (!heap) return NCC_ERR_NOMEM;
     out = heap;
   }
-  const exec_step *s = &x->steps[i];
+  /* a group root's kernel reads the group's external values */
+  const ncc_tensor *const *kin = x->inp;
+  if (s->ext) {
+    for (int e = 0; e < s->n_ext; e++) x->kin[e] = &x->vals[s->ext[e]->id];
+    kin = x->kin;
+  }
   for (int k = 0; k < n->n_out && st == NCC_OK; k++)
     st = alloc_out(x, n->out[k], &x->tout[k], &out[k], s->fn == NULL);
   for (int k = 0; k < n->n_out && st == NCC_OK; k++)
@@ -321,12 +476,14 @@ static ncc_status run_node(ncc_exec *x, int i) {
   if (st == NCC_OK && s->fn) {
     for (int k = 0; k < n->n_in && st == NCC_OK; k++)
       if (n->in[k]) st = check_declared(x, n->in[k], x->inp[k]);
+    for (int e = 0; e < s->n_ext && st == NCC_OK; e++)
+      st = check_declared(x, s->ext[e], x->kin[e]);
     for (int k = 0; k < n->n_out && st == NCC_OK; k++)
       if (n->out[k]) st = check_declared(x, n->out[k], &out[k]);
   }
   if (st == NCC_OK) {
     if (s->fn)
-      st = s->fn(s->kctx, n, x->inp, out, x->syms);
+      st = s->fn(s->kctx, n, kin, out, x->syms);
     else
       st = ncc_ref_kernels[n->op](n, x->inp, out);
   }
@@ -343,6 +500,10 @@ static ncc_status run_node(ncc_exec *x, int i) {
     const ncc_value *v = n->in[k];
     if (v && x->last_use[v->id] == i && !x->is_output[v->id])
       ncc_tensor_free(&x->vals[v->id]);
+  }
+  for (int e = 0; e < s->n_ext; e++) {
+    const ncc_value *v = s->ext[e];
+    if (x->last_use[v->id] == i && !x->is_output[v->id]) ncc_tensor_free(&x->vals[v->id]);
   }
   for (int k = 0; k < n->n_out; k++) {
     const ncc_value *v = n->out[k];
@@ -383,7 +544,10 @@ ncc_status ncc_exec_run(ncc_exec *x, const ncc_tensor *in, int n_in,
   memset(x->vals, 0, sizeof *x->vals * (size_t)g->n_values);
   memset(x->syms, 0, sizeof *x->syms * (size_t)(g->n_syms + 1));
   x->run_matches = true;
+  if (x->dirty) finalize(x);
   ncc_status st = bind_inputs(x, in, n_in);
+  if (st == NCC_OK && !x->lin_tried) make_linear_plan(x);
+  if (st == NCC_OK && x->lin_ok) use_linear_plan(x);
   if (st == NCC_OK) {
     bind_consts(x);
     for (int i = 0; i < g->n_nodes && st == NCC_OK; i++) st = run_node(x, i);
@@ -391,6 +555,7 @@ ncc_status ncc_exec_run(ncc_exec *x, const ncc_tensor *in, int n_in,
   if (st == NCC_OK) st = take_outputs(x, out, n_out);
   /* Moved outputs no longer own their data; the rest is released here. */
   release_all(x);
-  if (st == NCC_OK && (!x->planned || !x->run_matches)) make_plan(x);
+  if (st == NCC_OK && !x->run_matches) x->lin_ok = false; /* sizes vary */
+  if (st == NCC_OK && !x->lin_ok && (!x->planned || !x->run_matches)) make_plan(x);
   return st;
 }

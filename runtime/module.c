@@ -101,6 +101,9 @@ void ncc_module_free(ncc_module *m) {
 
 ncc_status ncc_module_emit(const ncc_graph *g, const char *target,
                            const char *kind, const char *path) {
+  /* a backend with its own emitter (the GPU targets) */
+  const ncc_backend *be = target ? ncc_backend_find(target) : NULL;
+  if (be && be->emit) return be->emit(g, kind, path);
 #ifdef NCC_HAVE_LLVM
   return ncc_llvm_emit_file(g, target, kind, path);
 #else

@@ -1,7 +1,8 @@
 # tests/python.cmake — the Python oracle suites (label `python`): ONNX node
 # conformance, differential tests against ONNX Runtime, whole networks.
 # Each runs `$NCC run --target=ref` (the NCC in ${NCC_TEST_ENV}); exit 77
-# means numpy/onnx/onnxruntime are missing (see tools/requirements.txt).
+# means numpy/onnx/onnxruntime are missing (see tools/requirements.txt) or
+# the target cannot run in this build.
 set(NCC_PY_TESTS node_conformance diff_ort real_nets)
 foreach(t ${NCC_PY_TESTS})
   add_test(NAME python.${t}
@@ -12,3 +13,37 @@ foreach(t ${NCC_PY_TESTS})
     TIMEOUT 900
     SKIP_RETURN_CODE 77)
 endforeach()
+
+# The same suites on the LLVM cpu backend (labels `python;cpu`). diff_ort
+# compares the cpu target with both ONNX Runtime and `--target=ref` (tight
+# per-op tolerances, TOL_CPU_REF in tests/py/diff_ort.py), over its wide
+# 1000-element cases too. python.diff_ort.cpu.w4 repeats the cpu-vs-ref
+# check of the wide cases (odd sizes, sweeps) with 4-lane kernels (the
+# SSE/NEON width), whose tails differ from the host's 16 or 8 lanes; the
+# scalar path (NCC_VECTOR_WIDTH=1) is left to unit.test_cpu_ops.w1 to keep
+# the suite short (run diff_ort.py by hand with it after emitter changes).
+if(NCC_LLVM)
+  set(NCC_PY_CPU_ARGS_node_conformance --target cpu)
+  set(NCC_PY_CPU_ARGS_diff_ort --target cpu --oracle ort,ref)
+  set(NCC_PY_CPU_ARGS_real_nets --target cpu)
+  foreach(t ${NCC_PY_TESTS})
+    add_test(NAME python.${t}.cpu
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/${t}.py
+                     ${NCC_PY_CPU_ARGS_${t}})
+    set_tests_properties(python.${t}.cpu PROPERTIES
+      ENVIRONMENT "${NCC_TEST_ENV}"
+      LABELS "python;cpu"
+      TIMEOUT 900
+      SKIP_RETURN_CODE 77)
+  endforeach()
+  foreach(w 4)
+    add_test(NAME python.diff_ort.cpu.w${w}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/diff_ort.py
+                     --target cpu --oracle ref --wide-only)
+    set_tests_properties(python.diff_ort.cpu.w${w} PROPERTIES
+      ENVIRONMENT "${NCC_TEST_ENV};NCC_VECTOR_WIDTH=${w}"
+      LABELS "python;cpu"
+      TIMEOUT 900
+      SKIP_RETURN_CODE 77)
+  endforeach()
+endif()

@@ -1,12 +1,14 @@
 /* codegen/llvm/aot.c — ahead-of-time output: kernel IR, LLVM IR, assembly
- * or an object file for the host or a cross target (`ncc compile --emit`).
+ * or an object file for the host or a cross target (`ncc compile --emit`),
+ * and the entry point of `--emit=lib` (aot_lib.c).
  *
  * The same lowering and module construction as the JIT, for a target
  * description picked by name: `cpu` is this host (its CPU and features),
  * `x86_64` a portable AVX2 baseline (x86-64-v3, 8 lanes), `aarch64` a
- * generic NEON core (4 lanes). Only compiled kernels are emitted; nodes that
- * run on reference kernels are not part of the output. Files are written
- * to a temporary name and renamed, so a failure leaves nothing behind.
+ * generic NEON core (4 lanes). For kir/llvm/asm/obj only compiled kernels
+ * are emitted; nodes that run on reference kernels are not part of the
+ * output. Files are written to a temporary name and renamed, so a failure
+ * leaves nothing behind.
  */
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
@@ -17,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "llvm.h"
+#include "aot.h"
 
 static pthread_once_t all_once = PTHREAD_ONCE_INIT;
 
@@ -33,7 +35,7 @@ static const ncc_llvm_host cross_targets[] = {
     {"aarch64-unknown-linux-gnu", "generic", "+neon", 4},
 };
 
-static ncc_status target_desc(const char *target, const ncc_llvm_host **out) {
+ncc_status ncc_aot_target(const char *target, const ncc_llvm_host **out) {
   if (!target || strcmp(target, "cpu") == 0) return ncc_llvm_host_info(out);
   pthread_once(&all_once, init_all_targets);
   if (strcmp(target, "x86_64") == 0) *out = &cross_targets[0];
@@ -45,8 +47,7 @@ static ncc_status target_desc(const char *target, const ncc_llvm_host **out) {
   return NCC_OK;
 }
 
-/* Write `len` bytes to path through a temporary file. */
-static ncc_status write_file(const char *path, const void *data, size_t len) {
+ncc_status ncc_aot_write_file(const char *path, const void *data, size_t len) {
   size_t n = strlen(path) + 16;
   char *tmp = ncc_malloc(n);
   if (!tmp) return NCC_ERR_NOMEM;
@@ -76,21 +77,65 @@ static ncc_status emit_kir(kir_kernel *const *ks, int n, const char *path) {
   if (!f) return ncc_error(NCC_ERR_NOMEM, "out of memory printing kernel IR");
   for (int i = 0; i < n; i++) kir_print(ks[i], f);
   fclose(f);
-  ncc_status st = write_file(path, buf, len);
+  ncc_status st = ncc_aot_write_file(path, buf, len);
   free(buf); /* open_memstream allocates with malloc */
   return st;
 }
 
-static ncc_status emit_llvm(kir_kernel *const *ks, int n, const ncc_llvm_host *h,
-                            const char *kind, const char *path) {
-  LLVMTargetMachineRef tm = ncc_llvm_target_machine(h);
+/* A target machine for static code: position independent (the object may
+ * go into a shared library) with the default (small) code model, unlike
+ * the JIT's. */
+static LLVMTargetMachineRef aot_target_machine(const ncc_llvm_host *h) {
+  LLVMTargetRef t;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(h->triple, &t, &err)) {
+    LLVMDisposeMessage(err);
+    return NULL;
+  }
+  return LLVMCreateTargetMachine(t, h->triple, h->cpu, h->features,
+                                 LLVMCodeGenLevelAggressive, LLVMRelocPIC,
+                                 LLVMCodeModelDefault);
+}
+
+/* The weights as one 64-byte aligned constant global, added after the
+ * optimizer ran (it has nothing to do with megabytes of data). */
+static ncc_status add_weights(LLVMContextRef ctx, LLVMModuleRef mod,
+                              const ncc_aot_object *o) {
+  size_t total = o->weights_bytes ? o->weights_bytes : 1;
+  unsigned char *bytes = ncc_calloc(total, 1);
+  if (!bytes) return NCC_ERR_NOMEM;
+  for (int i = 0; i < o->n_blobs; i++)
+    if (o->blobs[i].bytes)
+      memcpy(bytes + o->blobs[i].offset, o->blobs[i].data, o->blobs[i].bytes);
+  LLVMValueRef init = LLVMConstStringInContext2(ctx, (const char *)bytes, total, 1);
+  ncc_free(bytes, total);
+  LLVMValueRef gv = LLVMAddGlobal(mod, LLVMTypeOf(init), o->weights_symbol);
+  LLVMSetInitializer(gv, init);
+  LLVMSetGlobalConstant(gv, 1);
+  LLVMSetAlignment(gv, 64);
+  LLVMSetVisibility(gv, LLVMHiddenVisibility);
+  return NCC_OK;
+}
+
+/* Keep the kernels out of a library's exported symbols. */
+static void hide_defined_functions(LLVMModuleRef mod) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+    if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage)
+      LLVMSetVisibility(f, LLVMHiddenVisibility);
+}
+
+ncc_status ncc_aot_emit_module(const ncc_aot_object *o, const ncc_llvm_host *h,
+                               const char *kind, const char *path) {
+  LLVMTargetMachineRef tm = aot_target_machine(h);
   if (!tm) return ncc_error(NCC_ERR_INTERNAL, "LLVM: no target machine for %s", h->triple);
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("ncc", ctx);
-  ncc_status st = ncc_llvm_build_module(ctx, mod, ks, n, h, tm);
+  ncc_status st = ncc_llvm_build_module(ctx, mod, o->kernels, o->n_kernels, h, tm);
+  if (st == NCC_OK && o->hide_kernels) hide_defined_functions(mod);
+  if (st == NCC_OK && o->weights_symbol) st = add_weights(ctx, mod, o);
   if (st == NCC_OK && strcmp(kind, "llvm") == 0) {
     char *text = LLVMPrintModuleToString(mod);
-    st = write_file(path, text, strlen(text));
+    st = ncc_aot_write_file(path, text, strlen(text));
     LLVMDisposeMessage(text);
   } else if (st == NCC_OK) {
     LLVMMemoryBufferRef mb = NULL;
@@ -99,7 +144,7 @@ static ncc_status emit_llvm(kir_kernel *const *ks, int n, const ncc_llvm_host *h
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, ft, &err, &mb)) {
       st = ncc_error(NCC_ERR_INTERNAL, "LLVM code generation: %s", err ? err : "?");
     } else {
-      st = write_file(path, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+      st = ncc_aot_write_file(path, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
       LLVMDisposeMemoryBuffer(mb);
     }
     LLVMDisposeMessage(err);
@@ -110,15 +155,23 @@ static ncc_status emit_llvm(kir_kernel *const *ks, int n, const ncc_llvm_host *h
   return st;
 }
 
+static bool is_kind(const char *kind, const char *const *kinds) {
+  for (int i = 0; kinds[i]; i++)
+    if (strcmp(kind, kinds[i]) == 0) return true;
+  return false;
+}
+
 ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
                               const char *kind, const char *path) {
-  if (!kind || (strcmp(kind, "kir") != 0 && strcmp(kind, "llvm") != 0 &&
-                strcmp(kind, "asm") != 0 && strcmp(kind, "obj") != 0))
-    return ncc_error(NCC_ERR_UNSUPPORTED, "cannot emit '%s' (kir, llvm, asm, obj)",
-                     kind ? kind : "");
+  static const char *const kinds[] = {"kir", "llvm", "asm", "obj", "lib", NULL};
+  if (!kind || !is_kind(kind, kinds))
+    return ncc_error(NCC_ERR_UNSUPPORTED,
+                     "target '%s' cannot emit '%s' (kir, llvm, asm, obj, lib)",
+                     target ? target : "cpu", kind ? kind : "");
   const ncc_llvm_host *h;
-  ncc_status st = target_desc(target, &h);
+  ncc_status st = ncc_aot_target(target, &h);
   if (st != NCC_OK) return st;
+  if (strcmp(kind, "lib") == 0) return ncc_aot_emit_lib(g, target, h, path);
   kir_kernel **kernels = ncc_calloc((size_t)g->n_nodes + 1, sizeof *kernels);
   kir_kernel **list = ncc_calloc((size_t)g->n_nodes + 1, sizeof *list);
   if (!kernels || !list) {
@@ -132,9 +185,12 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
   nk = 0;
   for (int i = 0; i < g->n_nodes; i++)
     if (kernels[i]) list[nk++] = kernels[i];
-  if (st == NCC_OK)
-    st = strcmp(kind, "kir") == 0 ? emit_kir(list, nk, path)
-                                   : emit_llvm(list, nk, h, kind, path);
+  if (st == NCC_OK && strcmp(kind, "kir") == 0) {
+    st = emit_kir(list, nk, path);
+  } else if (st == NCC_OK) {
+    ncc_aot_object o = {.kernels = list, .n_kernels = nk};
+    st = ncc_aot_emit_module(&o, h, kind, path);
+  }
   for (int i = 0; i < g->n_nodes; i++) kir_kernel_free(kernels[i]);
   ncc_free(kernels, 0);
   ncc_free(list, 0);

@@ -1,11 +1,16 @@
 /* codegen/llvm/cpu_backend.c — the `cpu` backend: LLVM JIT for this host.
  *
- * Compile: every node some lowering handles becomes a kernel (kernel IR ->
- * LLVM IR), all kernels of the graph go into one LLVM module and one JIT;
- * the rest run as host (reference) kernels in the shared executor. Run: the
- * executor calls `launch` for compiled nodes, which binds buffers and runs
- * the kernel on the persistent thread pool, as many threads as the work
- * warrants.
+ * Compile: every fused group (passes/fusion.h) that lowers as a whole, and
+ * every other node some lowering handles, becomes a kernel (kernel IR ->
+ * LLVM IR); the rest run as host (reference) kernels in the shared
+ * executor. Kernels that are structurally identical (kir_dedupe: the same
+ * kernel IR up to names and weight pointers, as in repeated blocks) are
+ * emitted and optimized once and share one function, so compile time grows
+ * with the number of distinct kernels, not with depth. The distinct ones go
+ * into one LLVM module and one JIT. Run: the executor calls `launch` for
+ * compiled nodes and groups, which binds buffers and runs the kernel on the
+ * persistent thread pool, as many threads as the work warrants.
+ * NCC_KERNEL_REUSE=0 turns sharing off (for measuring it).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +39,10 @@ typedef struct cpu_state {
   const ncc_graph *g;
   ncc_exec *exec;
   ncc_jit *jit;
-  cpu_kernel *ks; /* per node; fn NULL for host nodes */
-  int n_compiled;
+  cpu_kernel *ks; /* per node (a group's in its root's slot); fn NULL: none */
+  int n_compiled; /* kernels launched (a fused group counts once) */
+  int n_host;     /* nodes run by reference kernels */
+  int n_distinct; /* functions compiled */
 } cpu_state;
 
 static bool cpu_available(char *why, size_t cap) {
@@ -106,14 +113,33 @@ static ncc_status launch(void *kctx, const ncc_node *n,
   return NCC_OK;
 }
 
-ncc_status ncc_llvm_lower_graph(const ncc_graph *g, const ncc_lower_opts *lo,
-                                kir_kernel **kernels, int *n_lowered) {
+ncc_status ncc_llvm_lower_graph_fused(const ncc_graph *g, const ncc_lower_opts *lo,
+                                      const ncc_fuse_plan *fp, kir_kernel **kernels,
+                                      bool *group_kernel, int *n_lowered) {
   bool debug = getenv("NCC_DEBUG_KIR") != NULL;
   *n_lowered = 0;
+  char name[64];
+  for (int gi = 0; fp && gi < fp->n_groups; gi++) {
+    const ncc_fuse_group *gr = &fp->groups[gi];
+    int root = gr->members[gr->n_members - 1]->id;
+    int am = ncc_fuse_anchor(gr);
+    snprintf(name, sizeof name, "k%d_%s_fused", root,
+             ncc_op_name(gr->members[am >= 0 ? am : 0]->op));
+    if (group_kernel) group_kernel[gi] = false;
+    ncc_status st = ncc_lower_group(gr, name, lo, &kernels[root]);
+    if (st == NCC_ERR_UNSUPPORTED) continue;
+    if (st != NCC_OK) return st;
+    if (group_kernel) group_kernel[gi] = true;
+    if (debug) kir_print(kernels[root], stderr);
+    (*n_lowered)++;
+  }
   for (int i = 0; i < g->n_nodes; i++) {
     const ncc_node *n = g->nodes[i];
+    if (fp && fp->group_of[i] >= 0) {
+      const ncc_fuse_group *gr = &fp->groups[fp->group_of[i]];
+      if (kernels[gr->members[gr->n_members - 1]->id]) continue; /* fused */
+    }
     if (!ncc_lower_supports(n)) continue;
-    char name[64];
     snprintf(name, sizeof name, "k%d_%s", i, ncc_op_name(n->op));
     ncc_status st = ncc_lower_node(n, name, lo, &kernels[i]);
     if (st == NCC_ERR_UNSUPPORTED) continue;
@@ -124,65 +150,113 @@ ncc_status ncc_llvm_lower_graph(const ncc_graph *g, const ncc_lower_opts *lo,
   return NCC_OK;
 }
 
+ncc_status ncc_llvm_lower_graph(const ncc_graph *g, const ncc_lower_opts *lo,
+                                kir_kernel **kernels, int *n_lowered) {
+  ncc_fuse_plan *fp = NULL;
+  ncc_status st = ncc_fuse_plan_build(g, &fp);
+  if (st == NCC_OK) st = ncc_llvm_lower_graph_fused(g, lo, fp, kernels, NULL, n_lowered);
+  ncc_fuse_plan_free(fp);
+  return st;
+}
+
+/* Install kernel k (compiled as function fn) for slot i. */
+static ncc_status install(cpu_state *s, const ncc_fuse_plan *fp, const bool *gk,
+                          int i, kir_kernel *k, ncc_kernel_fn fn,
+                          const ncc_backend_opts *opts) {
+  cpu_kernel *ck = &s->ks[i];
+  ck->fn = fn;
+  ck->n_bufs = k->n_bufs;
+  for (int b = 0; b < k->n_bufs; b++) {
+    ck->bind[b] = k->bufs[b].bind;
+    ck->index[b] = k->bufs[b].index;
+    ck->data[b] = k->bufs[b].data;
+    ck->owned[b] = k->bufs[b].owned;
+    k->bufs[b].owned = NULL;
+  }
+  ck->cost_per_elem = k->cost_per_elem;
+  ck->max_threads = opts ? opts->num_threads : 0;
+  s->n_compiled++;
+  int gi = fp->group_of[i];
+  if (gi < 0 || !gk[gi]) {
+    ncc_exec_set_kernel(s->exec, i, launch, ck);
+    return NCC_OK;
+  }
+  const ncc_fuse_group *gr = &fp->groups[gi];
+  int members[NCC_FUSE_MAX_MEMBERS];
+  for (int m = 0; m < gr->n_members; m++) members[m] = gr->members[m]->id;
+  return ncc_exec_set_group(s->exec, members, gr->n_members, gr->ext, gr->n_ext,
+                            launch, ck);
+}
+
 static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
                               void **state) {
   *state = NULL;
   const ncc_llvm_host *h;
   ncc_status st = ncc_llvm_host_info(&h);
   if (st != NCC_OK) return st;
+  size_t nn = (size_t)g->n_nodes + 1;
   cpu_state *s = ncc_calloc(1, sizeof *s);
-  kir_kernel **kernels = ncc_calloc((size_t)g->n_nodes + 1, sizeof *kernels);
-  kir_kernel **list = ncc_calloc((size_t)g->n_nodes + 1, sizeof *list);
-  if (!s || !kernels || !list) {
+  kir_kernel **kernels = ncc_calloc(nn, sizeof *kernels);
+  kir_kernel **list = ncc_calloc(nn, sizeof *list);
+  int *rep = ncc_calloc(nn, sizeof *rep);
+  bool *gk = ncc_calloc(nn, sizeof *gk);
+  ncc_fuse_plan *fp = NULL;
+  if (!s || !kernels || !list || !rep || !gk) {
     st = NCC_ERR_NOMEM;
     goto done;
   }
   s->g = g;
-  s->ks = ncc_calloc((size_t)g->n_nodes + 1, sizeof *s->ks);
+  s->ks = ncc_calloc(nn, sizeof *s->ks);
   if (!s->ks) {
     st = NCC_ERR_NOMEM;
     goto done;
   }
+  if ((st = ncc_fuse_plan_build(g, &fp)) != NCC_OK) goto done;
   st = ncc_exec_create(g, &s->exec);
   if (st != NCC_OK) goto done;
   ncc_lower_opts lo = {.vector_width = h->vector_width};
   int nk = 0;
-  st = ncc_llvm_lower_graph(g, &lo, kernels, &nk);
+  st = ncc_llvm_lower_graph_fused(g, &lo, fp, kernels, gk, &nk);
   if (st != NCC_OK) goto done;
+  /* one function per distinct kernel */
+  const char *reuse = getenv("NCC_KERNEL_REUSE");
+  if (reuse && strcmp(reuse, "0") == 0) {
+    for (int i = 0; i < g->n_nodes; i++) rep[i] = kernels[i] ? i : -1;
+  } else if (kir_dedupe(kernels, g->n_nodes, rep) < 0) {
+    st = NCC_ERR_NOMEM;
+    goto done;
+  }
   nk = 0;
   for (int i = 0; i < g->n_nodes; i++)
-    if (kernels[i]) list[nk++] = kernels[i];
+    if (kernels[i] && rep[i] == i) list[nk++] = kernels[i];
+  s->n_distinct = nk;
   if (nk > 0) {
     st = ncc_jit_compile(list, nk, &s->jit);
     if (st != NCC_OK) goto done;
   }
   for (int i = 0; i < g->n_nodes; i++) {
-    kir_kernel *k = kernels[i];
-    if (!k) continue;
-    cpu_kernel *ck = &s->ks[i];
-    ck->fn = ncc_jit_lookup(s->jit, k->name);
-    if (!ck->fn) {
+    if (!kernels[i]) continue;
+    ncc_kernel_fn fn = ncc_jit_lookup(s->jit, kernels[rep[i]]->name);
+    if (!fn) {
       st = NCC_ERR_INTERNAL;
       goto done;
     }
-    ck->n_bufs = k->n_bufs;
-    for (int b = 0; b < k->n_bufs; b++) {
-      ck->bind[b] = k->bufs[b].bind;
-      ck->index[b] = k->bufs[b].index;
-      ck->data[b] = k->bufs[b].data;
-      ck->owned[b] = k->bufs[b].owned;
-      k->bufs[b].owned = NULL;
-    }
-    ck->cost_per_elem = k->cost_per_elem;
-    ck->max_threads = opts ? opts->num_threads : 0;
-    ncc_exec_set_kernel(s->exec, i, launch, ck);
-    s->n_compiled++;
+    if ((st = install(s, fp, gk, i, kernels[i], fn, opts)) != NCC_OK) goto done;
+  }
+  /* host nodes: everything not inside a compiled kernel */
+  for (int i = 0; i < g->n_nodes; i++) {
+    int gi = fp->group_of[i];
+    if (gi >= 0 && gk[gi]) continue;
+    if (!kernels[i]) s->n_host++;
   }
 done:
   if (kernels)
     for (int i = 0; i < g->n_nodes; i++) kir_kernel_free(kernels[i]);
   ncc_free(kernels, 0);
   ncc_free(list, 0);
+  ncc_free(rep, 0);
+  ncc_free(gk, 0);
+  ncc_fuse_plan_free(fp);
   if (st != NCC_OK) {
     cpu_free(s);
     return st;
@@ -202,8 +276,7 @@ static int cpu_num_kernels(const void *state) {
 }
 
 static int cpu_num_host(const void *state) {
-  const cpu_state *s = state;
-  return s->g->n_nodes - s->n_compiled;
+  return ((const cpu_state *)state)->n_host;
 }
 
 const ncc_backend ncc_backend_cpu = {

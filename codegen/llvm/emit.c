@@ -335,9 +335,14 @@ static LLVMValueRef emit_bin(emitter *E, kir_op op, ncc_dtype dt,
     case KIR_DIV: return LLVMBuildFDiv(B, a, b, "");
     case KIR_REM: return LLVMBuildFRem(B, a, b, "");
     case KIR_MIN:
-      return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, a, b, ""), a, b, "");
-    case KIR_MAX:
-      return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, a, b, ""), a, b, "");
+    case KIR_MAX: {
+      /* ref's (a < b || isnan(a)) ? a : b: a NaN on either side wins
+       * (ONNX Max/Min, Clip, ReduceMax, MaxPool accumulators) */
+      LLVMRealPredicate lt_gt = op == KIR_MIN ? LLVMRealOLT : LLVMRealOGT;
+      LLVMValueRef pick_a = LLVMBuildOr(B, LLVMBuildFCmp(B, lt_gt, a, b, ""),
+                                        LLVMBuildFCmp(B, LLVMRealUNO, a, a, ""), "");
+      return LLVMBuildSelect(B, pick_a, a, b, "");
+    }
     case KIR_POW: {
       LLVMTypeRef t = LLVMTypeOf(a);
       LLVMValueRef args[2] = {a, b};
@@ -620,7 +625,8 @@ static LLVMValueRef emit_expr(emitter *E, const kir_expr *e) {
       return r;
     }
     NCC_ASSERT(e->op == KIR_MAX);
-    return call_intrinsic(E, "llvm.vector.reduce.fmax", &t, 1, &v, 1);
+    /* fmaximum propagates NaN like ref's max (reduce.fmax would drop it) */
+    return call_intrinsic(E, "llvm.vector.reduce.fmaximum", &t, 1, &v, 1);
   }
   }
   NCC_ASSERT(!"unknown kernel IR expression");
@@ -805,6 +811,7 @@ static void emit_stmts(emitter *E, const kir_stmt *s) {
       else
         LLVMBuildStore(E->b, emit_expr(E, s->value), E->locals[s->local]);
       break;
+    case KIR_S_BARRIER: NCC_ASSERT(!"work-group barrier in a CPU kernel"); break;
     }
   }
 }

@@ -1,20 +1,38 @@
 #!/usr/bin/env python3
-"""tests/py/diff_ort.py — differential tests of `ncc run --target=ref` against ONNX Runtime.
+"""tests/py/diff_ort.py — differential tests of `ncc run --target=T` against ONNX Runtime
+(and, with --oracle ref, against ncc's own reference interpreter).
 
 For every op ncc claims (the NCC_OP rows of ir/ops.def) a generator below
 builds several seeded single-op (or tiny) models: random shapes including
 sizes 1, 3, 17 and odd spatial sizes, broadcasting variants, attribute
-variants, and the older-opset forms the importer upgrades.  Each model runs
-in ONNX Runtime (1 thread, graph optimizations off: the graph as written)
-and in ncc; outputs must match in dtype, shape and value within the op's
-tolerance (TOL; data movement and integer results are exact).
+variants, and the older-opset forms the importer upgrades.  A second
+generator per op (WIDE_GENERATORS) adds the sizes a vectorizing backend gets
+wrong: 1000, 1001, 33 (non-multiples of the 4/8/16-lane vector widths, so
+every kernel runs its masked tails), reductions and contractions over
+~1000 elements, value sweeps over the ranges where the cpu backend's
+exp/tanh/erf polynomials switch branches, and IEEE special values (signed
+zeros, infinities, NaN, denormals, overflow thresholds) for every
+elementwise op, Clip, the reductions and Softmax.
 
-Every claimed op must have a generator: a new row in ops.def without one
-fails the run.  Each op draws from its own RandomState seeded by the op's
-name, so adding cases to one op does not change another op's data.
+Oracles (--oracle, comma-separated, default ort):
+  ort  ONNX Runtime, 1 thread, graph optimizations off (the graph as written)
+  ref  `ncc run --target=ref` (the reference interpreter, libm based)
+Outputs must match every oracle in dtype, shape and value within the op's
+tolerance for that oracle: TOL against ORT; against ref the target's own
+tighter table (TOL_VS_REF: TOL_CPU_REF for cpu, in ulps and units of
+roundoff, each entry justified; TOL for targets without one); data movement
+and integer results are exact.
+
+Every claimed op must have both generators: a new row in ops.def without
+them fails the run.  Each op draws from its own RandomState seeded by the
+op's name, so adding cases to one op does not change another op's data.
 
 Usage: NCC=build/ncc python3 tests/py/diff_ort.py [-v] [-k OP_REGEX]
+           [--target ref|cpu] [--oracle ort|ref|ort,ref] [--no-wide | --wide-only]
+           [--errors]
 Prints per-op pass/fail and "N passed, M failed"; exit 1 on any failure.
+--errors adds, per op, the largest error seen against each oracle (in units
+of the tolerance), which is how the TOL tables below were checked.
 """
 import argparse
 import collections
@@ -33,7 +51,11 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 F32, I64, I32 = np.float32, np.int64, np.int32
 INT64_MAX = np.iinfo(np.int64).max
 
-# (rtol, atol) per op; ops not listed are exact (data movement, integers).
+# Against ONNX Runtime (any target): (rtol, atol) per op; ops not listed are
+# exact (data movement, integers).  ORT's MLAS kernels use their own
+# approximations (rational tanh/erf/logistic, blocked SGEMM), so these bound
+# ORT's deviation; the cpu backend's own error (a few ulp, see TOL_CPU_REF)
+# fits inside them, and the tight check of the cpu backend is against ref.
 TOL_ELTWISE = (1e-5, 1e-6)
 TOL_TRANSCENDENTAL = (1e-5, 1e-5)
 TOL_ACCUM = (1e-4, 1e-4)  # sums of products in a different order
@@ -54,6 +76,69 @@ TOL = {
     "Range": TOL_ELTWISE,
 }
 EXACT = (0.0, 0.0)
+
+# The cpu backend against ref (--target cpu --oracle ref): (rtol, atol, scale)
+# per op, the bound documented for the backend's code plus the ref's own
+# (libm, <= 1 ulp), with about 2x margin over the largest error measured
+# (`--errors` prints it).  atol is multiplied by `scale`:
+#   "abs"    1 (an absolute bound)
+#   "x"      |input 0| per element: errors that are absolute in the argument
+#            (cancellation in 1 + erf(x), x/6 + 1/2 near their zeros)
+#   "max"    the largest |ref output| of the tensor: normalizations, whose
+#            mean/variance/sum errors move every element of a row alike
+#   "terms"  per element, the op evaluated on |inputs| and |weights| (ONNX
+#            Runtime on the absolute-valued model): the sum of |terms| the
+#            kernel accumulates.  Recursive summation in any order is within
+#            (n-1) u sum|terms| (u = 2^-24) in the worst case and grows like
+#            sqrt(n) in practice; the vectorized kernels add in a different
+#            order (lanes, k-blocks) than ref, so both errors count.
+#   "spread" atol is absolute, and rtol grows by 2u (max x - min x): the
+#            kernel rounds x - max(x) to f32 before exp (ref subtracts in
+#            double), an error of u |x - max| relative to the result
+# Ops not listed must be bit-exact: one IEEE operation per element (+ - * /
+# sqrt, min/max, compare, select, casts) or data movement.
+U = 2.0 ** -24    # f32 unit roundoff
+ULP = 2.0 ** -23  # f32 ulp relative to the value, at its largest
+TOL_CPU_REF = {
+    # fma(alpha, x, beta) clipped to [0, 1]: one rounding, as in ref; allow
+    # the two roundings of an unfused multiply-add.
+    "HardSigmoid": (1 * ULP, 2 * U, "abs"),
+    # x * clip(x/6 + 1/2): the clipped factor is within 2u absolute.
+    "HardSwish": (2 * ULP, 4 * U, "x"),
+    # llvm.pow/llvm.log: libm per lane, like ref (<= 1 ulp each).
+    "Pow": (2 * ULP, 0.0, "abs"), "Log": (2 * ULP, 0.0, "abs"),
+    # Vector polynomials (codegen/llvm/emit.c): exp 1.3 ulp, tanh 1.4 ulp,
+    # erf 3.2 ulp; plus ref's libm.
+    "Exp": (3 * ULP, 0.0, "abs"), "Tanh": (3 * ULP, 0.0, "abs"),
+    "Erf": (5 * ULP, 0.0, "abs"),
+    # 1 / (1 + exp(-x)): exp's 1.3 ulp shrinks by e/(1+e), plus 2 roundings;
+    # below FLT_MIN (x < -87.3) the result is denormal, and it is 0 once
+    # exp(-x) overflows (x < -88.7) where ref still gives a denormal.
+    "Sigmoid": (4 * ULP, 2.0 ** -126, "abs"),
+    # max(x, 0) + log1p(exp(-|x|)): exp's error, damped, plus the add.
+    "Softplus": (4 * ULP, 4 * U, "abs"),
+    # 0.5 x (1 + erf(x/sqrt2)) (or tanh): erf's ~3 ulp of 1 is absolute
+    # after the cancellation with 1 at large negative x.
+    "Gelu": (6 * ULP, 8 * U, "x"),
+    # Contractions and sums: see "terms" above.
+    "MatMul": (0.0, 16 * U, "terms"), "Gemm": (0.0, 16 * U, "terms"),
+    "Conv": (0.0, 16 * U, "terms"), "ReduceSum": (0.0, 16 * U, "terms"),
+    "ReduceMean": (2 * ULP, 16 * U, "terms"), "AveragePool": (2 * ULP, 16 * U, "terms"),
+    "GlobalAveragePool": (2 * ULP, 16 * U, "terms"),
+    # Normalizations: (x - mean) * rsqrt(var + eps) * g + b, folded into one
+    # multiply-add per element by the cpu kernel.
+    "BatchNormalization": (2 * ULP, 8 * U, "max"),
+    "LayerNormalization": (4 * ULP, 16 * U, "max"),
+    # exp(x - max) / sum: exp's 1.3 ulp, the sum of positive terms, the
+    # division, and the rounding of x - max ("spread"); atol covers results
+    # that are denormal (exp near -100).
+    "Softmax": (8 * ULP, 2.0 ** -126, "spread"),
+    # x - max - log(sum): log of a sum with relative error ~ few u.
+    "LogSoftmax": (4 * ULP, 16 * U, "abs"),
+}
+# Per target; a target without a table (a GPU one, say) is held to the
+# ORT-level TOL against ref as well, until someone documents its bounds.
+TOL_VS_REF = {"cpu": TOL_CPU_REF}
 DEFAULT_OPSET = 18
 
 
@@ -65,8 +150,13 @@ class Const:
 
 
 class Case:
-    def __init__(self, op, name, model, feeds):
+    """One model and its inputs; `oracles` limits the oracles that judge it
+    (None: every one asked for) where ONNX Runtime's semantics differ from
+    ref's, e.g. NaN in ReduceMax."""
+
+    def __init__(self, op, name, model, feeds, oracles=None):
         self.op, self.name, self.model, self.feeds = op, name, model, feeds
+        self.oracles = oracles
 
 
 def _vi(name, arr):
@@ -130,7 +220,7 @@ class Gen:
         return side(), side()
 
     # ---- models ----
-    def add(self, name, ins, attrs=None, n_out=1, opset=DEFAULT_OPSET, op=None):
+    def add(self, name, ins, attrs=None, n_out=1, opset=DEFAULT_OPSET, op=None, oracles=None):
         """One node of `op` (default: this op) whose inputs are arrays (graph
         inputs), Const (initializers) or None (an omitted optional input)."""
         feeds, inits, names = {}, {}, []
@@ -147,12 +237,12 @@ class Gen:
             names.pop()
         outs = ["y%d" % i for i in range(n_out)]
         node = helper.make_node(op or self.op, names, outs, **(attrs or {}))
-        self.graph(name, [node], feeds, inits, outs, opset)
+        self.graph(name, [node], feeds, inits, outs, opset, oracles)
 
-    def graph(self, name, nodes, feeds, inits, outputs, opset=DEFAULT_OPSET):
+    def graph(self, name, nodes, feeds, inits, outputs, opset=DEFAULT_OPSET, oracles=None):
         feeds = {k: np.asarray(v) for k, v in feeds.items()}
         model = make_model(nodes, feeds, inits, outputs, opset)
-        self.cases.append(Case(self.op, name, model, feeds))
+        self.cases.append(Case(self.op, name, model, feeds, oracles))
 
 
 # ==========================================================================
@@ -727,6 +817,280 @@ def gen_range(g):
     g.graph("arange_of_shape", nodes, {"x0": g.randn(2, 13)}, inits, ["y0"])
 
 
+# ==========================================================================
+# Wide generators: the sizes vectorized kernels get wrong (registered in
+# WIDE_GENERATORS).  1000 = 62 x 16 + 8, 1001 and 33 leave a 1-lane tail at
+# 16, 8 and 4 lanes; reductions and contractions run over ~1000 elements.
+
+WIDE_SHAPES = [(1000,), (17, 33), (3, 1001)]
+# Value sweeps over each transcendental's interesting range: both branches
+# of the cpu backend's tanh (|x| < 0.625) and erf (|x| < 1), exp near
+# overflow and underflow, sigmoid/softplus saturation.
+SWEEPS = {
+    "Exp": (-87.0, 88.0), "Log": (1e-3, 1e3), "Sqrt": (0.0, 100.0), "Tanh": (-10.0, 10.0),
+    "Erf": (-5.0, 5.0), "Sigmoid": (-20.0, 20.0), "Softplus": (-20.0, 20.0),
+    "Gelu": (-8.0, 8.0), "HardSigmoid": (-8.0, 8.0), "HardSwish": (-8.0, 8.0),
+    "Reciprocal": (0.01, 100.0),
+}
+
+
+# IEEE special values and range edges: signed zeros, infinities, NaN,
+# denormals, the largest floats, exp's overflow/underflow thresholds, the
+# polynomial branch points of tanh (0.625) and erf (1).
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-38, 3.4028235e38,
+                    -3.4028235e38, 88.7, 88.8, -87.5, -103.0, -104.5, 9.0, -9.0, 0.625,
+                    -0.625, 1.0, -1.0, 0.5, 20.0, -20.0, 1e-20], F32)
+
+
+def unary_value(g, shape):
+    if g.op in UNARY_DOMAIN:
+        return g.uniform(*UNARY_DOMAIN[g.op], *shape)
+    if g.op == "Reciprocal":
+        return g.nonzero(*shape)
+    return g.randn(*shape, scale=3.0)
+
+
+def wide_unary(g, attrs=None, opset=DEFAULT_OPSET):
+    for shape in WIDE_SHAPES:
+        g.add("wide_" + shape_tag(shape), [unary_value(g, shape)], attrs, opset=opset)
+    lo, hi = SWEEPS.get(g.op, (-10.0, 10.0))
+    g.add("sweep_%g_%g" % (lo, hi), [np.linspace(lo, hi, 1001, dtype=F32)], attrs, opset=opset)
+    g.add("special", [SPECIAL], attrs, opset=opset)
+
+
+def wide_leakyrelu(g):
+    wide_unary(g, {"alpha": 0.2})
+
+
+def wide_hardsigmoid(g):
+    wide_unary(g, {"alpha": 0.5, "beta": 0.1})
+
+
+def wide_gelu(g):
+    wide_unary(g, opset=20)
+    g.add("wide_tanh_sweep", [np.linspace(-8.0, 8.0, 1001, dtype=F32)],
+          {"approximate": "tanh"}, opset=20)
+
+
+def wide_clip(g):
+    g.add("wide_both", [g.randn(1000, scale=3.0), Const(np.array(-1.0, F32)),
+                        Const(np.array(2.0, F32))])
+    g.add("wide_min_only", [g.randn(3, 1001, scale=3.0), Const(np.array(0.0, F32))])
+    g.add("wide_runtime", [g.randn(17, 33, scale=3.0), np.array(-0.5, F32),
+                           np.array(0.5, F32)])
+    g.add("special", [SPECIAL, Const(np.array(-1.0, F32)), Const(np.array(2.0, F32))])
+
+
+def binary_operands(g, a_shape, b_shape):
+    if g.op == "Div":
+        return g.randn(*a_shape), g.nonzero(*b_shape)
+    if g.op == "Pow":
+        return g.uniform(0.2, 3.0, *a_shape), g.uniform(-2.0, 2.0, *b_shape)
+    return g.randn(*a_shape), g.randn(*b_shape)
+
+
+WIDE_BCAST = [((1000,), (1000,)), ((3, 1000), (1000,)), ((17, 1001), (17, 1)),
+              ((1000, 1), (1, 33)), ((2, 33, 17), (1,)), ((1,), (1001,))]
+
+
+def wide_binary(g):
+    for a_shape, b_shape in WIDE_BCAST:
+        a, b = binary_operands(g, a_shape, b_shape)
+        g.add("wide_%s_%s" % (shape_tag(a_shape), shape_tag(b_shape)), [a, b])
+    a, b = binary_operands(g, (33, 1000), (1000,))
+    g.add("wide_const_rhs", [a, Const(b)])
+    g.add("special", [SPECIAL.reshape(-1, 1), SPECIAL.reshape(1, -1)])  # every pair
+    if g.op == "Pow":
+        g.add("wide_square", [g.randn(1001), Const(np.array(2.0, F32))])
+    else:
+        lo = 1 if g.op == "Div" else -50
+        g.add("wide_i64", [g.ints(lo, 100, 1001), g.ints(1, 9, 1001)])
+
+
+def wide_variadic(g):
+    g.add("wide_two", [g.randn(1000), g.randn(1000)])
+    g.add("wide_three_bcast", [g.randn(3, 1001), g.randn(1001), g.randn(3, 1)])
+    g.add("wide_33", [g.randn(17, 33), g.randn(1, 33)])
+    g.add("special", [SPECIAL.reshape(-1, 1), SPECIAL.reshape(1, -1)])  # NaN on either side
+
+
+def wide_compare(g):
+    small = lambda *s: g.ints(-2, 3, *s).astype(F32)  # noqa: E731  (ties happen)
+    g.add("wide_same", [small(1000), small(1000)])
+    g.add("wide_bcast", [small(17, 1001), small(1, 1001)])
+    g.add("wide_scalar", [g.randn(3, 33), Const(np.array(0.0, F32))])
+    g.add("special", [SPECIAL.reshape(-1, 1), SPECIAL.reshape(1, -1)])
+
+
+def wide_where(g):
+    cond = lambda *s: g.rng.rand(*s) > 0.5  # noqa: E731
+    g.add("wide_same", [cond(1000), g.randn(1000), g.randn(1000)])
+    g.add("wide_bcast", [cond(3, 1001), g.randn(1001), g.randn(3, 1)])
+    g.add("wide_33", [cond(17, 33), g.randn(17, 33), Const(np.array(0.5, F32))])
+
+
+def wide_cast(g):
+    to = lambda t: {"to": t}  # noqa: E731
+    g.add("wide_f32_i64", [g.uniform(-100.0, 100.0, 1000)], to(TensorProto.INT64))
+    g.add("wide_i64_f32", [g.ints(-1000, 1000, 3, 1001)], to(TensorProto.FLOAT))
+    g.add("wide_f32_bool", [g.ints(-1, 2, 17, 33).astype(F32)], to(TensorProto.BOOL))
+    g.add("wide_bool_f32", [g.rng.rand(1001) > 0.5], to(TensorProto.FLOAT))
+
+
+def wide_matmul(g):
+    for a, b in [((3, 1000), (1000, 17)),        # k = 1000
+                 ((1000, 17), (17, 33)),         # m = 1000
+                 ((17, 33), (33, 1000)),         # n = 1000
+                 ((1000,), (1000, 3)),           # vector x matrix
+                 ((2, 1, 17, 65), (3, 65, 33))]:  # broadcast batch
+        g.add("wide_%s_%s" % (shape_tag(a), shape_tag(b)), [g.randn(*a), g.randn(*b)])
+    g.add("wide_const_weight", [g.randn(2, 17, 100), Const(g.randn(100, 33))])
+    g.add("wide_const_k1001", [g.randn(5, 1001), Const(g.randn(1001, 17))])
+
+
+def wide_gemm(g):
+    g.add("wide_linear_k1000", [g.randn(17, 1000), Const(g.randn(33, 1000)),
+                                Const(g.randn(33))], {"transB": 1})
+    g.add("wide_m1000", [g.randn(1000, 17), Const(g.randn(17, 33)), g.randn(1, 33)])
+    g.add("wide_tA_n1001", [g.randn(33, 3), g.randn(33, 1001), Const(np.array(0.5, F32))],
+          {"transA": 1, "alpha": 1.5, "beta": 2.0})
+
+
+def wide_conv(g):
+    def conv(name, x_shape, w_shape, **attrs):
+        # Kaiming scale: outputs stay O(1) whatever the reduction length.
+        fan_in = int(np.prod(w_shape[1:]))
+        w = g.randn(*w_shape, scale=float(np.sqrt(2.0 / fan_in)))
+        g.add(name, [g.randn(*x_shape), Const(w), Const(g.randn(w_shape[0]))], attrs)
+    conv("wide_k1008", (1, 112, 9, 9), (17, 112, 3, 3), pads=[1, 1, 1, 1])
+    conv("wide_33x31", (1, 17, 33, 31), (33, 17, 3, 3), pads=[1, 1, 1, 1])
+    conv("wide_depthwise", (1, 33, 17, 17), (33, 1, 3, 3), group=33, pads=[1, 1, 1, 1])
+    conv("wide_1x1_1000px", (2, 64, 25, 40), (17, 64, 1, 1))
+    conv("wide_groups2_s2", (1, 34, 11, 13), (18, 17, 3, 3), group=2, strides=[2, 2])
+
+
+def wide_batchnorm(g):
+    for shape in ((2, 17, 33, 3), (1, 1000), (1, 33, 1001)):
+        c = shape[1]
+        stats = [Const(g.uniform(0.5, 1.5, c)), Const(g.randn(c, scale=0.1)),
+                 Const(g.randn(c, scale=0.2)), Const(g.uniform(0.5, 2.0, c))]
+        g.add("wide_" + shape_tag(shape), [g.randn(*shape)] + stats)
+
+
+def wide_layernorm(g):
+    for shape, axis in (((17, 1000), -1), ((3, 33), -1), ((2, 1001), 1), ((5, 17, 33), 1)):
+        norm = shape[axis:]
+        ins = [g.randn(*shape, scale=2.0) + 3.0, Const(g.uniform(0.5, 1.5, *norm)),
+               Const(g.randn(*norm, scale=0.1))]
+        g.add("wide_%s_axis%d" % (shape_tag(shape), axis), ins, {"axis": axis}, opset=17)
+
+
+def wide_softmax(g):
+    g.add("wide_row1000", [g.randn(3, 1000)], {"axis": -1})
+    g.add("wide_axis0", [g.randn(1000, 17)], {"axis": 0})
+    g.add("wide_middle", [g.randn(2, 1001, 3)], {"axis": 1})
+    g.add("wide_large", [g.randn(5, 33, scale=30.0)], {"axis": -1})
+    x = g.randn(3, 21)
+    x[0, 5], x[1, :20], x[2, 0] = -np.inf, -np.inf, np.nan  # masked; one survivor; NaN row
+    g.add("special", [x], {"axis": -1})
+
+
+def wide_reduce(g):
+    def red(name, x, axes, keep=1):
+        g.add(name, [x, Const(np.array(axes, I64))], {"keepdims": keep})
+    red("wide_all1000", g.randn(1000), [0])
+    red("wide_rows", g.randn(17, 1000), [-1])
+    red("wide_cols", g.randn(1000, 17), [0], keep=0)
+    red("wide_middle", g.randn(3, 1001, 3), [1], keep=0)
+    red("wide_outer_inner", g.randn(2, 33, 17), [0, 2])
+    # NaN and infinities inside rows (in a vector body and in a tail) and
+    # down columns.  ORT's ReduceMax ignores NaN; ref's (numpy's) returns it.
+    x = g.randn(4, 37)
+    x[0, 3], x[1, 36], x[2, 20], x[3, 0] = np.nan, np.nan, np.inf, -np.inf
+    oracles = ["ref"] if g.op == "ReduceMax" else None
+    g.add("special_rows", [x, Const(np.array([1], I64))], oracles=oracles)
+    g.add("special_cols", [x, Const(np.array([0], I64))], oracles=oracles)
+
+
+def wide_maxpool(g):
+    g.add("wide_k3s2p1", [g.randn(1, 17, 33, 31)],
+          {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+    g.add("wide_1d", [g.randn(2, 3, 1000)], {"kernel_shape": [3], "strides": [1]})
+    g.add("wide_k2s2", [g.randn(1, 33, 17, 17)], {"kernel_shape": [2, 2], "strides": [2, 2]})
+
+
+def wide_avgpool(g):
+    g.add("wide_k3s2p1", [g.randn(1, 17, 33, 31)],
+          {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+    g.add("wide_1d_incl_pad", [g.randn(2, 3, 1000)],
+          {"kernel_shape": [5], "pads": [2, 2], "count_include_pad": 1})
+    g.add("wide_k2s2", [g.randn(1, 33, 17, 17)], {"kernel_shape": [2, 2], "strides": [2, 2]})
+
+
+def wide_globalavgpool(g):
+    for shape in ((1, 17, 33, 31), (2, 1000, 1, 1), (1, 3, 1000)):
+        g.add("wide_" + shape_tag(shape), [g.randn(*shape)])
+
+
+def wide_transpose(g):
+    g.add("wide_17x1000", [g.randn(17, 1000)], {"perm": [1, 0]})
+    g.add("wide_nchw_nhwc", [g.randn(3, 33, 17, 5)], {"perm": [0, 2, 3, 1]})
+    g.add("wide_1001x3", [g.randn(1001, 3)], {"perm": [1, 0]})
+
+
+def wide_data_movement(g):
+    """One or two wide cases of each data-movement op (host kernels on cpu)."""
+    x = g.randn(1000)
+    i64 = lambda v: Const(np.array(v, I64))  # noqa: E731
+    op = g.op
+    if op == "Reshape":
+        g.add("wide_1000_to_8x125", [x, i64([8, 125])])
+        g.add("wide_3x1001_flat", [g.randn(3, 1001), i64([-1])])
+    elif op == "Flatten":
+        g.add("wide_axis2", [g.randn(2, 17, 33)], {"axis": 2})
+    elif op == "Squeeze":
+        g.add("wide", [g.randn(1, 1000, 1), i64([0, 2])])
+    elif op == "Unsqueeze":
+        g.add("wide", [x, i64([0, 2])])
+    elif op == "Concat":
+        g.add("wide_1000_1001", [x, g.randn(1001)], {"axis": 0})
+        g.add("wide_rows", [g.randn(3, 33), g.randn(3, 1000)], {"axis": 1})
+    elif op == "Split":
+        g.add("wide_uneven", [x], {"axis": 0, "num_outputs": 3}, n_out=3)
+    elif op == "Slice":
+        g.add("wide_step3", [x, i64([1]), i64([1000]), i64([0]), i64([3])])
+        g.add("wide_reverse_rows", [g.randn(17, 1001), i64([-1]), i64([-INT64_MAX]),
+                                    i64([1]), i64([-1])])
+    elif op == "Gather":
+        g.add("wide_rows", [g.randn(1000, 17), Const(g.ints(-1000, 1000, 33))], {"axis": 0})
+        g.add("wide_cols", [g.randn(17, 1000), g.ints(0, 1000, 1001)], {"axis": 1})
+    elif op == "Shape":
+        g.add("wide", [x])
+    elif op == "Expand":
+        g.add("wide_rows", [g.randn(1, 1000), i64([3, 1000])])
+        g.add("wide_cols", [g.randn(1001, 1), i64([1001, 17])])
+    elif op == "Pad":
+        g.add("wide_constant", [x, i64([3, 5]), Const(np.array(1.5, F32))])
+        g.add("wide_reflect", [g.randn(3, 1000), i64([0, 2, 0, 7])], {"mode": "reflect"})
+    elif op == "Constant":
+        c = helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(
+            g.randn(1000), "v"))
+        add = helper.make_node("Add", ["x0", "c"], ["y0"])
+        g.graph("wide_add", [c, add], {"x0": x}, {}, ["y0"])
+    elif op == "ConstantOfShape":
+        nodes = [helper.make_node("Shape", ["x0"], ["s"]),
+                 helper.make_node("ConstantOfShape", ["s"], ["y0"],
+                                  value=numpy_helper.from_array(np.array([0.5], F32), "v"))]
+        g.graph("wide", nodes, {"x0": g.randn(1000, 17)}, {}, ["y0"])
+    elif op == "Range":
+        g.add("wide_f32", [Const(np.array(0.0, F32)), Const(np.array(100.0, F32)),
+                           Const(np.array(0.1, F32))])
+        g.add("wide_i64", [Const(np.array(-3, I64)), Const(np.array(998, I64)),
+                           Const(np.array(1, I64))])
+    else:
+        raise ValueError("no wide data-movement case for %s" % op)
+
+
 GENERATORS = {}
 for _op in ("Add", "Sub", "Mul", "Div", "Pow"):
     GENERATORS[_op] = gen_binary
@@ -755,35 +1119,136 @@ GENERATORS.update({
     "Range": gen_range,
 })
 
+WIDE_GENERATORS = {}
+for _op in ("Add", "Sub", "Mul", "Div", "Pow"):
+    WIDE_GENERATORS[_op] = wide_binary
+for _op in ("Max", "Min"):
+    WIDE_GENERATORS[_op] = wide_variadic
+for _op in ("Equal", "Less", "Greater"):
+    WIDE_GENERATORS[_op] = wide_compare
+for _op in ("Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid",
+            "Relu", "HardSwish", "Softplus", "Identity"):
+    WIDE_GENERATORS[_op] = wide_unary
+for _op in ("Softmax", "LogSoftmax"):
+    WIDE_GENERATORS[_op] = wide_softmax
+for _op in ("ReduceMean", "ReduceSum", "ReduceMax"):
+    WIDE_GENERATORS[_op] = wide_reduce
+for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice",
+            "Gather", "Shape", "Expand", "Pad", "Constant", "ConstantOfShape", "Range"):
+    WIDE_GENERATORS[_op] = wide_data_movement
+WIDE_GENERATORS.update({
+    "Where": wide_where, "LeakyRelu": wide_leakyrelu, "Clip": wide_clip,
+    "HardSigmoid": wide_hardsigmoid, "Gelu": wide_gelu, "Cast": wide_cast,
+    "MatMul": wide_matmul, "Gemm": wide_gemm, "Conv": wide_conv,
+    "BatchNormalization": wide_batchnorm, "LayerNormalization": wide_layernorm,
+    "MaxPool": wide_maxpool, "AveragePool": wide_avgpool,
+    "GlobalAveragePool": wide_globalavgpool, "Transpose": wide_transpose,
+})
 
-def cases_of(op):
+
+def cases_of(op, wide=True, wide_only=False):
+    """The op's cases; the wide ones always draw the same data (they run
+    after the others on the op's random stream)."""
     g = Gen(op)
     GENERATORS[op](g)
-    return g.cases
+    n_basic = len(g.cases)
+    if wide or wide_only:
+        WIDE_GENERATORS[op](g)
+    return g.cases[n_basic:] if wide_only else g.cases
 
 
-def tolerance(op, dtype):
-    if dtype.kind in "biu":
+def abs_model(model):
+    """The model with every float initializer replaced by its magnitude."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for init in m.graph.initializer:
+        a = numpy_helper.to_array(init)
+        if a.dtype.kind == "f":
+            init.CopyFrom(numpy_helper.from_array(np.abs(a), init.name))
+    for node in m.graph.node:  # Gemm's alpha/beta
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.FLOAT:
+                attr.f = abs(attr.f)
+    return m
+
+
+def tolerance(op, target, oracle, case, name, want):
+    """(rtol, atol) of output `name` of `case` against `oracle`'s `want`;
+    atol may be a per-element array (see TOL_CPU_REF)."""
+    if want.dtype.kind in "biu":
         return EXACT
-    return TOL.get(op, EXACT)
+    if oracle == "ort" or target not in TOL_VS_REF:
+        return TOL.get(op, EXACT)
+    rtol, atol, scale = TOL_VS_REF[target].get(op, (0.0, 0.0, "abs"))
+    # Scales count finite values only: an infinite or NaN element must match
+    # exactly (same infinity, NaN for NaN).
+    x = finite_abs(next(iter(case.feeds.values()))) if case.feeds else None
+    if scale == "x":
+        return rtol, atol * np.broadcast_to(x, want.shape)
+    if scale == "spread":
+        finite = next(iter(case.feeds.values()))
+        finite = finite[np.isfinite(finite)].astype(np.float64)
+        spread = float(finite.max() - finite.min()) if finite.size else 0.0
+        return rtol + 2 * U * spread, atol
+    if scale == "max":
+        return rtol, atol * float(finite_abs(want).max(initial=0.0))
+    if scale == "terms":
+        feeds = {k: np.abs(v) if v.dtype.kind == "f" else v for k, v in case.feeds.items()}
+        terms = nccutil.run_ort(abs_model(case.model), feeds)[name]
+        return rtol, atol * finite_abs(terms)
+    return rtol, atol
 
 
-def run_case(ncc, case, workdir):
-    """None when ncc matches ONNX Runtime, else the reason."""
-    try:
-        want = nccutil.run_ort(case.model, case.feeds)
-    except Exception as e:  # a generator bug, not an ncc one: still a failure
-        return "ONNX Runtime rejected the case: %s" % str(e).splitlines()[0]
+def finite_abs(a):
+    a = np.asarray(a).astype(np.float64)
+    return np.where(np.isfinite(a), np.abs(a), 0.0)
+
+
+def oracle_outputs(oracle, ncc, case, names, workdir):
+    """({name: array}, None) from one oracle, or (None, why it failed)."""
+    if oracle == "ort":
+        try:
+            return nccutil.run_ort(case.model, case.feeds), None
+        except Exception as e:  # a generator bug, not an ncc one: still a failure
+            return None, "ONNX Runtime rejected the case: %s" % str(e).splitlines()[0]
+    r = nccutil.run_ncc(ncc, case.model, case.feeds, names, workdir, target="ref")
+    if r.rc != 0 or r.missing:
+        return None, "oracle ncc --target=ref: " + r.describe()
+    return r.outputs, None
+
+
+def run_case(ncc, case, workdir, target, oracles, errors):
+    """None when ncc matches every oracle, else the reason.  `errors` maps
+    (op, oracle) to the largest error seen, in units of the tolerance."""
     names = [o.name for o in case.model.graph.output]
-    r = nccutil.run_ncc(ncc, case.model, case.feeds, names, workdir)
+    wants = {}  # oracle -> {output name: array}
+    oracles = [o for o in oracles if not case.oracles or o in case.oracles]
+    for oracle in oracles:
+        wants[oracle], why = oracle_outputs(oracle, ncc, case, names, workdir)
+        if why:
+            return why
+    r = nccutil.run_ncc(ncc, case.model, case.feeds, names, workdir, target=target)
     if r.rc != 0 or r.missing:
         return r.describe()
-    for name in names:
-        rtol, atol = tolerance(case.op, want[name].dtype)
-        why = nccutil.compare(want[name], r.outputs[name], rtol, atol)
-        if why:
-            return "output %s: %s" % (name, why)
+    for oracle in oracles:
+        for name in names:
+            want = wants[oracle][name]
+            rtol, atol = tolerance(case.op, target, oracle, case, name, want)
+            why = nccutil.compare(want, r.outputs[name], rtol, atol)
+            if why:
+                return "output %s vs %s: %s" % (name, oracle, why)
+            key = (case.op, oracle)
+            errors[key] = max(errors.get(key, 0.0),
+                              nccutil.tolerance_used(want, r.outputs[name], rtol, atol))
     return None
+
+
+def parse_oracles(text):
+    oracles = [o.strip() for o in text.split(",") if o.strip()]
+    bad = [o for o in oracles if o not in ("ort", "ref")]
+    if bad or not oracles:
+        raise argparse.ArgumentTypeError("oracles are ort and ref, got %r" % text)
+    return oracles
 
 
 def main():
@@ -792,28 +1257,45 @@ def main():
     ap.add_argument("-k", dest="pattern", help="only ops matching this regex (full match)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every case")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    nccutil.add_target_arg(ap)
+    ap.add_argument("--oracle", type=parse_oracles, default=["ort"],
+                    help="what to compare against: ort, ref or ort,ref (default ort)")
+    ap.add_argument("--no-wide", action="store_true",
+                    help="leave out the wide (1000-element) cases")
+    ap.add_argument("--wide-only", action="store_true",
+                    help="run only the wide cases (the vector-tail checks)")
+    ap.add_argument("--errors", action="store_true",
+                    help="print each op's largest error as a fraction of its tolerance")
     a = ap.parse_args()
     ops = nccutil.claimed_ops()
-    missing = [op for op in ops if op not in GENERATORS]
+    missing = [op for op in ops if op not in GENERATORS or op not in WIDE_GENERATORS]
     ops = [op for op in ops if not a.pattern or re.fullmatch(a.pattern, op)]
+    wide = not a.no_wide
     if a.list:
         for op in ops:
-            if op in GENERATORS:
-                for c in cases_of(op):
+            if op not in missing:
+                for c in cases_of(op, wide, a.wide_only):
                     print("%s.%s" % (op, c.name))
         return 0
     ncc = nccutil.find_ncc(a.ncc)
+    nccutil.require_target(ncc, a.target)
+    if a.target == "ref" and "ref" in a.oracle:
+        ap.error("--oracle ref compares against the target itself; use --target cpu")
 
     results = collections.OrderedDict()
     failures = []
+    errors = {}
     with nccutil.Workdir() as root:
         for op in ops:
-            if op not in GENERATORS:
+            if op in missing:
                 continue
             c = results[op] = collections.Counter()
-            for case in cases_of(op):
+            for case in cases_of(op, wide, a.wide_only):
+                if case.oracles and not set(case.oracles) & set(a.oracle):
+                    continue  # e.g. a ref-only case in a run against ORT
                 label = "%s.%s" % (op, case.name)
-                why = run_case(ncc, case, nccutil.subdir(root, label))
+                why = run_case(ncc, case, nccutil.subdir(root, label), a.target, a.oracle,
+                               errors)
                 c["fail" if why else "pass"] += 1
                 if why:
                     failures.append((label, why))
@@ -821,11 +1303,20 @@ def main():
                 elif a.verbose:
                     print("PASS %s" % label)
 
-    print("\nper op:                 passed failed")
+    width = os.environ.get("NCC_VECTOR_WIDTH")
+    print("\ntarget %s, oracle %s%s%s" % (a.target, ",".join(a.oracle),
+                                         ", wide cases only" if a.wide_only else "",
+                                         ", NCC_VECTOR_WIDTH=" + width if width else ""))
+    head = "".join(" %9s" % ("err/tol " + o) for o in a.oracle) if a.errors else ""
+    print("per op:                 passed failed" + head)
     for op, c in results.items():
-        print("  %-22s %6d %6d%s" % (op, c["pass"], c["fail"], "   <-- FAIL" if c["fail"] else ""))
+        errs = "".join(" %9s" % ("%.3f" % errors[(op, o)] if (op, o) in errors else "-")
+                       for o in a.oracle) if a.errors else ""
+        print("  %-22s %6d %6d%s%s" % (op, c["pass"], c["fail"], errs,
+                                       "   <-- FAIL" if c["fail"] else ""))
     for op in missing:
-        print("  %-22s no generator: add one to tests/py/diff_ort.py   <-- FAIL" % op)
+        print("  %-22s no generator or wide generator: add them to tests/py/diff_ort.py"
+              "   <-- FAIL" % op)
     passed = sum(c["pass"] for c in results.values())
     failed = sum(c["fail"] for c in results.values()) + len(missing)
     print("%d passed, %d failed" % (passed, failed))

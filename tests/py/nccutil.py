@@ -1,10 +1,11 @@
 """tests/py/nccutil.py — shared helpers of the Python oracle tests.
 
 Finds the `ncc` binary and the source tree, reads the claimed op list from
-ir/ops.def (the one source of truth), runs `ncc run --target=ref` on a model
-with .npy inputs, runs ONNX Runtime as the oracle, and compares tensors with
-dtype, shape and tolerance checks.  Used by node_conformance.py, diff_ort.py,
-real_nets.py and bench/ref_resnet18.py.
+ir/ops.def (the one source of truth), runs `ncc run --target=T` on a model
+with .npy inputs (T is `ref` unless a suite's --target says otherwise), runs
+ONNX Runtime as the oracle, and compares tensors with dtype, shape and
+tolerance checks.  Used by node_conformance.py, diff_ort.py, real_nets.py,
+bench/ref_resnet18.py and bench/blocks_vs_ort.py.
 """
 import os
 import re
@@ -49,6 +50,27 @@ def find_ncc(argv_value=None):
     return path
 
 
+def add_target_arg(ap):
+    """The suites' common --target option (default ref)."""
+    ap.add_argument("--target", default="ref",
+                    help="ncc target to test: ref (default) or cpu (see `ncc targets`)")
+
+
+def require_target(ncc, target):
+    """Exit 77 (ctest: skipped) when `target` cannot run with this ncc,
+    e.g. cpu in a build without LLVM; the reason is printed."""
+    proc = subprocess.run([ncc, "targets"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        cols = line.split(None, 2)
+        if len(cols) >= 2 and cols[0] == target:
+            if cols[1] == "yes":
+                return
+            print("skipped: target %s is not usable here: %s" % (
+                target, cols[2] if len(cols) > 2 else "?"))
+            sys.exit(77)
+    sys.exit("error: `%s targets` does not list target %r" % (ncc, target))
+
+
 def output_file_name(name, index=0):
     """The file `ncc run` writes for output `name`: characters outside
     [A-Za-z0-9._-] and a leading '.' become '_' (tools/ncc/cmd_run.c)."""
@@ -77,8 +99,8 @@ class NccResult:
         return "missing output file(s): %s" % ", ".join(self.missing)
 
 
-def run_ncc(ncc, model, inputs, output_names, workdir, extra=()):
-    """Run `ncc run MODEL --target=ref` with `inputs` ({name: array}).
+def run_ncc(ncc, model, inputs, output_names, workdir, extra=(), target="ref"):
+    """Run `ncc run MODEL --target=TARGET` with `inputs` ({name: array}).
 
     `model` is a path or an onnx.ModelProto (saved into workdir).  Returns an
     NccResult whose outputs maps each name in output_names to its array.
@@ -88,14 +110,14 @@ def run_ncc(ncc, model, inputs, output_names, workdir, extra=()):
         with open(path, "wb") as f:
             f.write(model.SerializeToString())
         model = path
-    outdir = os.path.join(workdir, "out")
+    outdir = os.path.join(workdir, "out-" + target)
     if os.path.isdir(outdir):
         shutil.rmtree(outdir)
     os.makedirs(outdir)
-    cmd = [ncc, "run", model, "--target=ref", "--output-dir", outdir]
+    cmd = [ncc, "run", model, "--target=" + target, "--output-dir", outdir]
     cmd += list(extra)
     for i, (name, arr) in enumerate(inputs.items()):
-        p = os.path.join(workdir, "in%d.npy" % i)
+        p = os.path.join(workdir, "in%d.npy" % i)  # same for every target
         # np.asarray, not ascontiguousarray: the latter turns 0-d into 1-d.
         np.save(p, np.asarray(arr, order="C"), allow_pickle=False)
         cmd += ["--input", "%s=%s" % (name, p)]
@@ -137,7 +159,9 @@ def run_ort(model, inputs):
 
 
 def compare(expected, actual, rtol, atol):
-    """None when `actual` matches `expected`, else a one-line reason."""
+    """None when `actual` matches `expected`, else a one-line reason.
+    Floats match when |actual - expected| <= atol + rtol |expected|; atol
+    may be an array (a per-element bound) broadcastable to the shape."""
     expected, actual = np.asarray(expected), np.asarray(actual)
     if expected.dtype != actual.dtype:
         return "dtype %s, expected %s" % (actual.dtype, expected.dtype)
@@ -163,9 +187,27 @@ def compare(expected, actual, rtol, atol):
         err = np.where(np.isnan(e) | np.isnan(a), np.inf, np.abs(a - e))
     err = np.where(bad, err, 0.0)
     i = np.unravel_index(np.argmax(err), err.shape)
+    atol_i = float(np.broadcast_to(atol, e.shape)[i])
     return "%d of %d elements off (worst at %s: %r vs %r; rtol %g atol %g)" % (
         int(bad.sum()), bad.size, tuple(int(k) for k in i), float(a[i]), float(e[i]),
-        rtol, atol)
+        rtol, atol_i)
+
+
+def tolerance_used(expected, actual, rtol, atol):
+    """The largest |actual - expected| / (atol + rtol |expected|) over the
+    elements (1.0 = at the tolerance; 0 for exact dtypes and empty tensors).
+    Call after compare() has passed: same dtype and shape."""
+    e = np.asarray(expected)
+    if e.dtype.kind not in "fc" or e.size == 0:
+        return 0.0
+    e = e.astype(np.float64)
+    a = np.asarray(actual).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        err = np.abs(a - e)
+        err = np.where(np.isnan(e) & np.isnan(a), 0.0, err)
+        err = np.where(err == 0.0, 0.0, err / (atol + rtol * np.abs(e)))
+    err = err[np.isfinite(err)]  # equal infinities give nan above
+    return float(err.max()) if err.size else 0.0
 
 
 class Workdir:

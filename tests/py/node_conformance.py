@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/py/node_conformance.py — ONNX backend node tests against `ncc run --target=ref`.
+"""tests/py/node_conformance.py — ONNX backend node tests against `ncc run --target=T`.
 
 The installed onnx wheel ships the node test-case generators (not the data
 files), so the cases are rebuilt in memory with
@@ -22,8 +22,16 @@ when ncc exits 3 (unsupported) with an `ncc: error:` line matching that
 message pattern.  Any other exit 3 is a failure, and so is a pattern case
 that runs but computes wrong values.  A case that passes passes.
 
+Targets: --target ref (default) or cpu.  The tolerance is the case's own
+(onnx's default rtol 1e-3, atol 1e-7, floored at ATOL_FLOOR) for every
+target: the expected data are float64 numpy results, and the cpu backend's
+few-ulp polynomials and reassociated sums are far inside that; the tight
+cpu checks are in diff_ort.py (--oracle ref).  The skips are the same on
+every target: a case skipped on ref must be skipped on cpu for the same
+documented reason (the cpu backend runs unsupported dtypes nowhere else).
+
 Exit status 1 when any case of a claimed op fails.
-Usage: NCC=build/ncc python3 tests/py/node_conformance.py [-v] [-k REGEX]
+Usage: NCC=build/ncc python3 tests/py/node_conformance.py [-v] [-k REGEX] [--target cpu]
 """
 import argparse
 import collections
@@ -178,7 +186,7 @@ def as_array(value):
     return np.asarray(value)
 
 
-def run_case(ncc, case, model, workdir):
+def run_case(ncc, case, model, workdir, target="ref"):
     """('pass'|'fail'|'skip', detail) for one case (all its data sets)."""
     inputs_vi = [i.name for i in model.graph.input]
     outputs_vi = [o.name for o in model.graph.output]
@@ -193,7 +201,7 @@ def run_case(ncc, case, model, workdir):
             # that ncc reads, and none of them is an ncc dtype.
             return "skip", "element type %s is not an ncc dtype (no .npy form)" % odd[0]
         feeds = dict(zip(inputs_vi, ins))
-        r = nccutil.run_ncc(ncc, model, feeds, outputs_vi, workdir)
+        r = nccutil.run_ncc(ncc, model, feeds, outputs_vi, workdir, target=target)
         if r.rc == 3:
             rule = skip_rule(case.name, SKIP_REASONS)
             line = r.error_line()
@@ -214,8 +222,10 @@ def main():
     ap.add_argument("--ncc", help="ncc binary (default $NCC)")
     ap.add_argument("-k", dest="pattern", help="only cases whose name matches this regex")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every case")
+    nccutil.add_target_arg(ap)
     a = ap.parse_args()
     ncc = nccutil.find_ncc(a.ncc)
+    nccutil.require_target(ncc, a.target)
     claimed = set(nccutil.claimed_ops())
 
     cases = load_cases()
@@ -249,7 +259,8 @@ def main():
                 if model is None:
                     status, detail = "skip", "opset %d: %s" % (v, why)
             if status is None:
-                status, detail = run_case(ncc, case, model, nccutil.subdir(root, case.name))
+                status, detail = run_case(ncc, case, model, nccutil.subdir(root, case.name),
+                                          a.target)
             totals[status] += 1
             per_op.setdefault(op, collections.Counter())[status] += 1
             if status == "fail":

@@ -815,7 +815,7 @@ static void test_emit(void **state) {
     remove(path);
   }
   snprintf(path, sizeof path, "%s/x", dir);
-  assert_int_equal(ncc_module_emit(G, "cpu", "lib", path), NCC_ERR_UNSUPPORTED);
+  assert_int_equal(ncc_module_emit(G, "cpu", "ptx", path), NCC_ERR_UNSUPPORTED);
   assert_int_equal(ncc_module_emit(G, "cuda", "asm", path), NCC_ERR_UNSUPPORTED);
   assert_int_equal(ncc_module_emit(G, "cpu", "asm", "/nonexistent/dir/out.s"), NCC_ERR_INPUT);
   assert_int_equal(rmdir(dir), 0); /* nothing left behind */

@@ -8,6 +8,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -15,7 +16,8 @@
 typedef enum opt_id {
   OPT_TARGET, OPT_PASSES, OPT_DISABLE, OPT_PRINT_AFTER, OPT_TIME_PASSES,
   OPT_VERIFY_EACH, OPT_INPUT, OPT_OUTPUT_DIR, OPT_EMIT, OPT_BATCH,
-  OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_OUT,
+  OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_ABLATE, OPT_CHECK_EACH_PASS,
+  OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH,
 } opt_id;
 
 typedef struct long_opt {
@@ -27,6 +29,7 @@ typedef struct long_opt {
 
 static const long_opt long_opts[] = {
     {"target", OPT_TARGET, CLI_F_TARGET, true},
+    {"cuda-arch", OPT_CUDA_ARCH, CLI_F_TARGET, true},
     {"passes", OPT_PASSES, CLI_F_PIPELINE, true},
     {"disable-pass", OPT_DISABLE, CLI_F_PIPELINE, true},
     {"print-after", OPT_PRINT_AFTER, CLI_F_PIPELINE, true},
@@ -39,6 +42,10 @@ static const long_opt long_opts[] = {
     {"warmup", OPT_WARMUP, CLI_F_BENCH, true},
     {"iters", OPT_ITERS, CLI_F_BENCH, true},
     {"json", OPT_JSON, CLI_F_BENCH, false},
+    {"ablate", OPT_ABLATE, CLI_F_BENCH, false},
+    {"check-each-pass", OPT_CHECK_EACH_PASS, CLI_F_DRIFT, false},
+    {"rtol", OPT_RTOL, CLI_F_DRIFT, true},
+    {"atol", OPT_ATOL, CLI_F_DRIFT, true},
 };
 
 /* -o has no long form. */
@@ -78,6 +85,19 @@ static ncc_status set_count(const argp *a, const char *flag, const char *v,
   return NCC_OK;
 }
 
+/* A tolerance: a finite decimal >= 0. */
+static ncc_status set_tolerance(const char *flag, const char *v, double *dst,
+                                bool *seen) {
+  char *end;
+  double d = v[0] ? strtod(v, &end) : -1;
+  if (!v[0] || *end || !(d >= 0) || d > 1e300)
+    return ncc_error(NCC_ERR_USAGE, "%s expects a number >= 0, got '%s'", flag,
+                     v);
+  *dst = d;
+  *seen = true;
+  return NCC_OK;
+}
+
 static ncc_status add_input(argp *a, const char *v) {
   cli_input *in = &a->o->inputs[a->o->n_inputs];
   const char *eq = strchr(v, '=');
@@ -102,6 +122,8 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
   cli_opts *o = a->o;
   switch (lo->id) {
   case OPT_TARGET: o->target = v; break;
+  /* the cuda target reads its arch from the environment (docs/GPU.md) */
+  case OPT_CUDA_ARCH: setenv("NCC_CUDA_ARCH", v, 1); break;
   case OPT_PASSES: o->passes = v; break;
   case OPT_DISABLE: o->disabled[o->n_disabled++] = v; break;
   case OPT_PRINT_AFTER: o->print_after = v; break;
@@ -119,6 +141,10 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
   case OPT_WARMUP: return set_count(a, "--warmup", v, 0, MAX_COUNT, &o->warmup);
   case OPT_ITERS: return set_count(a, "--iters", v, 1, MAX_COUNT, &o->iters);
   case OPT_JSON: o->json = true; break;
+  case OPT_ABLATE: o->ablate = true; break;
+  case OPT_CHECK_EACH_PASS: o->check_each_pass = true; break;
+  case OPT_RTOL: return set_tolerance("--rtol", v, &o->rtol, &o->tol_set);
+  case OPT_ATOL: return set_tolerance("--atol", v, &o->atol, &o->tol_set);
   case OPT_OUT:
     if (!v[0]) return bad(a, "-o needs a file name");
     o->out = v;
@@ -192,6 +218,8 @@ static void set_defaults(const cli_command *cmd, cli_opts *o) {
   o->batch = 1;
   o->warmup = 3;
   o->iters = 20;
+  o->rtol = 1e-4;
+  o->atol = 1e-5;
 }
 
 ncc_status cli_parse(const cli_command *cmd, int argc, char **argv, int first,

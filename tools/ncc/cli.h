@@ -24,8 +24,13 @@ enum {
   CLI_F_INPUT = 1u << 3,    /* --input [NAME=]FILE */
   CLI_F_OUTDIR = 1u << 4,   /* --output-dir DIR */
   CLI_F_EMIT = 1u << 5,     /* --emit=KIND */
-  CLI_F_BENCH = 1u << 6,    /* --batch, --warmup, --iters, --json */
+  CLI_F_BENCH = 1u << 6,    /* --batch, --warmup, --iters, --json, --ablate */
+  CLI_F_DRIFT = 1u << 7,    /* --check-each-pass, --rtol, --atol */
 };
+
+/* Exit status of `ncc run --check-each-pass` when a pass drifts (1-4 are
+ * the ncc_status codes of CLI.md, 5 an internal error). */
+#define CLI_EXIT_DRIFT 6
 
 typedef struct cli_opts cli_opts;
 
@@ -64,6 +69,11 @@ struct cli_opts {
   bool batch_set;
   int64_t warmup, iters;
   bool json;
+  bool ablate; /* bench --ablate */
+  /* run --check-each-pass (the drift finder) */
+  bool check_each_pass;
+  double rtol, atol; /* default 1e-4, 1e-5 */
+  bool tol_set;      /* --rtol or --atol given */
 };
 
 /* ---- main.c ---- */
@@ -96,6 +106,12 @@ ncc_status cli_pipeline_check(const cli_opts *o);
  * up to cap of their names. */
 ncc_status cli_pipeline_run(ncc_graph *g, const cli_opts *o, int64_t batch,
                             const char **ran, int cap, int *n_ran);
+/* The pipeline of the flags less the passes named in drop[0..n_drop), with
+ * --verify-each but without the reports (--print-after, --time-passes):
+ * the drift finder and the ablation build many. Checked; free with
+ * ncc_pipeline_free. */
+ncc_status cli_pipeline_build(const cli_opts *o, const char *const *drop,
+                              int n_drop, ncc_pipeline **out);
 
 /* ---- inputs.c ---- */
 /* Load the model's inputs from the --input flags (one tensor per graph
@@ -130,6 +146,14 @@ double cli_now_ms(void);
 /* Parse a decimal integer in [lo, hi]; false when it is not one. */
 bool cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
+/* ---- cmd_bench.c, shared with cmd_ablate.c ---- */
+/* Inputs from --input files, or random ones shaped by --batch; *batch is
+ * the batch they bind. */
+ncc_status cli_bench_inputs(const ncc_graph *g, const cli_opts *o,
+                            ncc_tensor *in, int64_t *batch);
+void cli_json_string(const char *s);
+void cli_json_number(double v); /* null for inf/nan */
+
 /* ---- commands ---- */
 ncc_status cmd_import(const cli_opts *o);
 ncc_status cmd_opt(const cli_opts *o);
@@ -138,5 +162,8 @@ ncc_status cmd_run(const cli_opts *o);
 ncc_status cmd_bench(const cli_opts *o);
 ncc_status cmd_passes(const cli_opts *o);
 ncc_status cmd_targets(const cli_opts *o);
+/* `run --check-each-pass` (cmd_drift.c) and `bench --ablate` (cmd_ablate.c) */
+ncc_status cli_check_each_pass(const cli_opts *o);
+ncc_status cli_ablate(const cli_opts *o);
 
 #endif /* NCC_CLI_H */

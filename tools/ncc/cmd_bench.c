@@ -76,9 +76,8 @@ static ncc_status measure(const ncc_graph *g, ncc_module *m,
   return st;
 }
 
-/* Inputs from --input files, or random ones shaped by --batch. */
-static ncc_status bench_inputs(const ncc_graph *g, const cli_opts *o,
-                               ncc_tensor *in, int64_t *batch) {
+ncc_status cli_bench_inputs(const ncc_graph *g, const cli_opts *o,
+                            ncc_tensor *in, int64_t *batch) {
   *batch = o->batch;
   if (o->n_inputs == 0) return cli_inputs_random(g, o->batch, in);
   ncc_status st = cli_inputs_load(g, o, in);
@@ -95,7 +94,7 @@ static ncc_status bench_inputs(const ncc_graph *g, const cli_opts *o,
   return NCC_OK;
 }
 
-static void json_string(const char *s) {
+void cli_json_string(const char *s) {
   putchar('"');
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
@@ -107,7 +106,7 @@ static void json_string(const char *s) {
 }
 
 /* JSON has no inf/nan. */
-static void json_number(double v) {
+void cli_json_number(double v) {
   if (isfinite(v)) printf("%.6g", v);
   else printf("null");
 }
@@ -118,30 +117,30 @@ static double throughput(const bench_result *r) {
 
 static void print_json(const bench_result *r) {
   printf("{\"model\": ");
-  json_string(r->model);
+  cli_json_string(r->model);
   printf(", \"target\": ");
-  json_string(r->target);
+  cli_json_string(r->target);
   printf(", \"batch\": %lld, \"compile_ms\": ", (long long)r->batch);
-  json_number(r->compile_ms);
+  cli_json_number(r->compile_ms);
   printf(", \"warmup\": %lld, \"iters\": %lld, \"latency_ms\": {\"median\": ",
          (long long)r->warmup, (long long)r->iters);
-  json_number(r->median);
+  cli_json_number(r->median);
   printf(", \"p90\": ");
-  json_number(r->p90);
+  cli_json_number(r->p90);
   printf(", \"p99\": ");
-  json_number(r->p99);
+  cli_json_number(r->p99);
   printf(", \"min\": ");
-  json_number(r->min);
+  cli_json_number(r->min);
   printf(", \"mean\": ");
-  json_number(r->mean);
+  cli_json_number(r->mean);
   printf("}, \"cv\": ");
-  json_number(r->cv);
+  cli_json_number(r->cv);
   printf(", \"throughput_per_s\": ");
-  json_number(throughput(r));
+  cli_json_number(throughput(r));
   printf(", \"kernels\": %d, \"passes\": [", r->kernels);
   for (int i = 0; i < r->n_passes; i++) {
     if (i) printf(", ");
-    json_string(r->passes[i]);
+    cli_json_string(r->passes[i]);
   }
   printf("]}\n");
 }
@@ -170,7 +169,7 @@ static ncc_status bench_module(const ncc_graph *g, ncc_module *m,
   ncc_tensor *in =
       ncc_calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *in);
   if (!in) return NCC_ERR_NOMEM;
-  ncc_status st = bench_inputs(g, o, in, &r->batch);
+  ncc_status st = cli_bench_inputs(g, o, in, &r->batch);
   if (!st) st = measure(g, m, in, r);
   cli_tensors_free(in, g->n_inputs);
   ncc_free(in, 0);
@@ -199,6 +198,7 @@ ncc_status cmd_bench(const cli_opts *o) {
   ncc_status st = cli_target_check(o->target);
   if (!st) st = cli_pipeline_check(o);
   if (st) return st;
+  if (o->ablate) return cli_ablate(o);
   bench_result r;
   memset(&r, 0, sizeof r);
   r.model = o->model;

@@ -173,8 +173,12 @@ ncc_status cmd_run(const cli_opts *o) {
   /* Cheap checks first: a bad flag should not wait for a big model. */
   ncc_status st = cli_target_check(o->target);
   if (!st) st = cli_pipeline_check(o);
-  if (!st) st = check_output_dir(o->output_dir, false);
   if (st) return st;
+  if (o->check_each_pass) return cli_check_each_pass(o);
+  if (o->tol_set)
+    return ncc_error(NCC_ERR_USAGE,
+                     "--rtol and --atol apply only with --check-each-pass");
+  if ((st = check_output_dir(o->output_dir, false))) return st;
   ncc_graph *g = NULL;
   st = cli_load_model(o->model, &g);
   if (!st) st = run_loaded(g, o);

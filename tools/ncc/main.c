@@ -48,10 +48,13 @@ static const char usage_compile[] =
     "\n"
     "Compile a model for a target.\n"
     "\n" TARGET_HELP PIPELINE_HELP
-    "  --emit=KIND            ir, llvm, asm, obj (default), lib, cuda, ptx, "
-    "opencl\n"
+    "  --emit=KIND            ir, kir, llvm, asm, obj (default), lib, cuda, "
+    "ptx, opencl\n"
+    "                         lib: a self-contained library (NAME.so, or one\n"
+    "                         relocatable NAME.o) and its C header NAME.h\n"
     "  -o FILE                output file (stdout for text kinds without "
-    "-o)\n";
+    "-o;\n"
+    "                         obj and lib default to the model's name)\n";
 
 static const char usage_run[] =
     "usage: ncc run MODEL [--target=T] [PIPELINE FLAGS] "
@@ -61,7 +64,17 @@ static const char usage_run[] =
     "(characters other than letters, digits, '.', '_' and '-' in an output\n"
     "name become '_'). Nothing is written unless every output is.\n"
     "\n" TARGET_HELP PIPELINE_HELP INPUT_HELP
-    "  --output-dir DIR       where to write the outputs (default: .)\n";
+    "  --output-dir DIR       where to write the outputs (default: .)\n"
+    "\n"
+    "Drift finder: with --check-each-pass nothing is written; instead the\n"
+    "reference interpreter runs the unoptimized model and then the model\n"
+    "after each prefix of the pipeline (whatever --target says), prints the\n"
+    "max abs / rel error of every pass, and names the first pass whose\n"
+    "outputs differ beyond |got - want| <= atol + rtol * |want|. Without\n"
+    "--input, inputs are random (seeded, batch 1). Exit status 6 when a\n"
+    "pass drifts.\n"
+    "  --check-each-pass      run the drift finder\n"
+    "  --rtol R, --atol A     its tolerances (default 1e-4, 1e-5)\n";
 
 static const char usage_bench[] =
     "usage: ncc bench MODEL [--target=T] [PIPELINE FLAGS] "
@@ -74,7 +87,12 @@ static const char usage_bench[] =
     "  --batch N              batch size for generated inputs (default 1)\n"
     "  --warmup N             untimed runs first (default 3)\n"
     "  --iters N              timed runs (default 20)\n"
-    "  --json                 print one JSON object instead of a table\n";
+    "  --json                 print one JSON object instead of a table\n"
+    "  --ablate               compile the model once per pass of the pipeline\n"
+    "                         with that pass disabled (and the passes that\n"
+    "                         need it), run all variants interleaved, and\n"
+    "                         print each pass's effect: latency %, kernels,\n"
+    "                         bytes moved, compile time (a table, or --json)\n";
 
 static const char usage_passes[] =
     "usage: ncc passes\n"
@@ -93,7 +111,8 @@ const cli_command cli_commands[] = {
     {"compile", CLI_F_OUT | CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_EMIT, true,
      usage_compile, cmd_compile},
     {"run",
-     CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_OUTDIR, true,
+     CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_OUTDIR | CLI_F_DRIFT,
+     true,
      usage_run, cmd_run},
     {"bench", CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH, true,
      usage_bench, cmd_bench},
@@ -121,7 +140,9 @@ static void print_usage(FILE *f) {
           "'ncc <command> --help' describes a command; 'ncc --version' "
           "prints the version.\n"
           "Exit status: 0 ok, 1 bad command line, 2 bad input, 3 "
-          "unsupported, 4 out of memory.\n");
+          "unsupported, 4 out of memory,\n"
+          "5 internal error, 6 a pass drifts ('ncc run --check-each-pass')."
+          "\n");
 }
 
 static const cli_command *find_command(const char *name) {

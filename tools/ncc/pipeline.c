@@ -9,24 +9,37 @@
 
 #include "cli.h"
 
-static ncc_status build(const cli_opts *o, ncc_pipeline **out) {
+/* The flags' pipeline less drop[], with the reports when `reports`. */
+static ncc_status make(const cli_opts *o, const char *const *drop, int n_drop,
+                       bool reports, ncc_pipeline **out) {
   ncc_pipeline *p;
+  *out = NULL;
   ncc_status st = ncc_pipeline_new(o->opt_level, &p);
   if (st) return st;
   if (o->passes) st = ncc_pipeline_set_passes(p, o->passes);
   for (int i = 0; i < o->n_disabled && !st; i++)
     st = ncc_pipeline_disable(p, o->disabled[i]);
-  if (!st && o->print_after)
+  for (int i = 0; i < n_drop && !st; i++) st = ncc_pipeline_disable(p, drop[i]);
+  if (!st && reports && o->print_after)
     st = ncc_pipeline_print_after(p, o->print_after, stderr);
   if (!st) st = ncc_pipeline_check(p);
   if (st) {
     ncc_pipeline_free(p);
     return st;
   }
-  ncc_pipeline_set_time_passes(p, o->time_passes);
+  ncc_pipeline_set_time_passes(p, reports && o->time_passes);
   ncc_pipeline_set_verify_each(p, o->verify_each);
   *out = p;
   return NCC_OK;
+}
+
+static ncc_status build(const cli_opts *o, ncc_pipeline **out) {
+  return make(o, NULL, 0, true, out);
+}
+
+ncc_status cli_pipeline_build(const cli_opts *o, const char *const *drop,
+                              int n_drop, ncc_pipeline **out) {
+  return make(o, drop, n_drop, false, out);
 }
 
 ncc_status cli_pipeline_check(const cli_opts *o) {

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""bench/fusion_bench.py — the fusion and kernel-reuse measurements.
+
+  bw       the elementwise chain (blocks.py eltwise --k 8 --depth 4) on the
+           cpu target, fused (-O2) vs --disable-pass=fusion, and the
+           bandwidth the fused kernel reaches against a STREAM-like triad
+           (bench/stream_triad.c) measured in the same run, interleaved.
+  compile  compile_ms of `ncc bench --json` at depth 1, 8, 32 for mlp,
+           resblock and transformer, with repeated-block kernel reuse on
+           (default) and off (NCC_KERNEL_REUSE=0).
+
+Both print a table (or --json). Usage:
+  python3 bench/fusion_bench.py bw --ncc build/ncc [--batch 64]
+  python3 bench/fusion_bench.py compile --ncc build/ncc
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import blocks  # noqa: E402
+
+
+def ncc_bench(ncc, model, extra, env=None):
+    cmd = [ncc, "bench", model, "--target=cpu", "--json"] + extra
+    e = dict(os.environ)
+    e.update(env or {})
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=e).stdout
+    return json.loads(out)
+
+
+def build_triad(tmp):
+    exe = os.path.join(tmp, "stream_triad")
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang-19")
+    subprocess.run([cc, "-O3", "-march=native", "-pthread",
+                    os.path.join(HERE, "stream_triad.c"), "-o", exe], check=True)
+    return exe
+
+
+def triad(exe, n):
+    out = subprocess.run([exe, "-n", str(n), "-r", "10"], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def cmd_bw(a):
+    tmp = tempfile.mkdtemp(prefix="ncc_fusion_bw_")
+    try:
+        h, w = a.spatial
+        model = os.path.join(tmp, "eltwise.onnx")
+        m = blocks.build("eltwise", depth=a.depth, width=a.width, k=a.k, spatial=(h, w))
+        import onnx
+        onnx.save(m, model)
+        exe = build_triad(tmp)
+        numel = a.batch * a.width * h * w
+        n_ops = a.k * a.depth
+        flags = ["--batch", str(a.batch), "--iters", str(a.iters), "--warmup", "3"]
+        rows = {"fused": [], "unfused": [], "triad": [], "copy": []}
+        for _ in range(a.rounds):  # interleaved: the machine is noisy
+            t = triad(exe, max(numel, 1 << 22))
+            rows["triad"].append(t["triad_gbps"])
+            rows["copy"].append(t["copy_gbps"])
+            f = ncc_bench(a.ncc, model, flags)
+            u = ncc_bench(a.ncc, model, flags + ["--disable-pass=fusion"])
+            rows["fused"].append((f["latency_ms"]["median"], f["kernels"]))
+            rows["unfused"].append((u["latency_ms"]["median"], u["kernels"]))
+        bytes_min = 2.0 * numel * 4  # read x once, write y once
+        res = {"numel": numel, "ops": n_ops, "batch": a.batch,
+               "triad_gbps": statistics.median(rows["triad"]),
+               "copy_gbps": statistics.median(rows["copy"])}
+        for k in ("fused", "unfused"):
+            ms = statistics.median(r[0] for r in rows[k])
+            res[k] = {"latency_ms": ms, "kernels": rows[k][0][1],
+                      "gbps_min_bytes": bytes_min / (ms * 1e-3) / 1e9}
+        res["unfused"]["gbps_moved"] = bytes_min * n_ops / (res["unfused"]["latency_ms"] * 1e-3) / 1e9
+        res["speedup"] = res["unfused"]["latency_ms"] / res["fused"]["latency_ms"]
+        res["fused_vs_copy"] = res["fused"]["gbps_min_bytes"] / res["copy_gbps"]
+        res["fused_vs_triad"] = res["fused"]["gbps_min_bytes"] / res["triad_gbps"]
+        if a.json:
+            print(json.dumps(res))
+            return
+        print("eltwise chain: %d ops on %d floats (%.1f MB per tensor), batch %d"
+              % (n_ops, numel, numel * 4 / 1e6, a.batch))
+        print("STREAM-like: copy %.2f GB/s, triad %.2f GB/s" % (res["copy_gbps"], res["triad_gbps"]))
+        for k in ("fused", "unfused"):
+            r = res[k]
+            print("%-8s %3d kernels  %9.3f ms  %7.2f GB/s (x in, y out)"
+                  % (k, r["kernels"], r["latency_ms"], r["gbps_min_bytes"]))
+        print("unfused moves %d x the bytes: %.2f GB/s actually moved"
+              % (n_ops, res["unfused"]["gbps_moved"]))
+        print("fusion speedup %.2fx; fused bandwidth = %.0f%% of copy, %.0f%% of triad"
+              % (res["speedup"], 100 * res["fused_vs_copy"], 100 * res["fused_vs_triad"]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cmd_compile(a):
+    tmp = tempfile.mkdtemp(prefix="ncc_fusion_compile_")
+    import onnx
+    res = []
+    try:
+        for b in a.blocks:
+            for d in a.depths:
+                model = os.path.join(tmp, "%s_d%d.onnx" % (b, d))
+                onnx.save(blocks.build(b, depth=d), model)
+                row = {"block": b, "depth": d}
+                for reuse in ("1", "0") if a.no_reuse else ("1",):
+                    ms = []
+                    for _ in range(a.repeat):
+                        r = ncc_bench(a.ncc, model, ["--iters", "1", "--warmup", "0"],
+                                      {"NCC_KERNEL_REUSE": reuse})
+                        ms.append(r["compile_ms"])
+                        row["kernels"] = r["kernels"]
+                    row["compile_ms" if reuse == "1" else "compile_ms_no_reuse"] = min(ms)
+                res.append(row)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for row in res:
+        base = [r for r in res if r["block"] == row["block"] and r["depth"] == a.depths[0]][0]
+        row["ratio_to_depth1"] = row["compile_ms"] / base["compile_ms"]
+    if a.json:
+        print(json.dumps(res))
+        return
+    hdr = "%-12s %5s %8s %12s %8s" % ("block", "depth", "kernels", "compile_ms", "ratio")
+    if a.no_reuse:
+        hdr += " %14s" % "no-reuse ms"
+    print(hdr)
+    for r in res:
+        line = "%-12s %5d %8d %12.1f %8.2f" % (r["block"], r["depth"], r["kernels"],
+                                               r["compile_ms"], r["ratio_to_depth1"])
+        if a.no_reuse:
+            line += " %14.1f" % r["compile_ms_no_reuse"]
+        print(line)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    bw = sub.add_parser("bw", help="fused vs unfused eltwise chain vs STREAM triad")
+    bw.add_argument("--ncc", default="build/ncc")
+    bw.add_argument("--batch", type=int, default=64)
+    bw.add_argument("--width", type=int, default=64)
+    bw.add_argument("--spatial", type=lambda s: tuple(int(v) for v in s.split("x")),
+                    default=(32, 32))
+    bw.add_argument("--k", type=int, default=8)
+    bw.add_argument("--depth", type=int, default=4)
+    bw.add_argument("--iters", type=int, default=20)
+    bw.add_argument("--rounds", type=int, default=3)
+    bw.add_argument("--json", action="store_true")
+    co = sub.add_parser("compile", help="compile time vs depth, kernel reuse")
+    co.add_argument("--ncc", default="build/ncc")
+    co.add_argument("--blocks", nargs="+", default=["mlp", "resblock", "transformer"])
+    co.add_argument("--depths", nargs="+", type=int, default=[1, 8, 32])
+    co.add_argument("--repeat", type=int, default=2)
+    co.add_argument("--no-reuse", action="store_true",
+                    help="also measure with NCC_KERNEL_REUSE=0")
+    co.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    (cmd_bw if a.cmd == "bw" else cmd_compile)(a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,723 @@
+/* codegen/cstyle/gpu_exec.c — programs and the device executor shared by
+ * the GPU backends (see gpu.h for the residency rules).
+ *
+ * Compile: lower what the GPU handles, render all kernels as one program
+ * (one clBuildProgram / one NVRTC compilation per module), build it, and
+ * upload the constants the kernels read. Run: walk the nodes in order like
+ * the host executor (runtime/exec.c) — concrete shapes from ncc_infer_node,
+ * symbols bound from inputs and outputs, declared shapes checked before a
+ * kernel — but keep tensors on the device between kernels.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../ir/shape.h"
+#include "../../runtime/ref/ref.h"
+#include "gpu.h"
+
+/* ---- files ---- */
+
+ncc_status ncc_gpu_write_file(const char *path, const char *data, size_t len) {
+  size_t pl = strlen(path);
+  char *tmp = ncc_malloc(pl + 16);
+  if (!tmp) return NCC_ERR_NOMEM;
+  snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    ncc_status st = ncc_error(NCC_ERR_INPUT, "cannot write '%s': %s", path, strerror(errno));
+    ncc_free(tmp, pl + 16);
+    return st;
+  }
+  FILE *f = fdopen(fd, "wb");
+  bool ok = f && fwrite(data, 1, len, f) == len;
+  if (f)
+    ok = fclose(f) == 0 && ok;
+  else
+    close(fd);
+  if (!ok || rename(tmp, path) != 0) {
+    ncc_status st = ncc_error(NCC_ERR_INPUT, "cannot write '%s': %s", path, strerror(errno));
+    remove(tmp);
+    ncc_free(tmp, pl + 16);
+    return st;
+  }
+  ncc_free(tmp, pl + 16);
+  return NCC_OK;
+}
+
+/* ---- lowering and rendering ---- */
+
+static void kernel_name(char *name, size_t cap, int i, const char *op, const char *sfx) {
+  snprintf(name, cap, "k%d_%s%s", i, op, sfx);
+  for (char *c = name; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+      *c = '_';
+}
+
+ncc_status ncc_gpu_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
+                               kir_kernel **kernels, bool *fused) {
+  bool debug = getenv("NCC_DEBUG_KIR") != NULL;
+  char name[96];
+  for (int gi = 0; fp && gi < fp->n_groups; gi++) {
+    const ncc_fuse_group *gr = &fp->groups[gi];
+    int root = gr->members[gr->n_members - 1]->id;
+    fused[gi] = false;
+    kernel_name(name, sizeof name, root, ncc_op_name(gr->members[0]->op), "_fused");
+    ncc_status st = ncc_gpu_lower_group(gr, name, &kernels[root]);
+    if (st == NCC_ERR_UNSUPPORTED) continue;
+    if (st != NCC_OK) return st;
+    fused[gi] = true;
+    if (debug) kir_print(kernels[root], stderr);
+  }
+  for (int i = 0; i < g->n_nodes; i++) {
+    const ncc_node *n = g->nodes[i];
+    if (fp && fp->group_of[i] >= 0 && fused[fp->group_of[i]]) continue;
+    if (!ncc_gpu_supports_op(n)) continue;
+    kernel_name(name, sizeof name, i, ncc_op_name(n->op), "");
+    ncc_status st = ncc_gpu_lower_node(n, name, &kernels[i]);
+    if (st == NCC_ERR_UNSUPPORTED) continue;
+    if (st != NCC_OK) return st;
+    if (debug) kir_print(kernels[i], stderr);
+  }
+  return NCC_OK;
+}
+
+/* The fused groups of g and their kernels (shared by compile and emit). */
+static ncc_status lower_all(const ncc_graph *g, ncc_fuse_plan **fp, kir_kernel ***ks,
+                            bool **fused) {
+  *ks = NULL;
+  *fused = NULL;
+  ncc_status st = ncc_fuse_plan_build(g, fp);
+  if (st != NCC_OK) return st;
+  *ks = ncc_calloc((size_t)g->n_nodes + 1, sizeof **ks);
+  *fused = ncc_calloc((size_t)(*fp)->n_groups + 1, sizeof **fused);
+  if (!*ks || !*fused) return NCC_ERR_NOMEM;
+  return ncc_gpu_lower_graph(g, *fp, *ks, *fused);
+}
+
+ncc_status ncc_gpu_render_program(const ncc_cstyle_lang *lang,
+                                  kir_kernel *const *kernels, int n,
+                                  ncc_sbuf *out, ncc_cstyle_info *infos) {
+  ncc_cstyle_prelude(lang, out);
+  for (int i = 0; i < n; i++) {
+    if (!kernels[i]) continue;
+    ncc_status st = ncc_cstyle_render(lang, kernels[i], out, &infos[i]);
+    if (st != NCC_OK) return st;
+  }
+  if (getenv("NCC_GPU_TEST_BAD_KERNEL"))
+    ncc_sbuf_puts(out, "#error ncc test hook: NCC_GPU_TEST_BAD_KERNEL is set\n");
+  if (out->oom) return ncc_error(NCC_ERR_NOMEM, "out of memory rendering %s kernels", lang->name);
+  return NCC_OK;
+}
+
+static void free_kernels(kir_kernel **ks, int n) {
+  if (!ks) return;
+  for (int i = 0; i < n; i++) kir_kernel_free(ks[i]);
+  ncc_free(ks, 0);
+}
+
+/* Lower g and render (kind "kir": print the kernel IR instead). */
+static ncc_status render_graph(const ncc_graph *g, const ncc_cstyle_lang *lang, bool kir,
+                               ncc_sbuf *out) {
+  kir_kernel **ks = NULL;
+  ncc_fuse_plan *fp = NULL;
+  bool *fused = NULL;
+  ncc_cstyle_info *infos = ncc_calloc((size_t)g->n_nodes + 1, sizeof *infos);
+  ncc_status st = lower_all(g, &fp, &ks, &fused);
+  if (st == NCC_OK && !infos) st = NCC_ERR_NOMEM;
+  if (st == NCC_OK && kir) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+      st = NCC_ERR_NOMEM;
+    } else {
+      for (int i = 0; i < g->n_nodes; i++)
+        if (ks[i]) kir_print(ks[i], f);
+      fclose(f);
+      ncc_sbuf_puts(out, text ? text : "");
+      free(text); /* open_memstream's buffer is the C library's */
+      if (out->oom) st = NCC_ERR_NOMEM;
+    }
+  } else if (st == NCC_OK) {
+    st = ncc_gpu_render_program(lang, ks, g->n_nodes, out, infos);
+  }
+  ncc_free(infos, 0);
+  ncc_free(fused, 0);
+  ncc_fuse_plan_free(fp);
+  free_kernels(ks, g->n_nodes);
+  return st;
+}
+
+ncc_status ncc_gpu_render_graph(const ncc_graph *g, const ncc_cstyle_lang *lang,
+                                ncc_sbuf *out) {
+  return render_graph(g, lang, false, out);
+}
+
+ncc_status ncc_gpu_emit_source(const ncc_graph *g, const ncc_cstyle_lang *lang,
+                               const char *kind, const char *path) {
+  ncc_sbuf src = {0};
+  ncc_status st = render_graph(g, lang, strcmp(kind, "kir") == 0, &src);
+  if (st == NCC_OK) st = ncc_gpu_write_file(path, src.s ? src.s : "", src.len);
+  ncc_sbuf_free(&src);
+  return st;
+}
+
+/* ---- the module ---- */
+
+typedef struct gkern {
+  int node;
+  kir_kernel *k; /* kept: launch sizes are its expressions */
+  const ncc_fuse_group *group; /* a fused group's kernel: inputs are its ext */
+  ncc_cstyle_info info;
+  void *handle;
+  /* the last launch, for ncc_gpu_time_kernels */
+  ncc_gpu_arg args[KIR_MAX_BUFS + 16];
+  int nargs;
+  int64_t groups;
+  bool launched;
+} gkern;
+
+typedef struct gval {
+  ncc_gpu_mem mem; /* persistent device buffer */
+  size_t cap;
+  bool const_on_dev; /* a constant uploaded at compile time */
+  /* per run */
+  ncc_tensor t; /* dtype and dims; data while host_valid */
+  bool bound, host_valid, dev_valid, host_owned, moved;
+  bool virt; /* inside a fused group: shape only, never computed */
+  int alias; /* -1, or the value whose device buffer this one shares */
+} gval;
+
+struct ncc_gpu_module {
+  const ncc_gpu_device *dev;
+  const ncc_graph *g;
+  gkern *ks;
+  int nk;
+  int *node_k; /* per node: index in ks, or -1 */
+  bool *inner;  /* per node: a fused group's member other than its root */
+  int covered;  /* nodes the kernels compute */
+  ncc_fuse_plan *fp;
+  void *program;
+  void **handles;
+  gval *v;
+  int64_t *syms;
+  ncc_tinfo *tin, *tout;
+  const ncc_tensor **inp;
+  ncc_tensor *outs;
+  int max_in, max_out;
+};
+
+void ncc_gpu_free(void *state) {
+  ncc_gpu_module *m = state;
+  if (!m) return;
+  const ncc_gpu_device *d = m->dev;
+  if (m->program) d->free_program(d->ctx, m->program, m->handles, m->nk);
+  if (m->v)
+    for (int i = 0; i < m->g->n_values; i++)
+      if (m->v[i].mem) d->release(d->ctx, m->v[i].mem);
+  if (m->ks)
+    for (int i = 0; i < m->nk; i++) kir_kernel_free(m->ks[i].k);
+  ncc_free(m->ks, 0);
+  ncc_free(m->node_k, 0);
+  ncc_free(m->inner, 0);
+  ncc_fuse_plan_free(m->fp);
+  ncc_free(m->handles, 0);
+  ncc_free(m->v, 0);
+  ncc_free(m->syms, 0);
+  ncc_free(m->tin, 0);
+  ncc_free(m->tout, 0);
+  ncc_free(m->inp, 0);
+  ncc_free(m->outs, 0);
+  ncc_free(m, sizeof *m);
+}
+
+static ncc_status alloc_module(const ncc_gpu_device *dev, const ncc_graph *g,
+                               ncc_gpu_module **out) {
+  ncc_gpu_module *m = ncc_calloc(1, sizeof *m);
+  if (!m) return NCC_ERR_NOMEM;
+  m->dev = dev;
+  m->g = g;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i]->n_in > m->max_in) m->max_in = g->nodes[i]->n_in;
+    if (g->nodes[i]->n_out > m->max_out) m->max_out = g->nodes[i]->n_out;
+  }
+  m->node_k = ncc_calloc((size_t)g->n_nodes + 1, sizeof *m->node_k);
+  m->inner = ncc_calloc((size_t)g->n_nodes + 1, sizeof *m->inner);
+  m->v = ncc_calloc((size_t)g->n_values + 1, sizeof *m->v);
+  m->syms = ncc_calloc((size_t)g->n_syms + 1, sizeof *m->syms);
+  m->tin = ncc_calloc((size_t)m->max_in + 1, sizeof *m->tin);
+  m->tout = ncc_calloc((size_t)m->max_out + 1, sizeof *m->tout);
+  m->inp = ncc_calloc((size_t)m->max_in + 1, sizeof *m->inp);
+  m->outs = ncc_calloc((size_t)m->max_out + 1, sizeof *m->outs);
+  if (!m->node_k || !m->inner || !m->v || !m->syms || !m->tin || !m->tout || !m->inp || !m->outs) {
+    ncc_gpu_free(m);
+    return NCC_ERR_NOMEM;
+  }
+  for (int i = 0; i < g->n_nodes; i++) m->node_k[i] = -1;
+  for (int i = 0; i < g->n_values; i++) m->v[i].alias = -1;
+  *out = m;
+  return NCC_OK;
+}
+
+static size_t nbytes(const ncc_tensor *t) { return ncc_tensor_nbytes(t); }
+
+static ncc_status ensure_mem(ncc_gpu_module *m, int id, size_t bytes) {
+  gval *v = &m->v[id];
+  if (v->mem && v->cap >= bytes) return NCC_OK;
+  const ncc_gpu_device *d = m->dev;
+  if (v->mem) d->release(d->ctx, v->mem);
+  v->mem = 0;
+  v->cap = 0;
+  size_t want = bytes < 16 ? 16 : bytes;
+  ncc_status st = d->alloc(d->ctx, want, &v->mem);
+  if (st != NCC_OK) return st;
+  v->cap = want;
+  return NCC_OK;
+}
+
+static ncc_gpu_mem mem_of(const ncc_gpu_module *m, int id) {
+  while (m->v[id].alias >= 0) id = m->v[id].alias;
+  return m->v[id].mem;
+}
+
+/* The value kernel input `index` binds to: the node's input, or a fused
+ * group's external value. */
+static const ncc_value *kernel_input(const ncc_gpu_module *m, const gkern *gk, int index) {
+  if (gk->group) return gk->group->ext[index];
+  return m->g->nodes[gk->node]->in[index];
+}
+
+/* Upload the constants kernels read (once, at compile time). */
+static ncc_status upload_consts(ncc_gpu_module *m) {
+  const ncc_gpu_device *d = m->dev;
+  for (int j = 0; j < m->nk; j++) {
+    const kir_kernel *k = m->ks[j].k;
+    for (int b = 0; b < k->n_bufs; b++) {
+      if (k->bufs[b].local_elems || k->bufs[b].bind != KIR_BIND_INPUT) continue;
+      const ncc_value *val = kernel_input(m, &m->ks[j], k->bufs[b].index);
+      if (!val || val->kind != NCC_VAL_CONST || m->v[val->id].const_on_dev) continue;
+      ncc_tensor t = {.dtype = val->dtype, .rank = val->shape.rank};
+      for (int r = 0; r < t.rank; r++) t.dims[r] = val->shape.d[r];
+      size_t bytes = nbytes(&t);
+      ncc_status st = ensure_mem(m, val->id, bytes);
+      if (st == NCC_OK && bytes) st = d->upload(d->ctx, m->v[val->id].mem, val->data, bytes);
+      if (st != NCC_OK) return st;
+      m->v[val->id].const_on_dev = true;
+    }
+  }
+  return NCC_OK;
+}
+
+ncc_status ncc_gpu_compile(const ncc_gpu_device *dev, const ncc_graph *g,
+                           ncc_gpu_module **out) {
+  *out = NULL;
+  ncc_gpu_module *m;
+  ncc_status st = alloc_module(dev, g, &m);
+  if (st != NCC_OK) return st;
+  kir_kernel **ks = NULL;
+  bool *fused = NULL;
+  ncc_cstyle_info *infos = ncc_calloc((size_t)g->n_nodes + 1, sizeof *infos);
+  const char **names = ncc_calloc((size_t)g->n_nodes + 1, sizeof *names);
+  ncc_sbuf src = {0};
+  st = lower_all(g, &m->fp, &ks, &fused);
+  if (st == NCC_OK && (!infos || !names)) st = NCC_ERR_NOMEM;
+  if (st != NCC_OK) goto done;
+  st = ncc_gpu_render_program(dev->lang, ks, g->n_nodes, &src, infos);
+  if (st != NCC_OK) goto done;
+  if (getenv("NCC_DEBUG_GPU")) fprintf(stderr, "%s", src.s);
+  for (int i = 0; i < g->n_nodes; i++)
+    if (ks[i]) m->nk++;
+  m->ks = ncc_calloc((size_t)m->nk + 1, sizeof *m->ks);
+  m->handles = ncc_calloc((size_t)m->nk + 1, sizeof *m->handles);
+  if (!m->ks || !m->handles) {
+    st = NCC_ERR_NOMEM;
+    goto done;
+  }
+  int j = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (!ks[i]) continue;
+    const ncc_cstyle_info *in = &infos[i];
+    if (in->exact_local && in->local_size > dev->max_local) {
+      st = ncc_error(NCC_ERR_UNSUPPORTED,
+                     "%s: kernel %s needs %d work-items per group, the device allows %d",
+                     dev->target, ks[i]->name, in->local_size, dev->max_local);
+      goto done;
+    }
+    if (in->local_bytes > dev->max_local_bytes) {
+      st = ncc_error(NCC_ERR_UNSUPPORTED,
+                     "%s: kernel %s needs %lld bytes of local memory, the device has %lld",
+                     dev->target, ks[i]->name, (long long)in->local_bytes,
+                     (long long)dev->max_local_bytes);
+      goto done;
+    }
+    m->ks[j].node = i;
+    m->ks[j].k = ks[i];
+    int gi = m->fp->group_of[i];
+    if (gi >= 0 && fused[gi]) {
+      const ncc_fuse_group *gr = &m->fp->groups[gi];
+      m->ks[j].group = gr;
+      for (int t = 0; t < gr->n_members - 1; t++) m->inner[gr->members[t]->id] = true;
+      m->covered += gr->n_members;
+    } else {
+      m->covered++;
+    }
+    m->ks[j].info = *in;
+    if (!in->exact_local && m->ks[j].info.local_size > dev->max_local)
+      m->ks[j].info.local_size = dev->max_local;
+    names[j] = ks[i]->name;
+    m->node_k[i] = j;
+    ks[i] = NULL; /* owned by the module now */
+    j++;
+  }
+  if (m->nk > 0) {
+    st = dev->build(dev->ctx, src.s, names, m->nk, &m->program, m->handles);
+    if (st != NCC_OK) goto done;
+    for (int k = 0; k < m->nk; k++) m->ks[k].handle = m->handles[k];
+  }
+  st = upload_consts(m);
+done:
+  ncc_sbuf_free(&src);
+  ncc_free(names, 0);
+  ncc_free(infos, 0);
+  ncc_free(fused, 0);
+  free_kernels(ks, g->n_nodes);
+  if (st != NCC_OK) {
+    ncc_gpu_free(m);
+    return st;
+  }
+  *out = m;
+  return NCC_OK;
+}
+
+int ncc_gpu_num_kernels(const void *state) { return ((const ncc_gpu_module *)state)->nk; }
+
+int ncc_gpu_num_host_kernels(const void *state) {
+  const ncc_gpu_module *m = state;
+  return m->g->n_nodes - m->covered;
+}
+
+/* ---- running ---- */
+
+static ncc_status ensure_host(ncc_gpu_module *m, int id) {
+  gval *v = &m->v[id];
+  if (v->host_valid) return NCC_OK;
+  if (!v->dev_valid)
+    return ncc_error(NCC_ERR_INTERNAL, "%s: value '%s' is nowhere", m->dev->target,
+                     m->g->values[id]->name);
+  ncc_tensor t;
+  ncc_status st = ncc_tensor_alloc(&t, v->t.dtype, v->t.rank, v->t.dims);
+  if (st != NCC_OK) return st;
+  size_t bytes = nbytes(&t);
+  if (bytes) st = m->dev->download(m->dev->ctx, mem_of(m, id), t.data, bytes);
+  if (st != NCC_OK) {
+    ncc_tensor_free(&t);
+    return st;
+  }
+  v->t.data = t.data;
+  v->host_valid = v->host_owned = true;
+  return NCC_OK;
+}
+
+static ncc_status ensure_dev(ncc_gpu_module *m, int id) {
+  gval *v = &m->v[id];
+  if (v->dev_valid) return NCC_OK;
+  if (!v->host_valid)
+    return ncc_error(NCC_ERR_INTERNAL, "%s: value '%s' is nowhere", m->dev->target,
+                     m->g->values[id]->name);
+  size_t bytes = nbytes(&v->t);
+  ncc_status st = ensure_mem(m, id, bytes);
+  if (st == NCC_OK && bytes) st = m->dev->upload(m->dev->ctx, v->mem, v->t.data, bytes);
+  if (st == NCC_OK) v->dev_valid = true;
+  return st;
+}
+
+static bool is_int_dtype(ncc_dtype dt) {
+  return dt == NCC_DT_I64 || dt == NCC_DT_I32 || dt == NCC_DT_I8 || dt == NCC_DT_U8 ||
+         dt == NCC_DT_BOOL;
+}
+
+static void bind_syms(ncc_gpu_module *m, const ncc_value *v, const ncc_tensor *t) {
+  if (v->shape.rank != t->rank) return;
+  for (int d = 0; d < t->rank; d++)
+    if (ncc_dim_is_sym(v->shape.d[d])) {
+      int id = ncc_dim_sym_id(v->shape.d[d]);
+      if (id >= 0 && id < m->g->n_syms) m->syms[id] = t->dims[d];
+    }
+}
+
+static ncc_status check_declared(ncc_gpu_module *m, const ncc_value *v,
+                                 const ncc_tensor *t) {
+  bool ok = v->shape.rank == t->rank && v->dtype == t->dtype;
+  for (int d = 0; ok && d < t->rank; d++) {
+    int64_t dd = v->shape.d[d];
+    ok = ncc_dim_is_sym(dd) ? m->syms[ncc_dim_sym_id(dd)] == t->dims[d] : dd == t->dims[d];
+  }
+  if (!ok)
+    return ncc_error(NCC_ERR_INPUT, "value '%s': run-time shape differs from the declared one",
+                     v->name ? v->name : "?");
+  return NCC_OK;
+}
+
+static ncc_status bind_inputs(ncc_gpu_module *m, const ncc_tensor *in, int n_in) {
+  const ncc_graph *g = m->g;
+  if (n_in != g->n_inputs)
+    return ncc_error(NCC_ERR_INPUT, "graph '%s' takes %d inputs, %d given",
+                     g->name ? g->name : "", g->n_inputs, n_in);
+  for (int i = 0; i < n_in; i++) {
+    const ncc_value *v = g->inputs[i];
+    const ncc_tensor *t = &in[i];
+    if (t->dtype != v->dtype)
+      return ncc_error(NCC_ERR_INPUT, "input '%s': dtype %s, expected %s", v->name,
+                       ncc_dtype_name(t->dtype), ncc_dtype_name(v->dtype));
+    if (t->rank != v->shape.rank)
+      return ncc_error(NCC_ERR_INPUT, "input '%s': rank %d, expected %d", v->name, t->rank,
+                       v->shape.rank);
+    for (int d = 0; d < t->rank; d++) {
+      int64_t dd = v->shape.d[d];
+      if (!ncc_dim_is_sym(dd) && dd != t->dims[d])
+        return ncc_error(NCC_ERR_INPUT, "input '%s': dim %d is %lld, expected %lld", v->name,
+                         d, (long long)t->dims[d], (long long)dd);
+      if (ncc_dim_is_sym(dd)) {
+        int id = ncc_dim_sym_id(dd);
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+          for (int e = 0; e < g->inputs[j]->shape.rank; e++)
+            if (g->inputs[j]->shape.d[e] == dd) seen = true;
+        for (int e = 0; e < d && !seen; e++)
+          if (v->shape.d[e] == dd) seen = true;
+        if (seen && m->syms[id] != t->dims[d])
+          return ncc_error(NCC_ERR_INPUT, "input '%s': dim %d is %lld but '%s' is %lld elsewhere",
+                           v->name, d, (long long)t->dims[d], ncc_graph_sym_name(g, id),
+                           (long long)m->syms[id]);
+        m->syms[id] = t->dims[d];
+      }
+    }
+    gval *gv = &m->v[v->id];
+    gv->t = *t;
+    gv->t.owns_data = 0;
+    gv->bound = gv->host_valid = true;
+  }
+  return NCC_OK;
+}
+
+static void bind_consts(ncc_gpu_module *m) {
+  for (int i = 0; i < m->g->n_values; i++) {
+    const ncc_value *val = m->g->values[i];
+    if (val->kind != NCC_VAL_CONST) continue;
+    gval *v = &m->v[i];
+    memset(&v->t, 0, sizeof v->t);
+    v->t.dtype = val->dtype;
+    v->t.rank = val->shape.rank;
+    for (int d = 0; d < v->t.rank; d++) v->t.dims[d] = val->shape.d[d];
+    v->t.data = val->data;
+    v->bound = v->host_valid = true;
+    v->dev_valid = v->const_on_dev;
+  }
+}
+
+static ncc_status launch_kernel(ncc_gpu_module *m, gkern *gk, const ncc_node *n) {
+  const kir_kernel *k = gk->k;
+  ncc_status st = NCC_OK;
+  for (int b = 0; b < k->n_bufs && st == NCC_OK; b++) {
+    const kir_buf *kb = &k->bufs[b];
+    if (kb->local_elems) continue;
+    if (kb->bind == KIR_BIND_INPUT) {
+      st = ensure_dev(m, kernel_input(m, gk, kb->index)->id);
+    } else if (kb->bind == KIR_BIND_OUTPUT) {
+      int id = n->out[kb->index]->id;
+      st = ensure_mem(m, id, nbytes(&m->v[id].t));
+    }
+  }
+  if (st != NCC_OK) return st;
+  int na = 0;
+  for (int i = 0; i < gk->info.n_bufs; i++) {
+    const kir_buf *kb = &k->bufs[gk->info.bufs[i]];
+    int id = kb->bind == KIR_BIND_INPUT ? kernel_input(m, gk, kb->index)->id
+                                        : n->out[kb->index]->id;
+    gk->args[na].is_mem = true;
+    gk->args[na++].mem = mem_of(m, id);
+  }
+  for (int i = 0; i < gk->info.n_syms; i++) {
+    gk->args[na].is_mem = false;
+    gk->args[na++].i64 = m->syms[gk->info.syms[i]];
+  }
+  gk->nargs = na;
+  gk->groups = ncc_cstyle_groups(&gk->info, m->syms, m->dev->max_groups);
+  st = m->dev->launch(m->dev->ctx, gk->handle, gk->args, na, gk->groups, gk->info.local_size);
+  gk->launched = st == NCC_OK;
+  return st;
+}
+
+/* Run node i on the host: inputs downloaded as needed, outputs on the host. */
+static ncc_status run_host(ncc_gpu_module *m, const ncc_node *n) {
+  ncc_status st = NCC_OK;
+  for (int k = 0; k < n->n_in && st == NCC_OK; k++) {
+    m->inp[k] = NULL;
+    if (!n->in[k]) continue;
+    /* Shape reads only the dims */
+    if (n->op != NCC_OP_SHAPE) st = ensure_host(m, n->in[k]->id);
+    m->inp[k] = &m->v[n->in[k]->id].t;
+  }
+  if (st != NCC_OK) return st;
+  memset(m->outs, 0, sizeof *m->outs * (size_t)n->n_out);
+  for (int k = 0; k < n->n_out && st == NCC_OK; k++)
+    st = ncc_tensor_alloc(&m->outs[k], m->tout[k].dtype, m->tout[k].shape.rank,
+                          m->tout[k].shape.d);
+  if (st == NCC_OK) st = ncc_ref_kernels[n->op](n, m->inp, m->outs);
+  for (int k = 0; k < n->n_out; k++) {
+    if (st == NCC_OK && n->out[k]) {
+      gval *v = &m->v[n->out[k]->id];
+      v->t = m->outs[k];
+      v->t.owns_data = 0;
+      v->host_valid = v->host_owned = true;
+      v->dev_valid = false;
+    } else {
+      ncc_tensor_free(&m->outs[k]);
+    }
+  }
+  return st;
+}
+
+static ncc_status run_node(ncc_gpu_module *m, int i) {
+  const ncc_node *n = m->g->nodes[i];
+  ncc_status st = NCC_OK;
+  for (int k = 0; k < n->n_in; k++) {
+    if (!n->in[k]) {
+      memset(&m->tin[k], 0, sizeof m->tin[k]);
+      m->tin[k].dtype = NCC_DT_UNDEF;
+      m->tin[k].content_len = -1;
+      continue;
+    }
+    int id = n->in[k]->id;
+    gval *v = &m->v[id];
+    if (!v->bound)
+      return ncc_error(NCC_ERR_INTERNAL, "%s: value '%s' used before it is computed",
+                       m->dev->target, n->in[k]->name);
+    /* small integer tensors feed shape inference (shape arithmetic) */
+    if (!v->virt && is_int_dtype(v->t.dtype) && ncc_tensor_numel(&v->t) <= NCC_CONTENT_MAX) {
+      st = ensure_host(m, id);
+      if (st != NCC_OK) return st;
+    }
+    ncc_tensor view = v->t;
+    if (!v->host_valid) view.data = NULL;
+    ncc_tinfo_from_tensor(&m->tin[k], &view);
+  }
+  st = ncc_infer_node(NULL, n, m->tin, m->tout);
+  if (st != NCC_OK) return st;
+  for (int k = 0; k < n->n_out; k++) {
+    if (!n->out[k]) continue;
+    gval *v = &m->v[n->out[k]->id];
+    memset(&v->t, 0, sizeof v->t);
+    v->t.dtype = m->tout[k].dtype;
+    v->t.rank = m->tout[k].shape.rank;
+    for (int d = 0; d < v->t.rank; d++) v->t.dims[d] = m->tout[k].shape.d[d];
+    v->bound = true;
+    v->host_valid = v->dev_valid = v->host_owned = false;
+    v->virt = m->inner[i];
+    bind_syms(m, n->out[k], &v->t);
+  }
+  if (m->inner[i]) return NCC_OK; /* computed by its group's kernel */
+  int kj = m->node_k[i];
+  if (kj >= 0) {
+    const gkern *gk = &m->ks[kj];
+    int n_in = gk->group ? gk->group->n_ext : n->n_in;
+    for (int k = 0; k < n_in && st == NCC_OK; k++) {
+      const ncc_value *x = kernel_input(m, gk, k);
+      if (x) st = check_declared(m, x, &m->v[x->id].t);
+    }
+    for (int k = 0; k < n->n_out && st == NCC_OK; k++)
+      if (n->out[k]) st = check_declared(m, n->out[k], &m->v[n->out[k]->id].t);
+    if (st == NCC_OK) st = launch_kernel(m, &m->ks[kj], n);
+    for (int k = 0; k < n->n_out && st == NCC_OK; k++)
+      if (n->out[k]) m->v[n->out[k]->id].dev_valid = true;
+    return st;
+  }
+  if (ncc_gpu_alias_op(n)) {
+    gval *x = &m->v[n->in[0]->id], *y = &m->v[n->out[0]->id];
+    if (x->dev_valid && ncc_tensor_numel(&x->t) == ncc_tensor_numel(&y->t)) {
+      y->alias = n->in[0]->id;
+      y->dev_valid = true;
+      return NCC_OK;
+    }
+  }
+  return run_host(m, n);
+}
+
+static ncc_status take_outputs(ncc_gpu_module *m, ncc_tensor *out, int n_out) {
+  for (int o = 0; o < n_out; o++) {
+    int id = m->g->outputs[o]->id;
+    ncc_status st = ensure_host(m, id);
+    gval *v = &m->v[id];
+    if (st == NCC_OK && v->host_owned && !v->moved) {
+      out[o] = v->t;
+      out[o].owns_data = 1;
+      v->moved = true;
+      continue;
+    }
+    if (st == NCC_OK) st = ncc_tensor_alloc(&out[o], v->t.dtype, v->t.rank, v->t.dims);
+    if (st == NCC_OK && nbytes(&v->t)) memcpy(out[o].data, v->t.data, nbytes(&v->t));
+    if (st != NCC_OK) {
+      for (int k = 0; k < o; k++) ncc_tensor_free(&out[k]);
+      return st;
+    }
+  }
+  return NCC_OK;
+}
+
+static void end_run(ncc_gpu_module *m) {
+  for (int i = 0; i < m->g->n_values; i++) {
+    gval *v = &m->v[i];
+    if (v->host_owned && !v->moved) ncc_free(v->t.data, 0);
+    memset(&v->t, 0, sizeof v->t);
+    v->bound = v->host_valid = v->dev_valid = v->host_owned = v->moved = v->virt = false;
+    v->alias = -1;
+  }
+}
+
+ncc_status ncc_gpu_run(void *state, const ncc_tensor *in, int n_in, ncc_tensor *out,
+                       int n_out) {
+  ncc_gpu_module *m = state;
+  const ncc_graph *g = m->g;
+  for (int o = 0; o < n_out; o++) memset(&out[o], 0, sizeof out[o]);
+  if (n_out != g->n_outputs)
+    return ncc_error(NCC_ERR_USAGE, "graph '%s' has %d outputs, %d requested",
+                     g->name ? g->name : "", g->n_outputs, n_out);
+  end_run(m);
+  memset(m->syms, 0, sizeof *m->syms * (size_t)(g->n_syms + 1));
+  ncc_status st = bind_inputs(m, in, n_in);
+  if (st == NCC_OK) {
+    bind_consts(m);
+    for (int i = 0; i < g->n_nodes && st == NCC_OK; i++) st = run_node(m, i);
+  }
+  if (st == NCC_OK) st = take_outputs(m, out, n_out);
+  end_run(m);
+  return st;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+ncc_status ncc_gpu_time_kernels(void *state, int iters, double *ms) {
+  ncc_gpu_module *m = state;
+  const ncc_gpu_device *d = m->dev;
+  *ms = 0.0;
+  if (iters < 1) iters = 1;
+  ncc_status st = d->finish(d->ctx);
+  double t0 = now_ms();
+  for (int it = 0; it < iters && st == NCC_OK; it++)
+    for (int j = 0; j < m->nk && st == NCC_OK; j++) {
+      gkern *gk = &m->ks[j];
+      if (gk->launched)
+        st = d->launch(d->ctx, gk->handle, gk->args, gk->nargs, gk->groups, gk->info.local_size);
+    }
+  if (st == NCC_OK) st = d->finish(d->ctx);
+  *ms = (now_ms() - t0) / iters;
+  return st;
+}

@@ -1,0 +1,12 @@
+# tests/fusion.cmake — rerun the fused-kernel tests with narrower vectors
+# (AVX2 8 lanes, SSE/NEON 4, scalar 1), so every epilogue and row-group
+# path is checked on an AVX-512 host too; the generated-block cases run
+# only in the main test (unit.test_fusion).
+if(NCC_LLVM AND TARGET test_fusion)
+  foreach(w 8 4 1)
+    add_test(NAME unit.test_fusion.w${w} COMMAND test_fusion)
+    set_tests_properties(unit.test_fusion.w${w} PROPERTIES
+      ENVIRONMENT "${NCC_TEST_ENV};NCC_VECTOR_WIDTH=${w};NCC_FUSION_NO_BLOCKS=1"
+      LABELS "unit;cpu;fusion")
+  endforeach()
+endif()

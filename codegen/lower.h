@@ -80,6 +80,7 @@ struct ncc_gx {
   kir_expr *memo[NCC_FUSE_MAX_MEMBERS];
   int memo_lanes;
   int local[NCC_FUSE_MAX_MEMBERS][2]; /* scalar / wide, -1: none yet */
+  int dup[NCC_FUSE_MAX_MEMBERS][2];   /* operand of a formula using it twice */
 };
 void ncc_gx_init(ncc_gx *x, kir_kernel *k, const ncc_fuse_group *gr);
 /* Start a new point (forget the values of the previous one). */

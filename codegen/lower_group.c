@@ -20,6 +20,7 @@ void ncc_gx_init(ncc_gx *x, kir_kernel *k, const ncc_fuse_group *gr) {
   for (int e = 0; e < NCC_FUSE_MAX_EXT; e++) x->ext_buf[e] = -1;
   for (int m = 0; m < gr->n_members; m++) {
     x->local[m][0] = x->local[m][1] = -1;
+    x->dup[m][0] = x->dup[m][1] = -1;
     const ncc_node *n = gr->members[m];
     for (int i = 0; i < n->n_in; i++) {
       int j = ncc_gx_member_of(x, n->in[i]);
@@ -59,6 +60,28 @@ kir_expr *ncc_gx_value(ncc_gx *x, kir_block *blk, const ncc_value *v, int lanes)
   return x->ext(x, e, lanes);
 }
 
+/* Formulas that read their (single) operand more than once: an operand
+ * that is itself a computed expression is put in a local first, or every
+ * use would repeat it (and a chain of them would double at each step). */
+static bool formula_repeats_operand(ncc_op op) {
+  switch (op) {
+  case NCC_OP_RELU:
+  case NCC_OP_LEAKYRELU:
+  case NCC_OP_HARDSWISH:
+  case NCC_OP_GELU:
+  case NCC_OP_SOFTPLUS:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool is_leaf(const kir_expr *e) {
+  if (e->k == KIR_E_SPLAT) e = e->a;
+  return e->k == KIR_E_CONST || e->k == KIR_E_LOAD || e->k == KIR_E_LOCAL ||
+         e->k == KIR_E_VAR || e->k == KIR_E_SYM;
+}
+
 kir_expr *ncc_gx_member(ncc_gx *x, kir_block *blk, int m, int lanes) {
   if (x->memo_lanes != lanes) {
     ncc_gx_point(x);
@@ -73,6 +96,12 @@ kir_expr *ncc_gx_member(ncc_gx *x, kir_block *blk, int m, int lanes) {
     int nx = 0;
     for (int i = 0; i < n->n_in && nx <= NCC_FUSE_MAX_EXT; i++)
       if (n->in[i]) ops[nx++] = ncc_gx_value(x, blk, n->in[i], lanes);
+    if (nx == 1 && formula_repeats_operand(n->op) && !is_leaf(ops[0])) {
+      int slot = lanes > 1;
+      if (x->dup[m][slot] < 0) x->dup[m][slot] = kir_local_add(k, ops[0]->dt, lanes);
+      kir_assign(k, blk, x->dup[m][slot], ops[0]);
+      ops[0] = kir_local_ref(k, x->dup[m][slot]);
+    }
     e = ncc_lower_eltwise_formula(k, n, ops, nx, lanes);
   }
   if (x->uses[m] > 1 && m != x->gr->n_members - 1) {

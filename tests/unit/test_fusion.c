@@ -11,7 +11,8 @@
  * - kir_dedupe: the kernels of a depth-4 model are those of depth 1;
  * - the memory plan: values alive together never share bytes, for any
  *   batch; the executor's arena gives the same results batch after batch;
- * - allocation failures in the passes are reported, never crash or leak.
+ * - allocation failures in the passes are reported, never crash or leak
+ *   (tests/unit/test_alloc.h).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -32,6 +33,7 @@
 #include "passes/fusion.h"
 #include "passes/memplan.h"
 #include "passes/pass.h"
+#include "test_alloc.h"
 
 /* ---- graphs ---- */
 
@@ -611,40 +613,27 @@ static void test_memplan_chain(void **state) {
 
 /* ---- allocation failures ---- */
 
-static int fail_at, alloc_count;
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (++alloc_count == fail_at) return NULL;
-  return realloc(ptr, nsize);
-}
-
 static void test_oom(void **state) {
   (void)state;
   static const char *const irs[] = {ELTWISE_IR, REDUCE_IR};
   for (size_t c = 0; c < sizeof irs / sizeof *irs; c++) {
-    bool done = false;
-    for (fail_at = 1; !done && fail_at < 400; fail_at++) {
+    bool clean = false;
+    for (long k = 0; !clean && k < 400; k++) {
       ncc_graph *g = parse(irs[c]);
       ncc_pipeline *p;
       assert_int_equal(ncc_pipeline_new(2, &p), NCC_OK);
       assert_int_equal(ncc_pipeline_set_passes(p, "fusion,memplan"), NCC_OK);
-      alloc_count = 0;
-      ncc_set_allocator(failing_alloc, NULL);
+      test_alloc_arm(k);
       ncc_status st = ncc_pipeline_run(p, g);
       ncc_graph_stats gs;
       if (st == NCC_OK) ncc_graph_compute_stats(g, 2, &gs);
-      ncc_set_allocator(NULL, NULL);
+      test_alloc_disarm();
       assert_true(st == NCC_OK || st == NCC_ERR_NOMEM);
-      done = st == NCC_OK && alloc_count < fail_at;
+      clean = st == NCC_OK && test_alloc_ran_clean();
       ncc_pipeline_free(p);
       ncc_graph_free(g);
     }
-    assert_true(done);
+    assert_true(clean);
   }
 }
 

@@ -4,8 +4,15 @@
  * workers spin on the generation for a short while (a launch that follows
  * another one quickly is then picked up without a syscall) and otherwise
  * sleep on a condition variable. Job fields are read under the mutex, so a
- * worker never mixes fields of two jobs. The caller runs tid 0 and then waits
- * for the `pending` count of helpers to reach zero.
+ * worker never mixes fields of two jobs.
+ *
+ * The job's shares (tid 0..nth-1) are claimed, not assigned: the caller and
+ * every awake worker take the next unclaimed share from one atomic ticket
+ * until none is left. On a shared machine a worker may be descheduled or
+ * asleep; with static assignment every kernel would then wait for it, while
+ * here the caller simply runs its share too. The ticket holds the job's
+ * generation in its high half, so a late worker can never claim a share of
+ * a newer job with the older job's function.
  */
 #include "threadpool.h"
 
@@ -26,7 +33,8 @@ struct ncc_threadpool {
   pthread_cond_t cv_work, cv_done;
   pthread_mutex_t run_mu; /* one job at a time */
   atomic_uint gen;
-  atomic_int pending;
+  atomic_uint_least64_t ticket; /* (generation << 32) | next share */
+  atomic_int done;              /* shares finished for the current job */
   atomic_int stop;
   ncc_task_fn fn;
   void *ctx;
@@ -60,6 +68,33 @@ static unsigned wait_for_job(ncc_threadpool *p, unsigned seen) {
   return atomic_load(&p->gen); /* mutex still held: caller reads the job */
 }
 
+/* Claim the next share of job `gen`; -1 when none is left (or the job is
+ * not current any more). */
+static int claim(ncc_threadpool *p, unsigned gen, int nth) {
+  uint_least64_t t = atomic_load_explicit(&p->ticket, memory_order_acquire);
+  for (;;) {
+    if ((unsigned)(t >> 32) != gen || (int)(t & 0xffffffffu) >= nth) return -1;
+    if (atomic_compare_exchange_weak_explicit(&p->ticket, &t, t + 1,
+                                              memory_order_acq_rel,
+                                              memory_order_acquire))
+      return (int)(t & 0xffffffffu);
+  }
+}
+
+/* Run claimed shares of job `gen` until none is left. */
+static void run_shares(ncc_threadpool *p, unsigned gen, ncc_task_fn fn,
+                       void *ctx, int nth, int signal_done) {
+  int share;
+  while ((share = claim(p, gen, nth)) >= 0) {
+    fn(ctx, share, nth);
+    if (atomic_fetch_add(&p->done, 1) + 1 == nth && signal_done) {
+      pthread_mutex_lock(&p->mu);
+      pthread_cond_signal(&p->cv_done);
+      pthread_mutex_unlock(&p->mu);
+    }
+  }
+}
+
 static void *worker_main(void *arg) {
   worker_arg a = *(worker_arg *)arg;
   ncc_free(arg, sizeof(worker_arg));
@@ -73,13 +108,8 @@ static void *worker_main(void *arg) {
     int nth = p->nth;
     pthread_mutex_unlock(&p->mu);
     if (stop) return NULL;
-    if (a.tid >= nth) continue; /* not needed for this job */
-    fn(ctx, a.tid, nth);
-    if (atomic_fetch_sub(&p->pending, 1) == 1) {
-      pthread_mutex_lock(&p->mu);
-      pthread_cond_signal(&p->cv_done);
-      pthread_mutex_unlock(&p->mu);
-    }
+    if (a.tid >= nth) continue; /* the job wants fewer threads */
+    run_shares(p, seen, fn, ctx, nth, 1);
   }
 }
 
@@ -94,7 +124,8 @@ ncc_status ncc_threadpool_create(int nthreads, ncc_threadpool **out) {
   pthread_cond_init(&p->cv_work, NULL);
   pthread_cond_init(&p->cv_done, NULL);
   atomic_init(&p->gen, 0);
-  atomic_init(&p->pending, 0);
+  atomic_init(&p->ticket, 0);
+  atomic_init(&p->done, 0);
   atomic_init(&p->stop, 0);
   if (nthreads > 1) {
     p->threads = ncc_calloc((size_t)nthreads - 1, sizeof(pthread_t));
@@ -150,17 +181,20 @@ void ncc_threadpool_run(ncc_threadpool *p, ncc_task_fn fn, void *ctx,
   p->fn = fn;
   p->ctx = ctx;
   p->nth = nth;
-  atomic_store(&p->pending, nth - 1);
-  atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
+  unsigned gen = atomic_load(&p->gen) + 1;
+  atomic_store(&p->done, 0);
+  atomic_store_explicit(&p->ticket, (uint_least64_t)gen << 32,
+                        memory_order_release);
+  atomic_store_explicit(&p->gen, gen, memory_order_release);
   pthread_cond_broadcast(&p->cv_work);
   pthread_mutex_unlock(&p->mu);
 
-  fn(ctx, 0, nth);
+  run_shares(p, gen, fn, ctx, nth, 0);
 
-  for (int i = 0; i < SPIN_ITERS && atomic_load(&p->pending) > 0; i++)
+  for (int i = 0; i < SPIN_ITERS && atomic_load(&p->done) < nth; i++)
     cpu_relax();
   pthread_mutex_lock(&p->mu);
-  while (atomic_load(&p->pending) > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+  while (atomic_load(&p->done) < nth) pthread_cond_wait(&p->cv_done, &p->mu);
   pthread_mutex_unlock(&p->mu);
   pthread_mutex_unlock(&p->run_mu);
 }

@@ -2,9 +2,11 @@
  *
  * Workers are created once and wait (spin briefly, then sleep) for jobs, so a
  * kernel launch costs no thread creation and no allocation. A job is one
- * function called as fn(ctx, tid, nth) for tid in [0, nth); the calling thread
- * runs tid 0 itself and returns when every tid has finished. Kernels split
- * their outermost parallel loop statically by (tid, nth).
+ * function called as fn(ctx, tid, nth) for every tid in [0, nth); the shares
+ * are claimed by whichever threads are awake, the caller included, and the
+ * call returns when every share has finished. Kernels split their outermost
+ * parallel loop statically by (tid, nth); which thread runs a share does not
+ * matter.
  */
 #ifndef NCC_THREADPOOL_H
 #define NCC_THREADPOOL_H

@@ -9,10 +9,18 @@
  * count_include_pad). With stride 1 the loads are contiguous (masked where
  * the window crosses the border), otherwise gathers.
  *
- * Conv computes OB output channels per pass so every input vector loaded
- * feeds OB FMAs (register blocking over channels). This is the general
- * path (any padding, stride, dilation, group, depthwise); 1x1 convolutions
- * are better served as a GEMM, which is the next step.
+ * Conv computes ob output channels per pass (16 with AVX-512, 8 with
+ * narrower vectors, fewer when the group's channel count needs it) so every
+ * input vector loaded feeds ob FMAs whose weights are broadcast straight
+ * from memory: the implicit-GEMM micro-kernel of a direct convolution, one
+ * pixel vector x ob channels, reduced over ic and the (unrolled) window.
+ * Constant weights are repacked at compile time so one tap's ob weights
+ * share a cache line. With stride 1 and OW == W the pixels of an image are
+ * walked flat (p = oh*OW + ow), so narrow rows (28 = 16 + 12 lanes) fill
+ * whole vectors. The parallel loop spans images x channel blocks x rows (or
+ * flat pixel runs), which keeps threads busy at batch 1. This is the
+ * general path (any padding, stride, dilation, group, depthwise); 1x1
+ * stride-1 convolutions run as a GEMM (lower_matmul.c).
  */
 #include <math.h>
 #include <string.h>
@@ -20,7 +28,7 @@
 #include "lower.h"
 
 #define F32 NCC_DT_F32
-#define OB 4 /* output channels per pass */
+#define OB_MAX 16 /* output channels per pass, at most */
 
 typedef struct win {
   int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
@@ -131,57 +139,122 @@ static kir_block *row_loops(kir_kernel *k, kir_block *outer, const dims *d,
   return b_ow;
 }
 
-static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw,
+/* Output channels per pass: as many accumulators as the registers allow
+ * (each is one vector of output columns; 16 of 32 with AVX-512 leaves room
+ * for the input vector), dividing the group's channel count. */
+static int pick_ob(int64_t ocg, int vw) {
+  int top = vw >= 16 ? 16 : 8;
+  for (int ob = top; ob > 1; ob /= 2)
+    if (ocg % ob == 0) return ob;
+  return 1;
+}
+
+/* The weights buffer: constant weights are repacked at compile time as
+ * [OC/ob][ICg*KH*KW][ob], so the ob broadcasts of one tap come from one
+ * cache line; others are read in place ([OC][ICg][KH][KW]). -1 on OOM. */
+static int pack_weights(kir_kernel *k, const ncc_node *n, int ob, ncc_epilogue *ep) {
+  const ncc_value *wt = n->in[1];
+  if (wt->kind != NCC_VAL_CONST || !wt->data || ob == 1)
+    return kir_buf_input(k, ncc_lower_bind_index(ep, n, 1), F32);
+  int64_t oc = wt->shape.d[0];
+  int64_t taps = wt->shape.d[1] * wt->shape.d[2] * wt->shape.d[3];
+  size_t count = (size_t)(oc * taps);
+  float *dst = ncc_malloc(count * sizeof(float));
+  if (!dst) return -1;
+  const float *src = wt->data;
+  for (int64_t o = 0; o < oc; o++)
+    for (int64_t t = 0; t < taps; t++)
+      dst[((o / ob) * taps + t) * ob + o % ob] = src[o * taps + t];
+  int b = kir_buf_add(k, "packed_w", F32, false);
+  k->bufs[b].bind = KIR_BIND_DATA;
+  k->bufs[b].data = dst;
+  k->bufs[b].data_bytes = count * sizeof(float);
+  k->bufs[b].owned = dst;
+  return b;
+}
+
+static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat,
                              kir_kernel *k, ncc_epilogue *ep) {
   const ncc_value *wt = n->in[1];
   int64_t G = ncc_attr_int(n, "group", 1);
   int64_t OCg = wt->shape.d[0] / G, ICg = wt->shape.d[1];
-  int ob = OCg % OB == 0 ? OB : 1;
-  int64_t nob = OCg / ob;
+  int ob = pick_ob(OCg, vw);
+  int64_t nob = OCg / ob, taps = ICg * wn->kh * wn->kw;
   int bx = kir_buf_input(k, ncc_lower_bind_index(ep, n, 0), F32);
-  int bw = kir_buf_input(k, ncc_lower_bind_index(ep, n, 1), F32);
+  int bw = pack_weights(k, n, ob, ep);
+  if (bw < 0) return ncc_error(NCC_ERR_NOMEM, "out of memory packing Conv weights");
+  bool packed = k->bufs[bw].bind == KIR_BIND_DATA;
   int bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, ncc_lower_bind_index(ep, n, 2), F32)
                                    : -1;
   int by = kir_buf_output(k, 0, F32);
   dims d;
   get_dims(k, n, &d);
-  int acc[OB], xl = kir_local_add(k, F32, 1);
+  int acc[OB_MAX], xl = kir_local_add(k, F32, 1);
   for (int j = 0; j < ob; j++) acc[j] = kir_local_add(k, F32, 1);
 
   kir_block top = kir_body_begin();
   int vt = kir_var_new(k);
-  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(d.N, I(G * nob)), KIR_PARALLEL, 0);
+  /* t covers images x channel blocks x spans, spans innermost so a thread's
+   * consecutive spans share a block's weights; a span is an output row, or
+   * CP flat pixels. Spans keep enough tasks for threads at batch 1. */
+  int64_t cp = 4 * (int64_t)vw;
+  kir_expr *npix = MUL(d.OH, d.OW);
+  kir_expr *spans = flat ? kir_cdiv(k, npix, cp) : d.OH;
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(MUL(d.N, I(G * nob)), spans), KIR_PARALLEL, 0);
   kir_block bt = kir_body_begin();
   kir_expr *t = kir_var(k, vt);
-  kir_expr *bn = kir_bin(k, KIR_DIV, t, I(G * nob));
-  kir_expr *r = kir_bin(k, KIR_REM, t, I(G * nob));
+  kir_expr *span = kir_bin(k, KIR_REM, t, spans);
+  kir_expr *blk = kir_bin(k, KIR_DIV, t, spans);
+  kir_expr *bn = kir_bin(k, KIR_DIV, blk, I(G * nob));
+  kir_expr *r = kir_bin(k, KIR_REM, blk, I(G * nob));
   kir_expr *g = kir_bin(k, KIR_DIV, r, I(nob));
   kir_expr *oc0 = ADD(MUL(g, I(OCg)), MUL(kir_bin(k, KIR_REM, r, I(nob)), I(ob)));
-  kir_expr *oh, *ow;
-  kir_stmt *l_oh, *l_ow;
-  kir_block b_oh, b_ow;
-  kir_block *body = row_loops(k, &bt, &d, vw, &oh, &ow, &l_oh, &b_oh, &l_ow, &b_ow);
+  kir_expr *oh, *ow, *pix = NULL;
+  kir_stmt *l_ow;
+  int vp = kir_var_new(k);
+  kir_mark vm = vw > 1 ? KIR_VECTOR : KIR_SERIAL;
+  if (flat) { /* a vector loop over the span's pixels, p = oh*OW + ow */
+    kir_expr *lo = MUL(span, I(cp));
+    l_ow = kir_for(k, &bt, vp, lo, kir_min(k, ADD(lo, I(cp)), npix), vm, vw);
+    pix = kir_var(k, vp);
+    oh = kir_bin(k, KIR_DIV, pix, d.OW);
+    ow = kir_bin(k, KIR_REM, pix, d.OW);
+  } else { /* a vector loop along output row `span` */
+    l_ow = kir_for(k, &bt, vp, I(0), d.OW, vm, vw);
+    oh = span;
+    ow = kir_var(k, vp);
+  }
+  kir_block b_ow = kir_body_begin(), *body = &b_ow;
   for (int j = 0; j < ob; j++) kir_assign(k, body, acc[j], kir_const_f(k, F32, 0.0));
   int vic = kir_var_new(k), vkh = kir_var_new(k), vkw = kir_var_new(k);
   kir_stmt *l_ic = kir_for(k, body, vic, I(0), I(ICg), KIR_SERIAL, 0);
   kir_block b_ic = kir_body_begin();
-  kir_stmt *l_kh = kir_for(k, &b_ic, vkh, I(0), I(wn->kh), KIR_SERIAL, 0);
+  /* the window loops unrolled: constant tap offsets, no loop overhead */
+  kir_stmt *l_kh = kir_for(k, &b_ic, vkh, I(0), I(wn->kh), KIR_UNROLL, (int)wn->kh);
   kir_block b_kh = kir_body_begin();
-  kir_stmt *l_kw = kir_for(k, &b_kh, vkw, I(0), I(wn->kw), KIR_SERIAL, 0);
+  kir_stmt *l_kw = kir_for(k, &b_kh, vkw, I(0), I(wn->kw), KIR_UNROLL, (int)wn->kw);
   kir_block b_kw = kir_body_begin();
   {
     kir_expr *ic = kir_var(k, vic), *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
     kir_expr *ih = in_pos(k, oh, wn->sh, kh, wn->dh, wn->pt);
     kir_expr *iw = in_pos(k, ow, wn->sw, kw, wn->dw, wn->pl);
     kir_expr *cin = ADD(MUL(g, I(ICg)), ic);
-    kir_expr *xi = ADD(MUL(ADD(MUL(ADD(MUL(bn, d.C), cin), d.H), ih), d.W), iw);
+    kir_expr *xi;
+    if (flat) /* W == OW, stride 1: the tap is a constant offset from p */
+      xi = ADD(ADD(MUL(ADD(MUL(bn, d.C), cin), MUL(d.H, d.W)), pix),
+               ADD(MUL(ADD(MUL(kh, I(wn->dh)), I(-wn->pt)), d.W),
+                   ADD(MUL(kw, I(wn->dw)), I(-wn->pl))));
+    else
+      xi = ADD(MUL(ADD(MUL(ADD(MUL(bn, d.C), cin), d.H), ih), d.W), iw);
     bool padded = wn->pt || wn->pl || wn->pb || wn->pr;
     kir_expr *guard = padded ? kir_bin(k, KIR_AND, inside(k, ih, d.H), inside(k, iw, d.W))
                              : NULL;
     kir_assign(k, &b_kw, xl, kir_load_guarded(k, bx, xi, guard));
     for (int j = 0; j < ob; j++) {
       kir_expr *oc = ADD(oc0, I(j));
-      kir_expr *wi = ADD(MUL(ADD(MUL(ADD(MUL(oc, I(ICg)), ic), I(wn->kh)), kh), I(wn->kw)), kw);
+      kir_expr *tap = ADD(MUL(ADD(MUL(ic, I(wn->kh)), kh), I(wn->kw)), kw);
+      kir_expr *wi = packed ? ADD(ADD(MUL(oc0, I(taps)), MUL(tap, I(ob))), I(j))
+                            : ADD(MUL(oc, I(taps)), tap);
       kir_assign(k, &b_kw, acc[j],
                  kir_fma(k, kir_local_ref(k, xl), kir_load(k, bw, wi), kir_local_ref(k, acc[j])));
     }
@@ -196,16 +269,16 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw,
     if (ep) { /* fused elementwise chain on the accumulator */
       ep->coord[0] = bn;
       ep->coord[1] = oc;
-      ep->coord[2] = oh;
+      ep->coord[2] = flat ? pix : oh;
       ep->coord[3] = ow;
       ep->acc = v;
       v = ncc_epilogue_apply(ep, body);
     }
-    kir_expr *yi = ADD(MUL(ADD(MUL(ADD(MUL(bn, d.OC), oc), d.OH), oh), d.OW), ow);
+    kir_expr *yi = flat ? ADD(MUL(ADD(MUL(bn, d.OC), oc), MUL(d.OH, d.OW)), pix)
+                        : ADD(MUL(ADD(MUL(ADD(MUL(bn, d.OC), oc), d.OH), oh), d.OW), ow);
     kir_store(k, body, by, yi, v, NULL);
   }
   kir_body_end(l_ow, &b_ow);
-  kir_body_end(l_oh, &b_oh);
   kir_body_end(lt, &bt);
   kir_kernel_set_body(k, &top);
   k->cost_per_elem = 2.0 * (double)(ICg * wn->kh * wn->kw);
@@ -291,6 +364,21 @@ ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
   return NCC_OK;
 }
 
+/* Whether the output pixels of an image can be walked as one flat run
+ * p = oh*OW + ow: with stride 1 and OW == W every tap of the window reads
+ * x at p plus a constant, so a vector of pixels is one contiguous (masked)
+ * load even where it wraps to the next row, and rows narrower than the
+ * vector waste no lanes (28 = 16 + 12 would leave 4 of 32 idle). */
+static bool flat_ok(const ncc_node *n, const win *w, int vw) {
+  const ncc_shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  if (w->sh != 1 || w->sw != 1 || ncc_dim_is_sym(xs->d[3]) || ncc_dim_is_sym(ys->d[2]) ||
+      ncc_dim_is_sym(xs->d[2]) || xs->d[3] != ys->d[3])
+    return false;
+  /* rows that fill whole vectors gain nothing, and the per-lane row/column
+   * of a flat pixel costs a division */
+  return vw > 1 && ys->d[3] % vw != 0;
+}
+
 ncc_status ncc_lower_conv_ep(const ncc_node *n, const char *name,
                              const ncc_lower_opts *o, const ncc_fuse_group *gr,
                              kir_kernel **out) {
@@ -300,16 +388,20 @@ ncc_status ncc_lower_conv_ep(const ncc_node *n, const char *name,
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
   int vw = o->vector_width > 0 ? o->vector_width : 1;
+  bool flat = flat_ok(n, &w, vw);
   ncc_epilogue ep, *epp = NULL;
   if (gr) {
-    static const int first[5] = {0, 1, 2, 3, 4}; /* every dim its own group */
-    if (!ncc_epilogue_init(&ep, k, gr, first, 4)) {
+    /* the output viewed as [N][OC][OH*OW] (flat) or dim by dim; an operand
+     * broadcast over only part of OH*OW needs the latter */
+    static const int by_dim[5] = {0, 1, 2, 3, 4}, pixels[4] = {0, 1, 2, 4};
+    if (flat && !ncc_epilogue_init(&ep, k, gr, pixels, 3)) flat = false;
+    if (!flat && !ncc_epilogue_init(&ep, k, gr, by_dim, 4)) {
       kir_kernel_free(k);
       return NCC_ERR_UNSUPPORTED;
     }
     epp = &ep;
   }
-  ncc_status st = lower_conv(n, &w, vw, k, epp);
+  ncc_status st = lower_conv(n, &w, vw, flat, k, epp);
   if (st == NCC_OK && !kir_ok(k)) st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s",
                                                  ncc_op_name(n->op));
   if (st != NCC_OK) {

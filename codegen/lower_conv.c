@@ -375,8 +375,10 @@ static bool flat_ok(const ncc_node *n, const win *w, int vw) {
       ncc_dim_is_sym(xs->d[2]) || xs->d[3] != ys->d[3])
     return false;
   /* rows that fill whole vectors gain nothing, and the per-lane row/column
-   * of a flat pixel costs a division */
-  return vw > 1 && ys->d[3] % vw != 0;
+   * of a flat pixel costs a division; a depthwise conv (one channel per
+   * group) has too few FMAs per pixel vector to pay for that division */
+  int64_t ocg = ys->d[1] / ncc_attr_int(n, "group", 1);
+  return vw > 1 && ys->d[3] % vw != 0 && ocg > 1;
 }
 
 ncc_status ncc_lower_conv_ep(const ncc_node *n, const char *name,

@@ -68,6 +68,15 @@ typedef ncc_status (*ncc_exec_kernel_fn)(void *kctx, const ncc_node *n,
                                          const ncc_tensor *const *in,
                                          ncc_tensor *out, const int64_t *syms);
 
+/* Shared by every executor (cpu and GPU): record the concrete values of
+ * v's symbolic dims in syms[], and check that a run-time tensor agrees with
+ * the declared shape a compiled kernel was specialized on (rank, dtype,
+ * static dims, and repeated symbols). */
+void ncc_exec_bind_syms(const ncc_graph *g, int64_t *syms, const ncc_value *v,
+                        const ncc_tensor *t);
+ncc_status ncc_exec_check_declared(const int64_t *syms, const ncc_value *v,
+                                   const ncc_tensor *t);
+
 ncc_status ncc_exec_create(const ncc_graph *g, ncc_exec **out);
 void ncc_exec_free(ncc_exec *x);
 /* Install a kernel for node index `i` (graph order); the default is host. */

@@ -193,25 +193,23 @@ void ncc_exec_set_kernel(ncc_exec *x, int i, ncc_exec_kernel_fn fn,
   x->steps[i].kctx = kctx;
 }
 
-/* Record concrete values of v's symbolic dims. */
-static void bind_syms(ncc_exec *x, const ncc_value *v, const ncc_tensor *t) {
+void ncc_exec_bind_syms(const ncc_graph *g, int64_t *syms, const ncc_value *v,
+                        const ncc_tensor *t) {
   if (v->shape.rank != t->rank) return;
   for (int d = 0; d < t->rank; d++)
     if (ncc_dim_is_sym(v->shape.d[d])) {
       int id = ncc_dim_sym_id(v->shape.d[d]);
-      if (id >= 0 && id < x->g->n_syms) x->syms[id] = t->dims[d];
+      if (id >= 0 && id < g->n_syms) syms[id] = t->dims[d];
     }
 }
 
-/* A compiled kernel was specialized on the declared shape: the concrete one
- * must agree on rank and static dims, and on repeated symbols. */
-static ncc_status check_declared(ncc_exec *x, const ncc_value *v,
-                                 const ncc_tensor *t) {
+ncc_status ncc_exec_check_declared(const int64_t *syms, const ncc_value *v,
+                                   const ncc_tensor *t) {
   bool ok = v->shape.rank == t->rank && v->dtype == t->dtype;
   for (int d = 0; ok && d < t->rank; d++) {
     int64_t dd = v->shape.d[d];
     if (ncc_dim_is_sym(dd))
-      ok = x->syms[ncc_dim_sym_id(dd)] == t->dims[d];
+      ok = syms[ncc_dim_sym_id(dd)] == t->dims[d];
     else
       ok = dd == t->dims[d];
   }
@@ -220,6 +218,15 @@ static ncc_status check_declared(ncc_exec *x, const ncc_value *v,
                      "value '%s': run-time shape differs from the declared one",
                      v->name ? v->name : "?");
   return NCC_OK;
+}
+
+static void bind_syms(ncc_exec *x, const ncc_value *v, const ncc_tensor *t) {
+  ncc_exec_bind_syms(x->g, x->syms, v, t);
+}
+
+static ncc_status check_declared(ncc_exec *x, const ncc_value *v,
+                                 const ncc_tensor *t) {
+  return ncc_exec_check_declared(x->syms, v, t);
 }
 
 static ncc_status bind_inputs(ncc_exec *x, const ncc_tensor *in, int n_in) {

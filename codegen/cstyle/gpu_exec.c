@@ -441,25 +441,12 @@ static bool is_int_dtype(ncc_dtype dt) {
 }
 
 static void bind_syms(ncc_gpu_module *m, const ncc_value *v, const ncc_tensor *t) {
-  if (v->shape.rank != t->rank) return;
-  for (int d = 0; d < t->rank; d++)
-    if (ncc_dim_is_sym(v->shape.d[d])) {
-      int id = ncc_dim_sym_id(v->shape.d[d]);
-      if (id >= 0 && id < m->g->n_syms) m->syms[id] = t->dims[d];
-    }
+  ncc_exec_bind_syms(m->g, m->syms, v, t);
 }
 
 static ncc_status check_declared(ncc_gpu_module *m, const ncc_value *v,
                                  const ncc_tensor *t) {
-  bool ok = v->shape.rank == t->rank && v->dtype == t->dtype;
-  for (int d = 0; ok && d < t->rank; d++) {
-    int64_t dd = v->shape.d[d];
-    ok = ncc_dim_is_sym(dd) ? m->syms[ncc_dim_sym_id(dd)] == t->dims[d] : dd == t->dims[d];
-  }
-  if (!ok)
-    return ncc_error(NCC_ERR_INPUT, "value '%s': run-time shape differs from the declared one",
-                     v->name ? v->name : "?");
-  return NCC_OK;
+  return ncc_exec_check_declared(m->syms, v, t);
 }
 
 static ncc_status bind_inputs(ncc_gpu_module *m, const ncc_tensor *in, int n_in) {

@@ -68,10 +68,14 @@ typedef ncc_status (*ncc_exec_kernel_fn)(void *kctx, const ncc_node *n,
                                          const ncc_tensor *const *in,
                                          ncc_tensor *out, const int64_t *syms);
 
-/* Shared by every executor (cpu and GPU): record the concrete values of
- * v's symbolic dims in syms[], and check that a run-time tensor agrees with
- * the declared shape a compiled kernel was specialized on (rank, dtype,
- * static dims, and repeated symbols). */
+/* Shared by every executor (cpu and GPU): check the graph inputs' count,
+ * dtypes, ranks and static dims and bind their symbolic dims in syms[]
+ * (a symbol must get one size everywhere); record the concrete values of
+ * v's symbolic dims; and check that a run-time tensor agrees with the
+ * declared shape a compiled kernel was specialized on (rank, dtype, static
+ * dims, and repeated symbols). */
+ncc_status ncc_exec_check_inputs(const ncc_graph *g, int64_t *syms,
+                                 const ncc_tensor *in, int n_in);
 void ncc_exec_bind_syms(const ncc_graph *g, int64_t *syms, const ncc_value *v,
                         const ncc_tensor *t);
 ncc_status ncc_exec_check_declared(const int64_t *syms, const ncc_value *v,

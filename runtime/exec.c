@@ -220,17 +220,8 @@ ncc_status ncc_exec_check_declared(const int64_t *syms, const ncc_value *v,
   return NCC_OK;
 }
 
-static void bind_syms(ncc_exec *x, const ncc_value *v, const ncc_tensor *t) {
-  ncc_exec_bind_syms(x->g, x->syms, v, t);
-}
-
-static ncc_status check_declared(ncc_exec *x, const ncc_value *v,
-                                 const ncc_tensor *t) {
-  return ncc_exec_check_declared(x->syms, v, t);
-}
-
-static ncc_status bind_inputs(ncc_exec *x, const ncc_tensor *in, int n_in) {
-  const ncc_graph *g = x->g;
+ncc_status ncc_exec_check_inputs(const ncc_graph *g, int64_t *syms,
+                                 const ncc_tensor *in, int n_in) {
   if (n_in != g->n_inputs)
     return ncc_error(NCC_ERR_INPUT, "graph '%s' takes %d inputs, %d given",
                      g->name ? g->name : "", g->n_inputs, n_in);
@@ -258,17 +249,25 @@ static ncc_status bind_inputs(ncc_exec *x, const ncc_tensor *in, int n_in) {
             if (g->inputs[j]->shape.d[e] == dd) seen = true;
         for (int e = 0; e < d && !seen; e++)
           if (v->shape.d[e] == dd) seen = true;
-        if (seen && x->syms[id] != t->dims[d])
+        if (seen && syms[id] != t->dims[d])
           return ncc_error(NCC_ERR_INPUT,
                            "input '%s': dim %d is %lld but '%s' is %lld "
                            "elsewhere",
                            v->name, d, (long long)t->dims[d],
-                           ncc_graph_sym_name(g, id), (long long)x->syms[id]);
-        x->syms[id] = t->dims[d];
+                           ncc_graph_sym_name(g, id), (long long)syms[id]);
+        syms[id] = t->dims[d];
       }
     }
-    x->vals[v->id] = *t;
-    x->vals[v->id].owns_data = 0; /* borrowed */
+  }
+  return NCC_OK;
+}
+
+static ncc_status bind_inputs(ncc_exec *x, const ncc_tensor *in, int n_in) {
+  ncc_status st = ncc_exec_check_inputs(x->g, x->syms, in, n_in);
+  if (st) return st;
+  for (int i = 0; i < n_in; i++) {
+    x->vals[x->g->inputs[i]->id] = in[i];
+    x->vals[x->g->inputs[i]->id].owns_data = 0; /* borrowed */
   }
   return NCC_OK;
 }
@@ -456,7 +455,7 @@ static ncc_status run_node(ncc_exec *x, int i) {
       t->dtype = x->tout[k].dtype;
       t->rank = x->tout[k].shape.rank;
       for (int d = 0; d < t->rank; d++) t->dims[d] = x->tout[k].shape.d[d];
-      bind_syms(x, v, t);
+      ncc_exec_bind_syms(x->g, x->syms, v, t);
     }
     return NCC_OK;
   }
@@ -479,14 +478,14 @@ static ncc_status run_node(ncc_exec *x, int i) {
   for (int k = 0; k < n->n_out && st == NCC_OK; k++)
     st = alloc_out(x, n->out[k], &x->tout[k], &out[k], s->fn == NULL);
   for (int k = 0; k < n->n_out && st == NCC_OK; k++)
-    if (n->out[k]) bind_syms(x, n->out[k], &out[k]);
+    if (n->out[k]) ncc_exec_bind_syms(x->g, x->syms, n->out[k], &out[k]);
   if (st == NCC_OK && s->fn) {
     for (int k = 0; k < n->n_in && st == NCC_OK; k++)
-      if (n->in[k]) st = check_declared(x, n->in[k], x->inp[k]);
+      if (n->in[k]) st = ncc_exec_check_declared(x->syms, n->in[k], x->inp[k]);
     for (int e = 0; e < s->n_ext && st == NCC_OK; e++)
-      st = check_declared(x, s->ext[e], x->kin[e]);
+      st = ncc_exec_check_declared(x->syms, s->ext[e], x->kin[e]);
     for (int k = 0; k < n->n_out && st == NCC_OK; k++)
-      if (n->out[k]) st = check_declared(x, n->out[k], &out[k]);
+      if (n->out[k]) st = ncc_exec_check_declared(x->syms, n->out[k], &out[k]);
   }
   if (st == NCC_OK) {
     if (s->fn)

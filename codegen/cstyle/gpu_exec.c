@@ -440,51 +440,12 @@ static bool is_int_dtype(ncc_dtype dt) {
          dt == NCC_DT_BOOL;
 }
 
-static void bind_syms(ncc_gpu_module *m, const ncc_value *v, const ncc_tensor *t) {
-  ncc_exec_bind_syms(m->g, m->syms, v, t);
-}
-
-static ncc_status check_declared(ncc_gpu_module *m, const ncc_value *v,
-                                 const ncc_tensor *t) {
-  return ncc_exec_check_declared(m->syms, v, t);
-}
-
 static ncc_status bind_inputs(ncc_gpu_module *m, const ncc_tensor *in, int n_in) {
-  const ncc_graph *g = m->g;
-  if (n_in != g->n_inputs)
-    return ncc_error(NCC_ERR_INPUT, "graph '%s' takes %d inputs, %d given",
-                     g->name ? g->name : "", g->n_inputs, n_in);
+  ncc_status st = ncc_exec_check_inputs(m->g, m->syms, in, n_in);
+  if (st) return st;
   for (int i = 0; i < n_in; i++) {
-    const ncc_value *v = g->inputs[i];
-    const ncc_tensor *t = &in[i];
-    if (t->dtype != v->dtype)
-      return ncc_error(NCC_ERR_INPUT, "input '%s': dtype %s, expected %s", v->name,
-                       ncc_dtype_name(t->dtype), ncc_dtype_name(v->dtype));
-    if (t->rank != v->shape.rank)
-      return ncc_error(NCC_ERR_INPUT, "input '%s': rank %d, expected %d", v->name, t->rank,
-                       v->shape.rank);
-    for (int d = 0; d < t->rank; d++) {
-      int64_t dd = v->shape.d[d];
-      if (!ncc_dim_is_sym(dd) && dd != t->dims[d])
-        return ncc_error(NCC_ERR_INPUT, "input '%s': dim %d is %lld, expected %lld", v->name,
-                         d, (long long)t->dims[d], (long long)dd);
-      if (ncc_dim_is_sym(dd)) {
-        int id = ncc_dim_sym_id(dd);
-        bool seen = false;
-        for (int j = 0; j < i && !seen; j++)
-          for (int e = 0; e < g->inputs[j]->shape.rank; e++)
-            if (g->inputs[j]->shape.d[e] == dd) seen = true;
-        for (int e = 0; e < d && !seen; e++)
-          if (v->shape.d[e] == dd) seen = true;
-        if (seen && m->syms[id] != t->dims[d])
-          return ncc_error(NCC_ERR_INPUT, "input '%s': dim %d is %lld but '%s' is %lld elsewhere",
-                           v->name, d, (long long)t->dims[d], ncc_graph_sym_name(g, id),
-                           (long long)m->syms[id]);
-        m->syms[id] = t->dims[d];
-      }
-    }
-    gval *gv = &m->v[v->id];
-    gv->t = *t;
+    gval *gv = &m->v[m->g->inputs[i]->id];
+    gv->t = in[i];
     gv->t.owns_data = 0;
     gv->bound = gv->host_valid = true;
   }
@@ -605,7 +566,7 @@ static ncc_status run_node(ncc_gpu_module *m, int i) {
     v->bound = true;
     v->host_valid = v->dev_valid = v->host_owned = false;
     v->virt = m->inner[i];
-    bind_syms(m, n->out[k], &v->t);
+    ncc_exec_bind_syms(m->g, m->syms, n->out[k], &v->t);
   }
   if (m->inner[i]) return NCC_OK; /* computed by its group's kernel */
   int kj = m->node_k[i];
@@ -614,10 +575,10 @@ static ncc_status run_node(ncc_gpu_module *m, int i) {
     int n_in = gk->group ? gk->group->n_ext : n->n_in;
     for (int k = 0; k < n_in && st == NCC_OK; k++) {
       const ncc_value *x = kernel_input(m, gk, k);
-      if (x) st = check_declared(m, x, &m->v[x->id].t);
+      if (x) st = ncc_exec_check_declared(m->syms, x, &m->v[x->id].t);
     }
     for (int k = 0; k < n->n_out && st == NCC_OK; k++)
-      if (n->out[k]) st = check_declared(m, n->out[k], &m->v[n->out[k]->id].t);
+      if (n->out[k]) st = ncc_exec_check_declared(m->syms, n->out[k], &m->v[n->out[k]->id].t);
     if (st == NCC_OK) st = launch_kernel(m, &m->ks[kj], n);
     for (int k = 0; k < n->n_out && st == NCC_OK; k++)
       if (n->out[k]) m->v[n->out[k]->id].dev_valid = true;

@@ -22,103 +22,8 @@
 
 #include "codegen/kir.h"
 #include "codegen/lower.h"
-#include "ir/ir.h"
-#include "ir/shape.h"
 #include "runtime/threadpool.h"
-
-/* ---- graph building ---- */
-
-static ncc_graph *G;
-static ncc_node *last_node;
-
-static int setup(void **state) {
-  (void)state;
-  G = ncc_graph_new("t");
-  return G ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  ncc_graph_free(G);
-  G = NULL;
-  return 0;
-}
-
-static ncc_shape mkshape(int rank, const int64_t *d) {
-  ncc_shape s = {.rank = rank};
-  for (int i = 0; i < rank; i++) s.d[i] = d[i];
-  return s;
-}
-
-static int64_t sym(const char *name) {
-  int id = ncc_graph_sym(G, name, strlen(name));
-  assert_true(id >= 0);
-  return ncc_dim_sym(id);
-}
-
-static ncc_value *input(ncc_dtype dt, int rank, const int64_t *d) {
-  ncc_shape s = mkshape(rank, d);
-  ncc_value *v = ncc_graph_add_value(G, NULL, NCC_VAL_INPUT, dt, &s);
-  assert_non_null(v);
-  assert_int_equal(ncc_graph_add_input(G, v), NCC_OK);
-  return v;
-}
-
-static ncc_value *scalar_f32(float v) {
-  ncc_shape s = {.rank = 0};
-  ncc_value *c = ncc_graph_add_const(G, NULL, NCC_DT_F32, &s, &v);
-  assert_non_null(c);
-  return c;
-}
-
-static ncc_value *opv(ncc_op op, int n_in, ncc_value **in) {
-  ncc_node *n = ncc_graph_add_node(G, op, NULL, n_in, in, 1);
-  assert_non_null(n);
-  ncc_value *v = ncc_graph_add_value(G, NULL, NCC_VAL_NODE, NCC_DT_UNDEF, NULL);
-  assert_non_null(v);
-  ncc_node_set_output(n, 0, v);
-  last_node = n;
-  return v;
-}
-
-#define OP(op, ...)                                                            \
-  opv(op, (int)(sizeof((ncc_value *[]){__VA_ARGS__}) / sizeof(ncc_value *)),   \
-      (ncc_value *[]){__VA_ARGS__})
-
-static void output(ncc_value *v) {
-  assert_int_equal(ncc_graph_add_output(G, v), NCC_OK);
-}
-
-static void infer(void) {
-  ncc_status st = ncc_infer_graph(G);
-  if (st != NCC_OK) print_error("infer: %s\n", ncc_error_message());
-  assert_int_equal(st, NCC_OK);
-}
-
-/* ---- inputs ---- */
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double urand(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-/* Random tensor for input value v with concrete dims d; f32 in [lo, hi). */
-static ncc_tensor rand_tensor(ncc_dtype dt, int rank, const int64_t *d,
-                              double lo, double hi) {
-  ncc_tensor t;
-  assert_int_equal(ncc_tensor_alloc(&t, dt, rank, d), NCC_OK);
-  int64_t n = ncc_tensor_numel(&t);
-  for (int64_t i = 0; i < n; i++) {
-    if (dt == NCC_DT_F32)
-      ((float *)t.data)[i] = (float)(lo + (hi - lo) * urand());
-    else if (dt == NCC_DT_BOOL)
-      ((uint8_t *)t.data)[i] = urand() < 0.5;
-  }
-  return t;
-}
+#include "test_graph.h"
 
 /* ---- comparing ---- */
 
@@ -331,15 +236,6 @@ static void test_variadic_where_clip(void **state) {
 
 /* ---- contractions ---- */
 
-static ncc_value *rand_const(int rank, const int64_t *d) {
-  ncc_tensor t = rand_tensor(NCC_DT_F32, rank, d, -1, 1);
-  ncc_shape s = mkshape(rank, d);
-  ncc_value *c = ncc_graph_add_const(G, NULL, NCC_DT_F32, &s, t.data);
-  assert_non_null(c);
-  ncc_tensor_free(&t);
-  return c;
-}
-
 /* MatMul [.., M, K] x [.., K, N] with B an input or a (packed) constant. */
 static void check_matmul(int ra, const int64_t *da, int rb, const int64_t *db,
                          bool b_const, const char *what) {
@@ -448,13 +344,6 @@ static void test_gemm(void **state) {
 }
 
 /* ---- row-wise kernels ---- */
-
-static ncc_value *axes_const(int n, const int64_t *axes) {
-  ncc_shape s = {.rank = 1, .d = {n}};
-  ncc_value *c = ncc_graph_add_const(G, NULL, NCC_DT_I64, &s, axes);
-  assert_non_null(c);
-  return c;
-}
 
 /* One node over x; returns the number of compiled kernels. */
 static int check_row_op(ncc_op op, int rank, const int64_t *d, int64_t axis,

@@ -22,7 +22,16 @@ bool ncc_lower_supports(const ncc_node *n);
 ncc_status ncc_lower_node(const ncc_node *n, const char *name,
                           const ncc_lower_opts *o, kir_kernel **out);
 
+/* Whether every input and output of n has the plain layout. */
+bool ncc_lower_plain(const ncc_node *n);
+
 /* Per kind (the dispatcher above picks one). */
+/* Nodes touching blocked (#nchw<k>c) values: Reorder, Conv, pools and
+ * elementwise ops (lower_blocked.c). */
+bool ncc_lower_blocked_supports(const ncc_node *n);
+ncc_status ncc_lower_blocked(const ncc_node *n, const char *name,
+                             const ncc_lower_opts *o, kir_kernel **out);
+
 bool ncc_lower_eltwise_supports(const ncc_node *n);
 ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
                              const ncc_lower_opts *o, kir_kernel **out);
@@ -134,6 +143,9 @@ ncc_status ncc_lower_matmul_ep(const ncc_node *n, const char *name,
 ncc_status ncc_lower_conv_ep(const ncc_node *n, const char *name,
                              const ncc_lower_opts *o, const ncc_fuse_group *gr,
                              kir_kernel **out);
+/* A group some of whose values are blocked (lower_blocked.c). */
+ncc_status ncc_lower_blocked_group(const ncc_fuse_group *gr, const char *name,
+                                   const ncc_lower_opts *o, kir_kernel **out);
 ncc_status ncc_lower_eltwise_group(const ncc_fuse_group *gr, const char *name,
                                    const ncc_lower_opts *o, kir_kernel **out);
 ncc_status ncc_lower_reduce_group(const ncc_fuse_group *gr, const char *name,

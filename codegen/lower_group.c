@@ -217,6 +217,9 @@ ncc_status ncc_lower_group(const ncc_fuse_group *gr, const char *name,
                            const ncc_lower_opts *o, kir_kernel **out) {
   *out = NULL;
   if (gr->n_members < 2 || gr->n_ext > NCC_FUSE_MAX_EXT) return NCC_ERR_UNSUPPORTED;
+  bool plain = true;
+  for (int m = 0; m < gr->n_members; m++) plain = plain && ncc_lower_plain(gr->members[m]);
+  if (!plain) return ncc_lower_blocked_group(gr, name, o, out);
   switch (gr->kind) {
   case NCC_FUSE_ELTWISE: return ncc_lower_eltwise_group(gr, name, o, out);
   case NCC_FUSE_REDUCE: return ncc_lower_reduce_group(gr, name, o, out);

@@ -200,6 +200,8 @@ static ncc_status declare_node(onnx_ctx *c, int idx) {
                      "' is not supported",
                      label, op_type, np->domain);
   ncc_op op = ncc_op_lookup(op_type, strlen(op_type));
+  /* ncc's own ops (Reorder) are not ONNX: a model cannot name them */
+  if (op != NCC_OP_COUNT && (ncc_op_table[op].flags & NCC_OPF_INTERNAL)) op = NCC_OP_COUNT;
   if (op == NCC_OP_COUNT) op = onnx_composite_op(op_type);
   if (op == NCC_OP_COUNT)
     return ncc_error(NCC_ERR_UNSUPPORTED,

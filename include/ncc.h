@@ -159,6 +159,14 @@ ncc_status ncc_pipeline_disable(ncc_pipeline *p, const char *name);
 ncc_status ncc_pipeline_print_after(ncc_pipeline *p, const char *name, FILE *f);
 void ncc_pipeline_set_time_passes(ncc_pipeline *p, int on);
 void ncc_pipeline_set_verify_each(ncc_pipeline *p, int on);
+/* The NCHW[k]c block the layout pass uses (<= 1: it leaves the graph
+ * plain, the default); see ncc_target_layout_block. */
+void ncc_pipeline_set_layout_block(ncc_pipeline *p, int block);
+/* The default block for `target`: its f32 vector width for CPU targets
+ * ("cpu" = this host, honouring NCC_VECTOR_WIDTH; x86_64 8; aarch64 4; "ref"
+ * and NULL as "cpu", so the interpreter checks the graph cpu runs), 1 for
+ * GPU targets (blocked layouts are a CPU schedule). */
+int ncc_target_layout_block(const char *target);
 /* Symbolic dims count as this value in the statistics (default 1). */
 void ncc_pipeline_set_stats_batch(ncc_pipeline *p, int64_t batch);
 ncc_status ncc_pipeline_run(const ncc_pipeline *p, ncc_graph *g);

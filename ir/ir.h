@@ -62,6 +62,7 @@ enum {
   NCC_OPF_POOL = 1u << 7,
   NCC_OPF_SHAPE = 1u << 8,  /* data movement / shape-only */
   NCC_OPF_SOURCE = 1u << 9, /* produces data without tensor inputs */
+  NCC_OPF_INTERNAL = 1u << 10, /* ncc's own op, not ONNX: never imported */
 };
 
 typedef enum ncc_op {

@@ -11,7 +11,7 @@ const ncc_op_info ncc_op_table[NCC_OP_COUNT] = {
 
 /* The count is written down here on purpose: adding an op to ops.def without
  * looking at every table that expands it must fail the build. */
-#define NCC_OP_EXPECTED_COUNT 57
+#define NCC_OP_EXPECTED_COUNT 58
 _Static_assert(NCC_OP_COUNT == NCC_OP_EXPECTED_COUNT,
                "ops.def changed: update NCC_OP_EXPECTED_COUNT and the tables");
 

@@ -721,7 +721,8 @@ static ncc_status infer_unary(ictx *c) {
   ncc_status st;
   ncc_dtype odt = x->dtype;
   switch (op) {
-  case NCC_OP_IDENTITY: st = check_dtype(c, 0, DT_ANY); break;
+  case NCC_OP_IDENTITY:
+  case NCC_OP_REORDER: st = check_dtype(c, 0, DT_ANY); break;
   case NCC_OP_NEG:
   case NCC_OP_ABS: st = check_dtype(c, 0, DT_ARITH); break;
   case NCC_OP_CAST: {
@@ -2005,6 +2006,7 @@ static ncc_status dispatch(ictx *c) {
   case NCC_OP_GELU:
   case NCC_OP_SOFTPLUS:
   case NCC_OP_IDENTITY:
+  case NCC_OP_REORDER:
   case NCC_OP_CAST: return infer_unary(c);
   case NCC_OP_MATMUL: return infer_matmul(c);
   case NCC_OP_GEMM: return infer_gemm(c);

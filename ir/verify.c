@@ -61,6 +61,14 @@ static bool type_ok(const ncc_graph *g, const ncc_value *v, char *why,
     snprintf(why, cap, "has a blocked layout without a block size");
     return false;
   }
+  /* A blocked value keeps its logical NCHW shape; the layout says it is
+   * stored [N][C/k][H][W][k], so C must be a static multiple of k. */
+  if (v->layout.kind == NCC_LAYOUT_NCHWC &&
+      (v->shape.rank != 4 || v->shape.d[1] < 0 || v->shape.d[1] % v->layout.block != 0)) {
+    snprintf(why, cap, "has layout #nchw%dc but is not NCHW with a static C divisible by %d",
+             v->layout.block, v->layout.block);
+    return false;
+  }
   if (v->layout.kind != NCC_LAYOUT_PLAIN && v->layout.kind != NCC_LAYOUT_NCHWC) {
     snprintf(why, cap, "has an unknown layout");
     return false;
@@ -80,6 +88,10 @@ static ncc_status check_values(const ncc_graph *g) {
                        "value name '%s' is not unique (or not in the name table)",
                        v->name);
     if (v->kind == NCC_VAL_NODE) continue; /* checked with its producer */
+    /* layouts change inside the graph only (Reorder at its edges) */
+    if (v->layout.kind != NCC_LAYOUT_PLAIN)
+      return ncc_error(NCC_ERR_INPUT, "%s '%s' has a blocked layout (only node outputs may)",
+                       v->kind == NCC_VAL_CONST ? "constant" : "input", v->name);
     if (v->kind != NCC_VAL_INPUT && v->kind != NCC_VAL_CONST)
       return ncc_error(NCC_ERR_INPUT, "value '%s' has an invalid kind", v->name);
     if (v->producer)
@@ -234,6 +246,9 @@ static ncc_status check_structure(const ncc_graph *g) {
     if (!in_table(g, v) || !def[v->id])
       st = ncc_error(NCC_ERR_INPUT, "graph output %d '%s' is not defined", i,
                      vname(v));
+    else if (v->layout.kind != NCC_LAYOUT_PLAIN)
+      st = ncc_error(NCC_ERR_INPUT, "graph output '%s' has a blocked layout (Reorder it)",
+                     v->name);
   }
   ncc_free(def, 0);
   return st;

@@ -107,6 +107,11 @@ static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
   int folded = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     ncc_node *n = g->nodes[i];
+    /* constants are plain: a node producing a blocked value stays */
+    bool plain_out = true;
+    for (int k = 0; k < n->n_out; k++)
+      if (n->out[k] && n->out[k]->layout.kind != NCC_LAYOUT_PLAIN) plain_out = false;
+    if (!plain_out) continue;
     bool all_const = true;
     for (int k = 0; k < n->n_in; k++)
       if (n->in[k] && n->in[k]->kind != NCC_VAL_CONST) all_const = false;

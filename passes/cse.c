@@ -32,6 +32,12 @@ static bool node_eq(const ncc_node *a, const ncc_node *b) {
     return false;
   for (int i = 0; i < a->n_in; i++)
     if (a->in[i] != b->in[i]) return false;
+  /* the same computation stored in two layouts (Reorder) is two values */
+  for (int i = 0; i < a->n_out; i++)
+    if (a->out[i] && b->out[i] &&
+        (a->out[i]->layout.kind != b->out[i]->layout.kind ||
+         a->out[i]->layout.block != b->out[i]->layout.block))
+      return false;
   for (int i = 0; i < a->n_attrs; i++) {
     const ncc_attr *o = ncc_node_attr(b, a->attrs[i].name);
     if (!o || !attr_eq(&a->attrs[i], o)) return false;

@@ -30,6 +30,7 @@ struct ncc_pipeline {
   FILE *print_to;
   bool time_passes, verify_each;
   int64_t stats_batch;
+  int layout_block; /* for the layout pass; <= 1: stay plain */
   /* results of the last run (the pipeline is logically const while run) */
   int n_ran;
   int ran[NPASS];
@@ -116,6 +117,9 @@ ncc_status ncc_pipeline_print_after(ncc_pipeline *p, const char *name, FILE *f) 
 
 void ncc_pipeline_set_time_passes(ncc_pipeline *p, int on) { p->time_passes = on; }
 void ncc_pipeline_set_verify_each(ncc_pipeline *p, int on) { p->verify_each = on; }
+void ncc_pipeline_set_layout_block(ncc_pipeline *p, int block) {
+  p->layout_block = block;
+}
 void ncc_pipeline_set_stats_batch(ncc_pipeline *p, int64_t b) {
   p->stats_batch = b > 0 ? b : 1;
 }
@@ -165,7 +169,7 @@ ncc_status ncc_pipeline_run(const ncc_pipeline *cp, ncc_graph *g) {
   ncc_graph_compute_stats(g, p->stats_batch, &p->before);
   for (int i = 0; i < NPASS; i++) {
     if (!runs(p, i)) continue;
-    ncc_pass_ctx ctx = {.opt_level = p->opt_level};
+    ncc_pass_ctx ctx = {.opt_level = p->opt_level, .layout_block = p->layout_block};
     double t0 = now_ms();
     st = all_passes[i]->run(g, &ctx);
     double t1 = now_ms();

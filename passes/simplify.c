@@ -104,6 +104,8 @@ static bool int_elems(const ncc_value *v, int64_t *buf, int cap, int *n) {
  * changes nothing, when y is a graph output that cannot be renamed. */
 static bool forward(ncc_graph *g, ncc_value *y, ncc_value *x) {
   if (y == x || !x) return false;
+  /* equal values in different layouts are different bytes */
+  if (y->layout.kind != x->layout.kind || y->layout.block != x->layout.block) return false;
   if (!is_output(g, y)) {
     ncc_replace_uses(g, y, x);
     return true;

@@ -491,7 +491,7 @@ static ncc_status run_node(ncc_exec *x, int i) {
     if (s->fn)
       st = s->fn(s->kctx, n, kin, out, x->syms);
     else
-      st = ncc_ref_kernels[n->op](n, x->inp, out);
+      st = ncc_ref_run_kernel(n, x->inp, out);
   }
   for (int k = 0; k < n->n_out; k++) {
     if (st == NCC_OK && n->out[k])

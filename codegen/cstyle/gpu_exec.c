@@ -515,7 +515,7 @@ static ncc_status run_host(ncc_gpu_module *m, const ncc_node *n) {
   for (int k = 0; k < n->n_out && st == NCC_OK; k++)
     st = ncc_tensor_alloc(&m->outs[k], m->tout[k].dtype, m->tout[k].shape.rank,
                           m->tout[k].shape.d);
-  if (st == NCC_OK) st = ncc_ref_kernels[n->op](n, m->inp, m->outs);
+  if (st == NCC_OK) st = ncc_ref_run_kernel(n, m->inp, m->outs);
   for (int k = 0; k < n->n_out; k++) {
     if (st == NCC_OK && n->out[k]) {
       gval *v = &m->v[n->out[k]->id];

@@ -494,13 +494,15 @@ static bool alias_op(const ncc_node *n) {
 }
 
 bool ncc_gpu_alias_op(const ncc_node *n) {
-  return alias_op(n) && n->n_in >= 1 && n->in[0] && n->n_out == 1 && n->out[0] &&
+  return alias_op(n) && ncc_lower_plain(n) && n->n_in >= 1 && n->in[0] && n->n_out == 1 && n->out[0] &&
          n->in[0]->dtype == n->out[0]->dtype;
 }
 
 bool ncc_gpu_supports_op(const ncc_node *n) {
   gprob p;
   if (ncc_gpu_alias_op(n)) return false;
+  /* blocked layouts are a CPU schedule: such nodes run on the host */
+  if (!ncc_lower_plain(n)) return false;
   return analyse(n, &p) || ncc_lower_supports(n);
 }
 
@@ -520,6 +522,8 @@ ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
                                kir_kernel **out) {
   *out = NULL;
   if (gr->n_members < 2 || gr->n_ext > NCC_FUSE_MAX_EXT) return NCC_ERR_UNSUPPORTED;
+  for (int m = 0; m < gr->n_members; m++)
+    if (!ncc_lower_plain(gr->members[m])) return NCC_ERR_UNSUPPORTED;
   if (gr->kind == NCC_FUSE_EPILOGUE) {
     gprob p;
     if (!analyse(gr->members[0], &p)) return NCC_ERR_UNSUPPORTED;
@@ -537,7 +541,7 @@ ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
 
 ncc_status ncc_gpu_lower_node(const ncc_node *n, const char *name, kir_kernel **out) {
   *out = NULL;
-  if (ncc_gpu_alias_op(n)) return NCC_ERR_UNSUPPORTED;
+  if (ncc_gpu_alias_op(n) || !ncc_lower_plain(n)) return NCC_ERR_UNSUPPORTED;
   gprob p;
   if (analyse(n, &p)) return lower_gemm(&p, NULL, name, out);
   ncc_lower_opts o = {.vector_width = GENERIC_VECTOR_WIDTH};

@@ -47,6 +47,16 @@ ncc_status ncc_aot_target(const char *target, const ncc_llvm_host **out) {
   return NCC_OK;
 }
 
+int ncc_target_layout_block(const char *target) {
+  if (target && strcmp(target, "ref") == 0) target = "cpu";
+  if (target && strcmp(target, "cpu") != 0 && strcmp(target, "x86_64") != 0 &&
+      strcmp(target, "aarch64") != 0)
+    return 1;
+  const ncc_llvm_host *h;
+  if (ncc_aot_target(target, &h) != NCC_OK) return 1; /* no LLVM host */
+  return h->vector_width;
+}
+
 ncc_status ncc_aot_write_file(const char *path, const void *data, size_t len) {
   size_t n = strlen(path) + 16;
   char *tmp = ncc_malloc(n);

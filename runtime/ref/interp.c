@@ -196,7 +196,7 @@ static ncc_status run_node(run_state *s, const ncc_node *n) {
     st = ncc_tensor_alloc(&s->kout[j], t->dtype, t->shape.rank, t->shape.d);
     if (st != NCC_OK) break;
   }
-  if (st == NCC_OK) st = ncc_ref_kernels[n->op](n, s->kin, s->kout);
+  if (st == NCC_OK) st = ncc_ref_run_kernel(n, s->kin, s->kout);
   if (st != NCC_OK) {
     free_outs(s->kout, n->n_out);
     return st;

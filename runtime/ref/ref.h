@@ -26,6 +26,18 @@ typedef ncc_status (*ncc_ref_kernel)(const ncc_node *n,
 
 extern const ncc_ref_kernel ncc_ref_kernels[NCC_OP_COUNT];
 
+/* Run n's reference kernel on tensors stored in the layouts of n's values:
+ * blocked (#nchw<k>c) inputs are unblocked first and blocked outputs
+ * blocked after (ref_layout.c). Every caller of a reference kernel uses it. */
+ncc_status ncc_ref_run_kernel(const ncc_node *n, const ncc_tensor *const *in,
+                              ncc_tensor *out);
+/* Convert an NCHW tensor (dims[0..3]) between plain and [N][C/k][H][W][k]
+ * storage; src and dst do not overlap. */
+void ncc_ref_relayout(const void *src, void *dst, const int64_t *dims, int block,
+                      size_t esize, bool to_blocked);
+void ncc_ref_relayout_tensor(const ncc_tensor *src, ncc_tensor *dst, int block,
+                         bool to_blocked);
+
 /* Helpers shared by kernel files. */
 /* Element i of a numeric tensor converted to double / int64. */
 double ncc_ref_get_f(const ncc_tensor *t, int64_t i);

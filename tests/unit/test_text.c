@@ -219,10 +219,11 @@ static const char *const canonical_texts[] = {
     "  return %sh\n"
     "}\n",
     /* layouts and quoted symbols */
-    "graph @blocked(%x: f32[1,8,56,56,8]#nchw8c, %y: f32[\"batch size\",16]#nchw16c) {\n"
-    "  %r: f32[1,8,56,56,8]#nchw8c = Relu(%x)\n"
-    "  %t: f32[\"batch size\",16] = Tanh(%y)\n"
-    "  return %r, %t\n"
+    "graph @blocked(%x: f32[\"batch size\",64,56,56]) {\n"
+    "  %b: f32[\"batch size\",64,56,56]#nchw8c = Reorder(%x)\n"
+    "  %r: f32[\"batch size\",64,56,56]#nchw8c = Relu(%b)\n"
+    "  %t: f32[\"batch size\",64,56,56] = Reorder(%r)\n"
+    "  return %t\n"
     "}\n",
 };
 

@@ -17,7 +17,7 @@ typedef enum opt_id {
   OPT_TARGET, OPT_PASSES, OPT_DISABLE, OPT_PRINT_AFTER, OPT_TIME_PASSES,
   OPT_VERIFY_EACH, OPT_INPUT, OPT_OUTPUT_DIR, OPT_EMIT, OPT_BATCH,
   OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_ABLATE, OPT_CHECK_EACH_PASS,
-  OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH,
+  OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK,
 } opt_id;
 
 typedef struct long_opt {
@@ -35,6 +35,7 @@ static const long_opt long_opts[] = {
     {"print-after", OPT_PRINT_AFTER, CLI_F_PIPELINE, true},
     {"time-passes", OPT_TIME_PASSES, CLI_F_PIPELINE, false},
     {"verify-each", OPT_VERIFY_EACH, CLI_F_PIPELINE, false},
+    {"layout-block", OPT_LAYOUT_BLOCK, CLI_F_PIPELINE, true},
     {"input", OPT_INPUT, CLI_F_INPUT, true},
     {"output-dir", OPT_OUTPUT_DIR, CLI_F_OUTDIR, true},
     {"emit", OPT_EMIT, CLI_F_EMIT, true},
@@ -129,6 +130,14 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
   case OPT_PRINT_AFTER: o->print_after = v; break;
   case OPT_TIME_PASSES: o->time_passes = true; break;
   case OPT_VERIFY_EACH: o->verify_each = true; break;
+  case OPT_LAYOUT_BLOCK: {
+    int64_t b;
+    if (!cli_parse_int(v, 1, 64, &b) || (b & (b - 1)))
+      return ncc_error(NCC_ERR_USAGE,
+                       "--layout-block expects a power of two from 1 to 64, got '%s'", v);
+    o->layout_block = (int)b;
+    break;
+  }
   case OPT_INPUT: return add_input(a, v);
   case OPT_OUTPUT_DIR:
     if (!v[0]) return bad(a, "--output-dir needs a directory");

@@ -60,6 +60,7 @@ struct cli_opts {
   int n_disabled;
   const char *print_after; /* NULL, "all" or a pass name */
   bool time_passes, verify_each;
+  int layout_block; /* --layout-block; 0: the target's default */
   /* run / bench */
   cli_input *inputs;
   int n_inputs;

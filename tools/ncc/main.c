@@ -18,7 +18,9 @@
   "  --disable-pass=NAME    leave out a pass (repeatable)\n"                  \
   "  --print-after=NAME|all print the IR to stderr after a pass\n"            \
   "  --time-passes          report the time of each pass on stderr\n"         \
-  "  --verify-each          run the IR verifier after every pass\n"
+  "  --verify-each          run the IR verifier after every pass\n"          \
+  "  --layout-block=K       NCHW[K]c block of the layout pass (1, 2, 4, ..., 64;\n" \
+  "                         default: the target's vector width, 1 = plain)\n"
 
 #define TARGET_HELP                                                            \
   "  --target=T             ref, cpu (default), x86_64, aarch64, opencl, "    \

@@ -27,6 +27,9 @@ static ncc_status make(const cli_opts *o, const char *const *drop, int n_drop,
     ncc_pipeline_free(p);
     return st;
   }
+  /* the layout pass blocks for the target the graph is compiled for */
+  ncc_pipeline_set_layout_block(p, o->layout_block ? o->layout_block
+                                                   : ncc_target_layout_block(o->target));
   ncc_pipeline_set_time_passes(p, reports && o->time_passes);
   ncc_pipeline_set_verify_each(p, o->verify_each);
   *out = p;

@@ -138,6 +138,8 @@ def entries():
                            helper.make_opsetid("com.example", 1)]))
     add("unknown_op", UNSUP, "op FooBar",
         relu_model(nodes=[helper.make_node("FooBar", ["x"], ["y"], name="foo")]))
+    add("internal_op", UNSUP, "op Reorder (ncc's own op, not ONNX)",
+        relu_model(nodes=[helper.make_node("Reorder", ["x"], ["y"], name="r")]))
     add("subgraph_op", UNSUP, "op If (subgraphs)",
         relu_model(nodes=[helper.make_node("If", ["x"], ["y"])]))
 

@@ -51,6 +51,14 @@ bool ncc_lower_conv_supports(const ncc_node *n);
 ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
                           const ncc_lower_opts *o, kir_kernel **out);
 
+/* The window of a 2-D Conv / pool (lower_conv.c): kernel size kh x kw,
+ * strides, dilations, pads (auto_pad NOTSET or VALID); false for windows
+ * the CPU kernels do not handle. */
+typedef struct ncc_win {
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+} ncc_win;
+bool ncc_lower_window(const ncc_node *n, int64_t kh, int64_t kw, ncc_win *w);
+
 /* Shared helper: a dim of a declared shape as an i64 expression (a constant,
  * or the run-time value of its symbol). */
 kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d);

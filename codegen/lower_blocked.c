@@ -1,23 +1,951 @@
-/* codegen/lower_blocked.c — kernels on blocked (#nchw<k>c) values.
- * (Being written: until then every such node runs on its reference kernel,
- * which converts layouts around it.) */
+/* codegen/lower_blocked.c — kernels on blocked (#nchw<k>c) values: Reorder,
+ * Conv with a blocked output (and its fused epilogue), depthwise Conv,
+ * MaxPool / AveragePool / GlobalAveragePool, elementwise nodes and groups.
+ *
+ * A blocked value keeps its logical shape [N,C,H,W] but is stored
+ * [N][C/k][H][W][k] (ir/verify.c: C static, C % k == 0), so the k channels
+ * of one pixel are one contiguous k-lane vector. That is what makes the
+ * classic NCHWc direct convolution a register-tiled broadcast-FMA kernel
+ * with no im2col and no gathers:
+ *
+ *   for each (image, nb output-channel blocks, run of R output pixels):
+ *     acc[r][j] (k lanes) = 0                   R*nb vector registers
+ *     for ic (real input channels), for each tap (unrolled):
+ *       w[j] = one contiguous k-lane load of the packed weights
+ *       acc[r][j] += splat(x[pixel r, tap, ic]) * w[j]
+ *     bias, epilogue, store acc[r][j] (contiguous: k channels of pixel r)
+ *
+ * Weights are constants, repacked at compile time as [OC/k][IC][KH][KW][k].
+ * Pixels are walked in flat runs of R (p = oh*OW + ow per pixel), the last
+ * run clamped to the last pixel (recomputing it is harmless), so any OW
+ * fits. Padding: the pixels whose windows lie inside the image (the
+ * interior rectangle) and the frame around it are two compacted flat lists,
+ * each walked in runs by its own parallel loop; only the frame's loop reads
+ * through guarded loads (0 outside the image), so borders cost nothing in
+ * the interior, whatever the row width.
+ *
+ * Sizes other than N must be static (the layout pass only blocks values
+ * with a static C; H and W static keep every decision at compile time).
+ * Anything not handled answers NCC_ERR_UNSUPPORTED and falls back.
+ */
+#include <math.h>
+#include <string.h>
+
 #include "lower.h"
 
+#define F32 NCC_DT_F32
+#define NB_MAX 4  /* output-channel blocks per pass */
+#define R_MAX 14  /* output pixels per pass */
+#define FLAT_BLOCK 4096
+
+#define I(v) kir_const_i(k, (v))
+#define ADD(a, b) kir_add(k, (a), (b))
+#define MUL(a, b) kir_mul(k, (a), (b))
+#define DIV(a, b) kir_bin(k, KIR_DIV, (a), (b))
+#define REM(a, b) kir_bin(k, KIR_REM, (a), (b))
+#define AND(a, b) kir_bin(k, KIR_AND, (a), (b))
+
+/* ---- values and layouts ---- */
+
+/* The block size of v: 0 when plain. */
+static int blk(const ncc_value *v) {
+  return v && v->layout.kind == NCC_LAYOUT_NCHWC && v->layout.block > 1 ? v->layout.block
+                                                                        : 0;
+}
+
+static bool same_layout(const ncc_value *a, const ncc_value *b) {
+  return a->layout.kind == b->layout.kind &&
+         (a->layout.kind == NCC_LAYOUT_PLAIN || a->layout.block == b->layout.block);
+}
+
+/* f32, rank 4, every dim but N static. */
+static bool f32_nchw(const ncc_value *v) {
+  if (!v || v->dtype != F32 || v->shape.rank != 4) return false;
+  for (int j = 1; j < 4; j++)
+    if (ncc_dim_is_sym(v->shape.d[j]) || v->shape.d[j] < 0) return false;
+  return true;
+}
+
+static bool numel_one(const ncc_value *v) {
+  return v && ncc_shape_is_static(&v->shape) && ncc_shape_numel(&v->shape) == 1;
+}
+
+/* Elements of v (an i64 expression: N may be symbolic). */
+static kir_expr *numel(kir_kernel *k, const ncc_value *v) {
+  kir_expr *e = I(1);
+  for (int j = 0; j < v->shape.rank; j++) e = MUL(e, ncc_lower_dim(k, v->shape.d[j]));
+  return e;
+}
+
+static void bind_data(kir_kernel *k, int b, float *data, size_t count) {
+  k->bufs[b].bind = KIR_BIND_DATA;
+  k->bufs[b].data = data;
+  k->bufs[b].data_bytes = count * sizeof(float);
+  k->bufs[b].owned = data;
+}
+
+typedef ncc_win win; /* lower_conv.c reads the window attributes */
+
+/* ---- op classification ---- */
+
+typedef enum bkind {
+  BK_NONE,
+  BK_REORDER,
+  BK_CONV,    /* group 1, blocked output, plain or blocked input */
+  BK_DWCONV,  /* depthwise, blocked in and out (one block size) */
+  BK_POOL,    /* MaxPool / AveragePool */
+  BK_GAP,     /* GlobalAveragePool */
+  BK_ELTWISE
+} bkind;
+
+static bool conv_common(const ncc_node *n, win *w) {
+  if (n->n_out != 1 || n->n_in < 2 || !f32_nchw(n->in[0]) || !f32_nchw(n->out[0]))
+    return false;
+  const ncc_value *x = n->in[0], *wt = n->in[1], *y = n->out[0];
+  int ky = blk(y);
+  if (!ky || !wt || wt->dtype != F32 || wt->shape.rank != 4 ||
+      !ncc_shape_is_static(&wt->shape) || wt->kind != NCC_VAL_CONST || !wt->data ||
+      blk(wt))
+    return false;
+  if (wt->shape.d[0] != y->shape.d[1] || y->shape.d[0] != x->shape.d[0]) return false;
+  if (n->n_in > 2 && n->in[2]) {
+    const ncc_value *b = n->in[2];
+    if (b->dtype != F32 || b->shape.rank != 1 || b->shape.d[0] != y->shape.d[1] || blk(b))
+      return false;
+  }
+  if (!ncc_lower_window(n, wt->shape.d[2], wt->shape.d[3], w)) return false;
+  /* the output size must match the window (no ceil-mode surprises) */
+  int64_t H = x->shape.d[2], W = x->shape.d[3];
+  int64_t eh = (H + w->pt + w->pb - ((w->kh - 1) * w->dh + 1)) / w->sh + 1;
+  int64_t ew = (W + w->pl + w->pr - ((w->kw - 1) * w->dw + 1)) / w->sw + 1;
+  return eh == y->shape.d[2] && ew == y->shape.d[3] && eh > 0 && ew > 0;
+}
+
+static bkind conv_kind(const ncc_node *n, win *w) {
+  if (!conv_common(n, w)) return BK_NONE;
+  const ncc_value *x = n->in[0], *wt = n->in[1], *y = n->out[0];
+  int64_t g = ncc_attr_int(n, "group", 1), C = x->shape.d[1];
+  if (g == 1 && wt->shape.d[1] == C && (!blk(x) || C % blk(x) == 0)) return BK_CONV;
+  if (g > 1 && g == C && y->shape.d[1] == C && wt->shape.d[1] == 1 && blk(x) == blk(y))
+    return BK_DWCONV;
+  return BK_NONE;
+}
+
+static bool pool_ok(const ncc_node *n, win *w) {
+  if (n->n_out < 1 || !f32_nchw(n->in[0]) || !f32_nchw(n->out[0])) return false;
+  if (n->n_out > 1 && n->out[1]) return false; /* MaxPool Indices */
+  if (!blk(n->in[0]) || blk(n->in[0]) != blk(n->out[0])) return false;
+  if (n->in[0]->shape.d[0] != n->out[0]->shape.d[0] ||
+      n->in[0]->shape.d[1] != n->out[0]->shape.d[1])
+    return false;
+  int c;
+  const int64_t *ks = ncc_attr_ints(n, "kernel_shape", &c);
+  if (!ks || c != 2) return false;
+  if (n->op == NCC_OP_AVGPOOL && ncc_attr_int(n, "ceil_mode", 0)) return false;
+  if (!ncc_lower_window(n, ks[0], ks[1], w)) return false;
+  /* every window must overlap the image somewhere (a MaxPool over nothing) */
+  const ncc_shape *ys = &n->out[0]->shape;
+  return (ys->d[2] - 1) * w->sh - w->pt < n->in[0]->shape.d[2] &&
+         (ys->d[3] - 1) * w->sw - w->pl < n->in[0]->shape.d[3];
+}
+
+static bool gap_ok(const ncc_node *n) {
+  if (n->n_out != 1 || !f32_nchw(n->in[0]) || !f32_nchw(n->out[0])) return false;
+  const ncc_shape *ys = &n->out[0]->shape;
+  /* with H = W = 1 the blocked and plain outputs are the same bytes */
+  return blk(n->in[0]) && (!blk(n->out[0]) || blk(n->in[0]) == blk(n->out[0])) &&
+         ys->d[2] == 1 && ys->d[3] == 1 && ys->d[1] == n->in[0]->shape.d[1];
+}
+
+static bool reorder_ok(const ncc_node *n) {
+  if (n->n_out != 1 || n->n_in != 1 || !f32_nchw(n->in[0]) || !f32_nchw(n->out[0]))
+    return false;
+  int64_t C = n->in[0]->shape.d[1];
+  int bi = blk(n->in[0]), bo = blk(n->out[0]);
+  return ncc_shape_eq(&n->in[0]->shape, &n->out[0]->shape) && (!bi || C % bi == 0) &&
+         (!bo || C % bo == 0);
+}
+
+/* Elementwise ops with an f32 result from f32 operands. */
+static bool elt_op_ok(const ncc_node *n) {
+  if (n->n_out != 1 || !n->out[0] || n->out[0]->dtype != F32 || n->n_in > 8) return false;
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i] && n->in[i]->dtype != F32) return false;
+  switch (n->op) {
+  case NCC_OP_CLIP:
+    for (int i = 1; i < n->n_in; i++)
+      if (n->in[i] && n->in[i]->shape.rank != 0) return false;
+    return n->in[0] != NULL;
+  case NCC_OP_GELU: {
+    const char *ap = ncc_attr_string(n, "approximate", "none");
+    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0) return false;
+    return n->in[0] != NULL;
+  }
+  case NCC_OP_ADD: case NCC_OP_SUB: case NCC_OP_MUL: case NCC_OP_DIV:
+  case NCC_OP_POW: case NCC_OP_MAX: case NCC_OP_MIN:
+  case NCC_OP_NEG: case NCC_OP_ABS: case NCC_OP_SQRT: case NCC_OP_RECIPROCAL:
+  case NCC_OP_EXP: case NCC_OP_LOG: case NCC_OP_ERF: case NCC_OP_TANH:
+  case NCC_OP_SIGMOID: case NCC_OP_RELU: case NCC_OP_LEAKYRELU:
+  case NCC_OP_HARDSIGMOID: case NCC_OP_HARDSWISH: case NCC_OP_SOFTPLUS:
+  case NCC_OP_IDENTITY:
+    for (int i = 0; i < n->n_in; i++)
+      if (!n->in[i]) return false;
+    return n->n_in >= 1;
+  default:
+    return false;
+  }
+}
+
+/* An operand of a flat elementwise loop over y's storage: the same logical
+ * shape and layout (read at the same index), or one element. */
+static bool flat_operand(const ncc_value *v, const ncc_value *y) {
+  if (numel_one(v)) return true;
+  return ncc_shape_eq(&v->shape, &y->shape) && same_layout(v, y);
+}
+
+static bool eltwise_ok(const ncc_node *n) {
+  if (!elt_op_ok(n)) return false;
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i] && !flat_operand(n->in[i], n->out[0])) return false;
+  return true;
+}
+
+static bkind classify(const ncc_node *n, win *w) {
+  switch (n->op) {
+  case NCC_OP_REORDER: return reorder_ok(n) ? BK_REORDER : BK_NONE;
+  case NCC_OP_CONV: return conv_kind(n, w);
+  case NCC_OP_MAXPOOL:
+  case NCC_OP_AVGPOOL: return pool_ok(n, w) ? BK_POOL : BK_NONE;
+  case NCC_OP_GLOBALAVGPOOL: return gap_ok(n) ? BK_GAP : BK_NONE;
+  default: return eltwise_ok(n) ? BK_ELTWISE : BK_NONE;
+  }
+}
+
 bool ncc_lower_blocked_supports(const ncc_node *n) {
-  (void)n;
-  return false;
+  win w;
+  return classify(n, &w) != BK_NONE;
+}
+
+/* ---- Reorder ----
+ * One parallel task per output row: a channel block (blocked output) or a
+ * channel plane (plain output); inside, a vector loop over the row's
+ * storage, contiguous on the output side, the input read where the same
+ * logical element lives (a strided gather). */
+static void lower_reorder(const ncc_node *n, int vw, kir_kernel *k) {
+  const ncc_value *x = n->in[0], *y = n->out[0];
+  int64_t C = x->shape.d[1], HW = x->shape.d[2] * x->shape.d[3];
+  int64_t bi = blk(x) ? blk(x) : 1, bo = blk(y) ? blk(y) : 1;
+  int bx = kir_buf_input(k, 0, F32), by = kir_buf_output(k, 0, F32);
+  kir_expr *N = ncc_lower_dim(k, x->shape.d[0]);
+  kir_block top = kir_body_begin();
+  int vr = kir_var_new(k), vq = kir_var_new(k);
+  kir_stmt *lr = kir_for(k, &top, vr, I(0), MUL(N, I(C / bo)), KIR_PARALLEL, 0);
+  kir_block br = kir_body_begin();
+  kir_stmt *lq = kir_for(k, &br, vq, I(0), I(HW * bo), vw > 1 ? KIR_VECTOR : KIR_SERIAL, vw);
+  kir_block bq = kir_body_begin();
+  kir_expr *row = kir_var(k, vr), *q = kir_var(k, vq);
+  /* q = p*bo + ci; the logical plane n*C + c = row*bo + ci */
+  kir_expr *p = bo > 1 ? DIV(q, I(bo)) : q;
+  kir_expr *plane = bo > 1 ? ADD(MUL(row, I(bo)), REM(q, I(bo))) : row;
+  kir_expr *xi = bi > 1 ? ADD(MUL(ADD(MUL(DIV(plane, I(bi)), I(HW)), p), I(bi)),
+                              REM(plane, I(bi)))
+                        : ADD(MUL(plane, I(HW)), p);
+  kir_store(k, &bq, by, ADD(MUL(row, I(HW * bo)), q), kir_load(k, bx, xi), NULL);
+  kir_body_end(lq, &bq);
+  kir_body_end(lr, &br);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 1.0;
+}
+
+/* ---- epilogues on blocked tiles ----
+ * A fused group's elementwise members evaluated on one k-lane vector of
+ * the output (the k channels of one pixel), before it is stored. External
+ * operands: same-shape values in the output's layout (read at the output's
+ * physical index), one-element values (splat) and per-channel values
+ * [C,1,1] / [1,C,1,1] (plain: k consecutive channels). */
+
+typedef enum ekind { EK_NONE, EK_SAME, EK_SCALAR, EK_CHANNEL } ekind;
+
+typedef struct bep {
+  ncc_gx gx;
+  int anchor; /* member index of the Conv, -1: none (eltwise group) */
+  int lanes;
+  ekind kind[NCC_FUSE_MAX_EXT];
+  kir_expr *oidx; /* physical index of the point's first lane */
+  kir_expr *c0;   /* its channel */
+  kir_expr *acc;  /* the anchor's value */
+} bep;
+
+static ekind classify_ext(const ncc_value *v, const ncc_value *y) {
+  if (!v || v->dtype != F32) return EK_NONE;
+  if (numel_one(v)) return EK_SCALAR;
+  if (ncc_shape_eq(&v->shape, &y->shape) && same_layout(v, y)) return EK_SAME;
+  const ncc_shape *s = &v->shape;
+  int64_t C = y->shape.d[1];
+  if (!blk(v) && ((s->rank == 3 && s->d[0] == C && s->d[1] == 1 && s->d[2] == 1) ||
+                  (s->rank == 4 && s->d[0] == 1 && s->d[1] == C && s->d[2] == 1 &&
+                   s->d[3] == 1)))
+    return EK_CHANNEL;
+  return EK_NONE;
+}
+
+static kir_expr *bep_ext(ncc_gx *x, int e, int lanes) {
+  bep *ep = x->ctx;
+  kir_kernel *k = x->k;
+  int buf = ncc_gx_buf(x, e);
+  switch (ep->kind[e]) {
+  case EK_SAME: return kir_loadv(k, buf, ep->oidx, lanes, NULL);
+  case EK_CHANNEL: return kir_loadv(k, buf, ep->c0, lanes, NULL);
+  default: return kir_splat(k, kir_load(k, buf, I(0)), lanes);
+  }
+}
+
+static kir_expr *bep_special(ncc_gx *x, kir_block *blk_, int m, int lanes) {
+  (void)blk_;
+  (void)lanes;
+  bep *ep = x->ctx;
+  return m == ep->anchor ? ep->acc : NULL;
+}
+
+/* Prepare group gr's members other than `anchor` for evaluation on k-lane
+ * vectors of output y (the root's output); false when a member or an
+ * external operand does not fit. */
+static bool bep_init(bep *ep, kir_kernel *k, const ncc_fuse_group *gr, int anchor,
+                     int lanes) {
+  memset(ep, 0, sizeof *ep);
+  ncc_gx_init(&ep->gx, k, gr);
+  ep->gx.ext = bep_ext;
+  ep->gx.special = bep_special;
+  ep->gx.ctx = ep;
+  ep->anchor = anchor;
+  ep->lanes = lanes;
+  const ncc_value *y = gr->members[gr->n_members - 1]->out[0];
+  for (int m = 0; m < gr->n_members; m++) {
+    const ncc_node *n = gr->members[m];
+    if (m == anchor) continue;
+    if (!elt_op_ok(n) || !ncc_shape_eq(&n->out[0]->shape, &y->shape)) return false;
+    for (int i = 0; i < n->n_in; i++) {
+      int e = ncc_gx_ext_of(&ep->gx, n->in[i]);
+      if (e < 0) continue;
+      ep->kind[e] = classify_ext(n->in[i], y);
+      if (ep->kind[e] == EK_NONE) return false;
+    }
+  }
+  return true;
+}
+
+static kir_expr *bep_apply(bep *ep, kir_block *b, kir_expr *acc, kir_expr *oidx,
+                           kir_expr *c0) {
+  ep->acc = acc;
+  ep->oidx = oidx;
+  ep->c0 = c0;
+  ncc_gx_point(&ep->gx);
+  return ncc_gx_member(&ep->gx, b, ep->gx.gr->n_members - 1, ep->lanes);
+}
+
+static int bind_index(const bep *ep, const ncc_node *n, int in) {
+  if (!ep) return in;
+  int e = ncc_gx_ext_of(&ep->gx, n->in[in]);
+  NCC_ASSERT(e >= 0);
+  return e;
+}
+
+/* ---- pixel runs ---- */
+
+/* Input position along one axis. */
+static kir_expr *in_pos(kir_kernel *k, kir_expr *o, int64_t s, int64_t off) {
+  return ADD(MUL(o, I(s)), I(off));
+}
+
+static kir_expr *inside(kir_kernel *k, kir_expr *pos, int64_t size) {
+  return AND(kir_bin(k, KIR_GE, pos, I(0)), kir_bin(k, KIR_LT, pos, I(size)));
+}
+
+/* ---- Conv with a blocked output ---- */
+
+typedef struct bconv {
+  const ncc_node *n;
+  win w;
+  int kb;            /* output block */
+  int ki;            /* input block, 0: plain input */
+  int64_t N_, C, H, W, OC, OH, OW, P;
+  int nb, R;
+  int bx, bw, bb, by;
+  int acc[R_MAX][NB_MAX], wl[NB_MAX];
+  bep *ep;
+} bconv;
+
+/* Output-channel blocks x pixels per pass: as many k-lane accumulators as
+ * the vector registers hold (32 with AVX-512, 16 otherwise), leaving room
+ * for the nb weight vectors and a broadcast. More channel blocks make each
+ * broadcast feed more FMAs; more pixels each weight load. */
+static void pick_tile(int64_t ocb, int kb, int vw, int64_t P, int *nb, int *R) {
+  int regs = vw > 1 ? (kb + vw - 1) / vw : 1;
+  int budget = vw >= 16 ? 24 : vw > 1 ? 12 : 8;
+  *nb = 1;
+  for (int d = NB_MAX; d > 1; d--)
+    if (ocb % d == 0 && d * regs * 2 <= budget) {
+      *nb = d;
+      break;
+    }
+  int r = budget / (*nb * regs);
+  if (r < 1) r = 1;
+  if (r > R_MAX) r = R_MAX;
+  if (r > P) r = (int)P;
+  *R = r;
+}
+
+/* Packed weights [OC/kb][IC][KH][KW][kb] (depthwise: IC = 1). */
+static int pack_conv_weights(kir_kernel *k, const ncc_value *wt, int kb) {
+  int64_t oc = wt->shape.d[0], taps = wt->shape.d[1] * wt->shape.d[2] * wt->shape.d[3];
+  size_t count = (size_t)(oc * taps);
+  float *dst = ncc_malloc(count * sizeof(float));
+  if (!dst) return -1;
+  const float *src = wt->data;
+  for (int64_t o = 0; o < oc; o++)
+    for (int64_t t = 0; t < taps; t++) dst[((o / kb) * taps + t) * kb + o % kb] = src[o * taps + t];
+  int b = kir_buf_add(k, "packed_w", F32, false);
+  bind_data(k, b, dst, count);
+  return b;
+}
+
+/* The reduction of one run into the accumulators: pixel r's input base
+ * index xb[r] (image and window origin, channel 0) and, when `guard`, its
+ * window origin (ih0[r], iw0[r]) for the padding checks. */
+static void conv_reduce(bconv *c, kir_kernel *k, kir_block *b, kir_expr *ocb0,
+                        kir_expr **xb, kir_expr **ih0, kir_expr **iw0, bool guard) {
+  const win *w = &c->w;
+  int kb = c->kb;
+  int64_t HW = c->H * c->W, taps = w->kh * w->kw;
+  for (int r = 0; r < c->R; r++)
+    for (int j = 0; j < c->nb; j++)
+      kir_assign(k, b, c->acc[r][j], kir_splat(k, kir_const_f(k, F32, 0.0), kb));
+  /* ic = icb*ki + ici (blocked input) or a plain channel index */
+  int vcb = kir_var_new(k), vci = kir_var_new(k), vkh = kir_var_new(k), vkw = kir_var_new(k);
+  int64_t ki = c->ki ? c->ki : 1;
+  kir_stmt *lcb = kir_for(k, b, vcb, I(0), I(c->C / ki), KIR_SERIAL, 0);
+  kir_block bcb = kir_body_begin();
+  kir_stmt *lci = kir_for(k, &bcb, vci, I(0), I(ki), KIR_SERIAL, 0);
+  kir_block bci = kir_body_begin();
+  kir_stmt *lkh = kir_for(k, &bci, vkh, I(0), I(w->kh), KIR_UNROLL, (int)w->kh);
+  kir_block bkh = kir_body_begin();
+  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kw), KIR_UNROLL, (int)w->kw);
+  kir_block bkw = kir_body_begin();
+  {
+    kir_expr *icb = kir_var(k, vcb), *ici = kir_var(k, vci);
+    kir_expr *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
+    kir_expr *ic = ADD(MUL(icb, I(ki)), ici);
+    kir_expr *tap = ADD(MUL(kh, I(w->kw)), kw);
+    /* offset of (channel, tap) from a pixel's base: blocked
+     * ((icb*HW) + dh*W + dw)*ki + ici, plain ic*HW + dh*W + dw */
+    kir_expr *sp = ADD(MUL(kh, I(w->dh * c->W)), MUL(kw, I(w->dw)));
+    kir_expr *off = c->ki ? ADD(MUL(ADD(MUL(icb, I(HW)), sp), I(ki)), ici)
+                          : ADD(MUL(ic, I(HW)), sp);
+    kir_expr *wv[NB_MAX];
+    for (int j = 0; j < c->nb; j++) {
+      kir_expr *wi = MUL(ADD(MUL(ADD(MUL(ADD(ocb0, I(j)), I(c->C)), ic), I(taps)), tap), I(kb));
+      kir_assign(k, &bkw, c->wl[j], kir_loadv(k, c->bw, wi, kb, NULL));
+      wv[j] = kir_local_ref(k, c->wl[j]);
+    }
+    for (int r = 0; r < c->R; r++) {
+      kir_expr *xi = ADD(xb[r], off);
+      kir_expr *x;
+      if (guard) {
+        kir_expr *g = AND(inside(k, ADD(ih0[r], MUL(kh, I(w->dh))), c->H),
+                          inside(k, ADD(iw0[r], MUL(kw, I(w->dw))), c->W));
+        x = kir_load_guarded(k, c->bx, xi, g);
+      } else {
+        x = kir_load(k, c->bx, xi);
+      }
+      x = kir_splat(k, x, kb);
+      for (int j = 0; j < c->nb; j++)
+        kir_assign(k, &bkw, c->acc[r][j],
+                   kir_fma(k, x, wv[j], kir_local_ref(k, c->acc[r][j])));
+    }
+  }
+  kir_body_end(lkw, &bkw);
+  kir_body_end(lkh, &bkh);
+  kir_body_end(lci, &bci);
+  kir_body_end(lcb, &bcb);
+}
+
+/* Pixels of the output split in two compacted flat lists: the interior
+ * (rows [r_lo, r_hi) x columns [c_lo, c_hi), whose windows lie inside the
+ * image) and the border frame around it. Runs of R walk each list, so the
+ * interior runs read unguarded and only the frame pays for padding checks,
+ * whatever the row width. */
+typedef struct region {
+  int64_t OH, OW, r_lo, r_hi, c_lo, c_hi, n_int, n_bord;
+} region;
+
+static int64_t cdiv64(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+
+static void regions(const win *w, int64_t H, int64_t W, int64_t OH, int64_t OW, region *g) {
+  g->OH = OH, g->OW = OW;
+  g->r_lo = cdiv64(w->pt, w->sh);
+  g->c_lo = cdiv64(w->pl, w->sw);
+  int64_t rh = H - 1 + w->pt - (w->kh - 1) * w->dh, cw = W - 1 + w->pl - (w->kw - 1) * w->dw;
+  g->r_hi = rh < 0 ? 0 : rh / w->sh + 1;
+  g->c_hi = cw < 0 ? 0 : cw / w->sw + 1;
+  if (g->r_hi > OH) g->r_hi = OH;
+  if (g->c_hi > OW) g->c_hi = OW;
+  if (g->r_hi <= g->r_lo || g->c_hi <= g->c_lo) /* no interior */
+    g->r_lo = g->r_hi = g->c_lo = g->c_hi = 0;
+  g->n_int = (g->r_hi - g->r_lo) * (g->c_hi - g->c_lo);
+  g->n_bord = OH * OW - g->n_int;
+}
+
+/* Output pixel (oh, ow) of entry q of the interior or border list. */
+static void pixel_at(kir_kernel *k, const region *g, bool border, kir_expr *q, kir_expr **oh,
+                     kir_expr **ow) {
+  if (!border) {
+    int64_t sw = g->c_hi - g->c_lo;
+    *oh = ADD(DIV(q, I(sw)), I(g->r_lo));
+    *ow = ADD(REM(q, I(sw)), I(g->c_lo));
+    return;
+  }
+  if (g->n_int == 0) {
+    *oh = DIV(q, I(g->OW));
+    *ow = REM(q, I(g->OW));
+    return;
+  }
+  /* top rows, then the middle rows' left and right parts, then bottom rows */
+  int64_t top = g->r_lo * g->OW, lr = g->OW - (g->c_hi - g->c_lo);
+  int64_t mid = (g->r_hi - g->r_lo) * lr;
+  kir_expr *m = ADD(q, I(-top)), *b = ADD(q, I(-top - mid));
+  kir_expr *j = REM(m, I(lr));
+  kir_expr *in_top = kir_bin(k, KIR_LT, q, I(top));
+  kir_expr *in_mid = kir_bin(k, KIR_LT, q, I(top + mid));
+  kir_expr *oh_m = ADD(DIV(m, I(lr)), I(g->r_lo));
+  kir_expr *ow_m = kir_select(k, kir_bin(k, KIR_LT, j, I(g->c_lo)), j,
+                              ADD(j, I(g->c_hi - g->c_lo)));
+  *oh = kir_select(k, in_top, DIV(q, I(g->OW)),
+                   kir_select(k, in_mid, oh_m, ADD(DIV(b, I(g->OW)), I(g->r_hi))));
+  *ow = kir_select(k, in_top, REM(q, I(g->OW)), kir_select(k, in_mid, ow_m, REM(b, I(g->OW))));
+}
+
+/* The R pixels of run `run` (the last run clamped to the last pixel, which
+ * is then recomputed and stored again, harmlessly): flat output index p,
+ * window origin (ih0, iw0) and the input offset xb of that origin, for an
+ * input image at xbase whose pixels are `ki` elements apart. */
+static void run_pixels(const bconv *c, kir_kernel *k, const region *g, bool border,
+                       kir_expr *run, int64_t count, kir_expr *xbase, int64_t ki,
+                       kir_expr **p, kir_expr **ih0, kir_expr **iw0, kir_expr **xb) {
+  const win *w = &c->w;
+  for (int r = 0; r < c->R; r++) {
+    kir_expr *q = kir_min(k, ADD(MUL(run, I(c->R)), I(r)), I(count - 1)), *oh, *ow;
+    pixel_at(k, g, border, q, &oh, &ow);
+    p[r] = ADD(MUL(oh, I(c->OW)), ow);
+    ih0[r] = in_pos(k, oh, w->sh, -w->pt);
+    iw0[r] = in_pos(k, ow, w->sw, -w->pl);
+    xb[r] = ADD(xbase, MUL(ADD(MUL(ih0[r], I(c->W)), iw0[r]), I(ki)));
+  }
+}
+
+/* One parallel loop over the interior or border pixels:
+ * images x channel-block groups x runs, runs innermost so that a thread's
+ * consecutive tasks share one group's weights. */
+static void conv_pass(bconv *c, kir_kernel *k, kir_block *top, const region *g, bool border) {
+  int kb = c->kb;
+  int64_t count = border ? g->n_bord : g->n_int;
+  if (count == 0) return;
+  int64_t OCB = c->OC / kb, ngrp = OCB / c->nb, runs = cdiv64(count, c->R);
+  kir_expr *N = ncc_lower_dim(k, c->n->in[0]->shape.d[0]);
+  int vt = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, top, vt, I(0), MUL(N, I(ngrp * runs)), KIR_PARALLEL, 0);
+  kir_block bt = kir_body_begin();
+  kir_expr *t = kir_var(k, vt);
+  kir_expr *run = REM(t, I(runs)), *rest = DIV(t, I(runs));
+  kir_expr *bn = DIV(rest, I(ngrp));
+  kir_expr *ocb0 = MUL(REM(rest, I(ngrp)), I(c->nb));
+  kir_expr *p[R_MAX], *ih0[R_MAX], *iw0[R_MAX], *xb[R_MAX];
+  int64_t ki = c->ki ? c->ki : 1;
+  /* image base of the input: plain (n*C)*HW, blocked (n*C/ki)*HW*ki: equal */
+  run_pixels(c, k, g, border, run, count, MUL(bn, I(c->C * c->H * c->W)), ki, p, ih0, iw0,
+             xb);
+  conv_reduce(c, k, &bt, ocb0, xb, ih0, iw0, border);
+  for (int j = 0; j < c->nb; j++) {
+    kir_expr *ocb = ADD(ocb0, I(j));
+    kir_expr *c0 = MUL(ocb, I(kb));
+    kir_expr *bias = c->bb >= 0 ? kir_loadv(k, c->bb, c0, kb, NULL) : NULL;
+    for (int r = 0; r < c->R; r++) {
+      kir_expr *v = kir_local_ref(k, c->acc[r][j]);
+      if (bias) v = kir_bin(k, KIR_ADD, v, bias);
+      kir_expr *yi = MUL(ADD(MUL(ADD(MUL(bn, I(OCB)), ocb), I(c->P)), p[r]), I(kb));
+      if (c->ep) v = bep_apply(c->ep, &bt, v, yi, c0);
+      kir_store(k, &bt, c->by, yi, v, NULL);
+    }
+  }
+  kir_body_end(lt, &bt);
+}
+
+static void lower_bconv(bconv *c, kir_kernel *k) {
+  const ncc_node *n = c->n;
+  int kb = c->kb;
+  c->bx = kir_buf_input(k, bind_index(c->ep, n, 0), F32);
+  c->bw = pack_conv_weights(k, n->in[1], kb);
+  c->bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, bind_index(c->ep, n, 2), F32) : -1;
+  c->by = kir_buf_output(k, 0, F32);
+  for (int r = 0; r < c->R; r++)
+    for (int j = 0; j < c->nb; j++) c->acc[r][j] = kir_local_add(k, F32, kb);
+  for (int j = 0; j < c->nb; j++) c->wl[j] = kir_local_add(k, F32, kb);
+  region g;
+  regions(&c->w, c->H, c->W, c->OH, c->OW, &g);
+  kir_block top = kir_body_begin();
+  conv_pass(c, k, &top, &g, false);
+  conv_pass(c, k, &top, &g, true);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 2.0 * (double)(c->C * c->w.kh * c->w.kw);
+}
+
+static void conv_dims(bconv *c, const ncc_node *n, int vw) {
+  const ncc_shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  c->n = n;
+  c->kb = blk(n->out[0]);
+  c->ki = blk(n->in[0]);
+  c->C = xs->d[1], c->H = xs->d[2], c->W = xs->d[3];
+  c->OC = ys->d[1], c->OH = ys->d[2], c->OW = ys->d[3];
+  c->P = c->OH * c->OW;
+  pick_tile(c->OC / c->kb, c->kb, vw, c->P, &c->nb, &c->R);
+}
+
+/* ---- depthwise Conv: k channels of a pixel per vector ---- */
+
+static void dw_reduce(bconv *c, kir_kernel *k, kir_block *b, kir_expr *cb,
+                      kir_expr **xb, kir_expr **ih0, kir_expr **iw0, bool guard) {
+  const win *w = &c->w;
+  int kb = c->kb;
+  int64_t taps = w->kh * w->kw;
+  for (int r = 0; r < c->R; r++)
+    kir_assign(k, b, c->acc[r][0], kir_splat(k, kir_const_f(k, F32, 0.0), kb));
+  int vkh = kir_var_new(k), vkw = kir_var_new(k);
+  kir_stmt *lkh = kir_for(k, b, vkh, I(0), I(w->kh), KIR_UNROLL, (int)w->kh);
+  kir_block bkh = kir_body_begin();
+  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kw), KIR_UNROLL, (int)w->kw);
+  kir_block bkw = kir_body_begin();
+  {
+    kir_expr *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
+    kir_expr *tap = ADD(MUL(kh, I(w->kw)), kw);
+    kir_expr *wv = kir_loadv(k, c->bw, MUL(ADD(MUL(cb, I(taps)), tap), I(kb)), kb, NULL);
+    kir_expr *off = MUL(ADD(MUL(kh, I(w->dh * c->W)), MUL(kw, I(w->dw))), I(kb));
+    for (int r = 0; r < c->R; r++) {
+      kir_expr *xi = ADD(xb[r], off);
+      kir_expr *x;
+      if (guard) {
+        kir_expr *g = AND(inside(k, ADD(ih0[r], MUL(kh, I(w->dh))), c->H),
+                          inside(k, ADD(iw0[r], MUL(kw, I(w->dw))), c->W));
+        /* no lanes read outside the image: a count of 0 touches nothing */
+        x = kir_loadv(k, c->bx, kir_select(k, g, xi, I(0)), kb,
+                      kir_select(k, g, I(kb), I(0)));
+      } else {
+        x = kir_loadv(k, c->bx, xi, kb, NULL);
+      }
+      kir_assign(k, &bkw, c->acc[r][0], kir_fma(k, x, wv, kir_local_ref(k, c->acc[r][0])));
+    }
+  }
+  kir_body_end(lkw, &bkw);
+  kir_body_end(lkh, &bkh);
+}
+
+static void dw_pass(bconv *c, kir_kernel *k, kir_block *top, const region *g, bool border) {
+  int kb = c->kb;
+  int64_t count = border ? g->n_bord : g->n_int;
+  if (count == 0) return;
+  int64_t CB = c->C / kb, runs = cdiv64(count, c->R);
+  kir_expr *N = ncc_lower_dim(k, c->n->in[0]->shape.d[0]);
+  int vt = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, top, vt, I(0), MUL(N, I(CB * runs)), KIR_PARALLEL, 0);
+  kir_block bt = kir_body_begin();
+  kir_expr *t = kir_var(k, vt);
+  kir_expr *run = REM(t, I(runs)), *plane = DIV(t, I(runs)); /* n*CB + cb */
+  kir_expr *cb = REM(plane, I(CB));
+  kir_expr *p[R_MAX], *ih0[R_MAX], *iw0[R_MAX], *xb[R_MAX];
+  run_pixels(c, k, g, border, run, count, MUL(plane, I(c->H * c->W * kb)), kb, p, ih0, iw0,
+             xb);
+  dw_reduce(c, k, &bt, cb, xb, ih0, iw0, border);
+  kir_expr *c0 = MUL(cb, I(kb));
+  kir_expr *bias = c->bb >= 0 ? kir_loadv(k, c->bb, c0, kb, NULL) : NULL;
+  for (int r = 0; r < c->R; r++) {
+    kir_expr *v = kir_local_ref(k, c->acc[r][0]);
+    if (bias) v = kir_bin(k, KIR_ADD, v, bias);
+    kir_expr *yi = MUL(ADD(MUL(plane, I(c->P)), p[r]), I(kb));
+    if (c->ep) v = bep_apply(c->ep, &bt, v, yi, c0);
+    kir_store(k, &bt, c->by, yi, v, NULL);
+  }
+  kir_body_end(lt, &bt);
+}
+
+/* Depthwise: R pixels x one block of k channels per pass; each tap is a
+ * weight vector and R input vectors (bandwidth-bound: few FMAs per load). */
+static void lower_dwconv(bconv *c, int vw, kir_kernel *k) {
+  const ncc_node *n = c->n;
+  int kb = c->kb;
+  int regs = vw > 1 ? (kb + vw - 1) / vw : 1;
+  c->nb = 1;
+  c->R = (vw >= 16 ? 16 : 8) / regs;
+  if (c->R < 1) c->R = 1;
+  if (c->R > R_MAX) c->R = R_MAX;
+  if (c->R > c->P) c->R = (int)c->P;
+  c->bx = kir_buf_input(k, bind_index(c->ep, n, 0), F32);
+  c->bw = pack_conv_weights(k, n->in[1], kb);
+  c->bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, bind_index(c->ep, n, 2), F32) : -1;
+  c->by = kir_buf_output(k, 0, F32);
+  for (int r = 0; r < c->R; r++) c->acc[r][0] = kir_local_add(k, F32, kb);
+  region g;
+  regions(&c->w, c->H, c->W, c->OH, c->OW, &g);
+  kir_block top = kir_body_begin();
+  dw_pass(c, k, &top, &g, false);
+  dw_pass(c, k, &top, &g, true);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 2.0 * (double)(c->w.kh * c->w.kw);
+}
+
+/* ---- pools: one pixel's k channels per vector ---- */
+
+static void lower_pool(const ncc_node *n, const win *w, kir_kernel *k) {
+  bool mx = n->op == NCC_OP_MAXPOOL;
+  bool count_pad = ncc_attr_int(n, "count_include_pad", 0) != 0;
+  const ncc_shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  int kb = blk(n->out[0]);
+  int64_t H = xs->d[2], W = xs->d[3], OH = ys->d[2], OW = ys->d[3];
+  int bx = kir_buf_input(k, 0, F32), by = kir_buf_output(k, 0, F32);
+  int acc = kir_local_add(k, F32, kb), cnt = kir_local_add(k, F32, 1);
+  kir_expr *N = ncc_lower_dim(k, xs->d[0]);
+  kir_block top = kir_body_begin();
+  int vt = kir_var_new(k), vow = kir_var_new(k), vkh = kir_var_new(k), vkw = kir_var_new(k);
+  /* t over (image, channel block, output row) */
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(N, I(xs->d[1] / kb * OH)), KIR_PARALLEL, 0);
+  kir_block bt = kir_body_begin();
+  kir_expr *t = kir_var(k, vt);
+  kir_expr *plane = DIV(t, I(OH)), *oh = REM(t, I(OH));
+  kir_stmt *low = kir_for(k, &bt, vow, I(0), I(OW), KIR_SERIAL, 0);
+  kir_block bow = kir_body_begin();
+  kir_expr *ow = kir_var(k, vow);
+  kir_expr *init = kir_const_f(k, F32, mx ? -INFINITY : 0.0);
+  kir_assign(k, &bow, acc, kir_splat(k, init, kb));
+  kir_assign(k, &bow, cnt, kir_const_f(k, F32, 0.0));
+  kir_stmt *lkh = kir_for(k, &bow, vkh, I(0), I(w->kh), KIR_UNROLL, (int)w->kh);
+  kir_block bkh = kir_body_begin();
+  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kw), KIR_UNROLL, (int)w->kw);
+  kir_block bkw = kir_body_begin();
+  {
+    kir_expr *ih = ADD(in_pos(k, oh, w->sh, -w->pt), MUL(kir_var(k, vkh), I(w->dh)));
+    kir_expr *iw = ADD(in_pos(k, ow, w->sw, -w->pl), MUL(kir_var(k, vkw), I(w->dw)));
+    kir_expr *g = AND(inside(k, ih, H), inside(k, iw, W));
+    kir_expr *xi = MUL(ADD(MUL(ADD(MUL(plane, I(H)), ih), I(W)), iw), I(kb));
+    kir_expr *x = kir_loadv(k, bx, kir_select(k, g, xi, I(0)), kb, kir_select(k, g, I(kb), I(0)));
+    kir_expr *a = kir_local_ref(k, acc);
+    if (mx) {
+      kir_expr *ninf = kir_splat(k, kir_const_f(k, F32, -INFINITY), kb);
+      kir_assign(k, &bkw, acc, kir_bin(k, KIR_MAX, a, kir_select(k, g, x, ninf)));
+    } else {
+      kir_assign(k, &bkw, acc, kir_bin(k, KIR_ADD, a, x));
+      kir_assign(k, &bkw, cnt, kir_bin(k, KIR_ADD, kir_local_ref(k, cnt), kir_cast(k, F32, g)));
+    }
+  }
+  kir_body_end(lkw, &bkw);
+  kir_body_end(lkh, &bkh);
+  kir_expr *v = kir_local_ref(k, acc);
+  if (!mx) {
+    kir_expr *den = count_pad ? kir_const_f(k, F32, (double)(w->kh * w->kw))
+                              : kir_local_ref(k, cnt);
+    v = kir_bin(k, KIR_DIV, v, kir_splat(k, den, kb));
+  }
+  kir_store(k, &bow, by, MUL(ADD(MUL(ADD(MUL(plane, I(OH)), oh), I(OW)), ow), I(kb)), v, NULL);
+  kir_body_end(low, &bow);
+  kir_body_end(lt, &bt);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = (double)(w->kh * w->kw);
+}
+
+static void lower_gap(const ncc_node *n, kir_kernel *k) {
+  const ncc_shape *xs = &n->in[0]->shape;
+  int kb = blk(n->in[0]);
+  int64_t HW = xs->d[2] * xs->d[3];
+  int bx = kir_buf_input(k, 0, F32), by = kir_buf_output(k, 0, F32);
+  int acc = kir_local_add(k, F32, kb);
+  kir_expr *N = ncc_lower_dim(k, xs->d[0]);
+  kir_block top = kir_body_begin();
+  int vt = kir_var_new(k), vp = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(N, I(xs->d[1] / kb)), KIR_PARALLEL, 0);
+  kir_block bt = kir_body_begin();
+  kir_expr *plane = kir_var(k, vt);
+  kir_assign(k, &bt, acc, kir_splat(k, kir_const_f(k, F32, 0.0), kb));
+  kir_stmt *lp = kir_for(k, &bt, vp, I(0), I(HW), KIR_SERIAL, 0);
+  kir_block bp = kir_body_begin();
+  kir_expr *xi = MUL(ADD(MUL(plane, I(HW)), kir_var(k, vp)), I(kb));
+  kir_assign(k, &bp, acc, kir_bin(k, KIR_ADD, kir_local_ref(k, acc), kir_loadv(k, bx, xi, kb, NULL)));
+  kir_body_end(lp, &bp);
+  kir_expr *v = kir_bin(k, KIR_DIV, kir_local_ref(k, acc),
+                        kir_splat(k, kir_const_f(k, F32, (double)HW), kb));
+  kir_store(k, &bt, by, MUL(plane, I(kb)), v, NULL);
+  kir_body_end(lt, &bt);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = (double)HW;
+}
+
+/* ---- elementwise: one flat loop over the storage ---- */
+
+typedef struct flat_ctx {
+  ncc_gx gx;
+  kir_expr *idx;
+  bool one[NCC_FUSE_MAX_EXT]; /* one-element operand */
+} flat_ctx;
+
+static kir_expr *flat_ext(ncc_gx *x, int e, int lanes) {
+  flat_ctx *c = x->ctx;
+  (void)lanes; /* scalar code inside the vector loop */
+  return kir_load(x->k, ncc_gx_buf(x, e), c->one[e] ? kir_const_i(x->k, 0) : c->idx);
+}
+
+/* The flat loop nest: parallel blocks, each a vector loop; returns the
+ * body block to fill and sets *idx. */
+static kir_block *flat_loops(kir_kernel *k, kir_block *top, kir_expr *len, int vw,
+                             kir_stmt **lb, kir_block *bb, kir_stmt **li, kir_block *ib,
+                             kir_expr **idx) {
+  int vb = kir_var_new(k), vi = kir_var_new(k);
+  *lb = kir_for(k, top, vb, I(0), kir_cdiv(k, len, FLAT_BLOCK), KIR_PARALLEL, 0);
+  *bb = kir_body_begin();
+  kir_expr *lo = MUL(kir_var(k, vb), I(FLAT_BLOCK));
+  *li = kir_for(k, bb, vi, lo, kir_min(k, len, ADD(lo, I(FLAT_BLOCK))),
+                vw > 1 ? KIR_VECTOR : KIR_SERIAL, vw);
+  *ib = kir_body_begin();
+  *idx = kir_var(k, vi);
+  return ib;
+}
+
+static void lower_eltwise_node(const ncc_node *n, int vw, kir_kernel *k) {
+  kir_expr *x[8];
+  int bufs[8], nx = 0;
+  for (int i = 0; i < n->n_in; i++) bufs[i] = n->in[i] ? kir_buf_input(k, i, F32) : -1;
+  int by = kir_buf_output(k, 0, F32);
+  kir_block top = kir_body_begin(), bb, ib;
+  kir_stmt *lb, *li;
+  kir_expr *idx;
+  kir_block *body = flat_loops(k, &top, numel(k, n->out[0]), vw, &lb, &bb, &li, &ib, &idx);
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i]) x[nx++] = kir_load(k, bufs[i], numel_one(n->in[i]) ? I(0) : idx);
+  kir_store(k, body, by, idx, ncc_lower_eltwise_formula(k, n, x, nx, 1), NULL);
+  kir_body_end(li, &ib);
+  kir_body_end(lb, &bb);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 1.0;
+}
+
+static ncc_status lower_eltwise_group(const ncc_fuse_group *gr, int vw, kir_kernel *k) {
+  const ncc_value *y = gr->members[gr->n_members - 1]->out[0];
+  flat_ctx c;
+  ncc_gx_init(&c.gx, k, gr);
+  c.gx.ext = flat_ext;
+  c.gx.ctx = &c;
+  for (int m = 0; m < gr->n_members; m++) {
+    const ncc_node *n = gr->members[m];
+    if (!elt_op_ok(n) || !ncc_shape_eq(&n->out[0]->shape, &y->shape))
+      return NCC_ERR_UNSUPPORTED;
+  }
+  for (int e = 0; e < gr->n_ext; e++) {
+    if (!gr->ext[e] || gr->ext[e]->dtype != F32 || !flat_operand(gr->ext[e], y))
+      return NCC_ERR_UNSUPPORTED;
+    c.one[e] = numel_one(gr->ext[e]);
+    ncc_gx_buf(&c.gx, e);
+  }
+  int by = kir_buf_output(k, 0, F32);
+  kir_block top = kir_body_begin(), bb, ib;
+  kir_stmt *lb, *li;
+  kir_block *body = flat_loops(k, &top, numel(k, y), vw, &lb, &bb, &li, &ib, &c.idx);
+  ncc_gx_point(&c.gx);
+  kir_store(k, body, by, c.idx, ncc_gx_member(&c.gx, body, gr->n_members - 1, 1), NULL);
+  kir_body_end(li, &ib);
+  kir_body_end(lb, &bb);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = (double)gr->n_members;
+  return NCC_OK;
+}
+
+/* ---- entry points ---- */
+
+static ncc_status finish(kir_kernel *k, ncc_status st, kir_kernel **out) {
+  if (st == NCC_OK && !kir_ok(k))
+    st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering a blocked kernel");
+  if (st != NCC_OK) {
+    kir_kernel_free(k);
+    return st;
+  }
+  *out = k;
+  return NCC_OK;
+}
+
+/* Conv (or depthwise Conv) n with an optional epilogue group. */
+static ncc_status lower_conv_kind(const ncc_node *n, bkind kind, const win *w, int vw,
+                                  bep *ep, kir_kernel *k) {
+  bconv c;
+  memset(&c, 0, sizeof c);
+  conv_dims(&c, n, vw);
+  c.w = *w;
+  c.ep = ep;
+  if (kind == BK_DWCONV)
+    lower_dwconv(&c, vw, k);
+  else
+    lower_bconv(&c, k);
+  if (c.bw < 0) return ncc_error(NCC_ERR_NOMEM, "out of memory packing Conv weights");
+  return NCC_OK;
 }
 
 ncc_status ncc_lower_blocked(const ncc_node *n, const char *name,
                              const ncc_lower_opts *o, kir_kernel **out) {
-  (void)n, (void)name, (void)o;
   *out = NULL;
-  return NCC_ERR_UNSUPPORTED;
+  win w;
+  bkind kind = classify(n, &w);
+  if (kind == BK_NONE) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  int vw = o->vector_width > 0 ? o->vector_width : 1;
+  ncc_status st = NCC_OK;
+  switch (kind) {
+  case BK_REORDER: lower_reorder(n, vw, k); break;
+  case BK_CONV:
+  case BK_DWCONV: st = lower_conv_kind(n, kind, &w, vw, NULL, k); break;
+  case BK_POOL: lower_pool(n, &w, k); break;
+  case BK_GAP: lower_gap(n, k); break;
+  case BK_ELTWISE: lower_eltwise_node(n, vw, k); break;
+  case BK_NONE: break;
+  }
+  return finish(k, st, out);
 }
 
 ncc_status ncc_lower_blocked_group(const ncc_fuse_group *gr, const char *name,
                                    const ncc_lower_opts *o, kir_kernel **out) {
-  (void)gr, (void)name, (void)o;
   *out = NULL;
-  return NCC_ERR_UNSUPPORTED;
+  if (gr->n_members < 2 || gr->n_ext > NCC_FUSE_MAX_EXT) return NCC_ERR_UNSUPPORTED;
+  int vw = o->vector_width > 0 ? o->vector_width : 1;
+  const ncc_value *y = gr->members[gr->n_members - 1]->out[0];
+  if (!y || y->dtype != F32) return NCC_ERR_UNSUPPORTED;
+  if (gr->kind == NCC_FUSE_ELTWISE) {
+    kir_kernel *k = kir_kernel_new(name);
+    if (!k) return NCC_ERR_NOMEM;
+    ncc_status st = lower_eltwise_group(gr, vw, k);
+    if (st == NCC_ERR_UNSUPPORTED) {
+      kir_kernel_free(k);
+      return st;
+    }
+    return finish(k, st, out);
+  }
+  if (gr->kind != NCC_FUSE_EPILOGUE) return NCC_ERR_UNSUPPORTED;
+  int am = ncc_fuse_anchor(gr);
+  if (am < 0) return NCC_ERR_UNSUPPORTED;
+  const ncc_node *a = gr->members[am];
+  win w;
+  bkind kind = a->op == NCC_OP_CONV ? conv_kind(a, &w) : BK_NONE;
+  /* the tile is stored in the root's layout: it must be the anchor's */
+  if (kind == BK_NONE || !same_layout(a->out[0], y) ||
+      !ncc_shape_eq(&a->out[0]->shape, &y->shape))
+    return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  bep ep;
+  if (!bep_init(&ep, k, gr, am, blk(y))) {
+    kir_kernel_free(k);
+    return NCC_ERR_UNSUPPORTED;
+  }
+  return finish(k, lower_conv_kind(a, kind, &w, vw, &ep, k), out);
 }

@@ -30,12 +30,9 @@
 #define F32 NCC_DT_F32
 #define OB_MAX 16 /* output channels per pass, at most */
 
-typedef struct win {
-  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
-} win;
+typedef ncc_win win;
 
-/* Window attributes of a 2-D Conv/pool; false when unsupported. */
-static bool window(const ncc_node *n, int64_t kh, int64_t kw, win *w) {
+bool ncc_lower_window(const ncc_node *n, int64_t kh, int64_t kw, ncc_win *w) {
   memset(w, 0, sizeof *w);
   const char *ap = ncc_attr_string(n, "auto_pad", "NOTSET");
   if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return false;
@@ -52,8 +49,8 @@ static bool window(const ncc_node *n, int64_t kh, int64_t kw, win *w) {
   v = ncc_attr_ints(n, "pads", &c);
   if (v && c != 4) return false;
   if (v && strcmp(ap, "VALID") != 0) w->pt = v[0], w->pl = v[1], w->pb = v[2], w->pr = v[3];
-  return w->sh > 0 && w->sw > 0 && w->dh > 0 && w->dw > 0 && w->pt >= 0 &&
-         w->pl >= 0 && w->pb >= 0 && w->pr >= 0;
+  return kh > 0 && kw > 0 && w->sh > 0 && w->sw > 0 && w->dh > 0 && w->dw > 0 &&
+         w->pt >= 0 && w->pl >= 0 && w->pb >= 0 && w->pr >= 0;
 }
 
 static bool f32_4d(const ncc_value *v) {
@@ -73,7 +70,7 @@ static bool conv_ok(const ncc_node *n, win *w) {
     const ncc_value *b = n->in[2];
     if (b->dtype != F32 || b->shape.rank != 1 || b->shape.d[0] != oc) return false;
   }
-  return window(n, wt->shape.d[2], wt->shape.d[3], w);
+  return ncc_lower_window(n, wt->shape.d[2], wt->shape.d[3], w);
 }
 
 static bool pool_ok(const ncc_node *n, win *w) {
@@ -83,7 +80,7 @@ static bool pool_ok(const ncc_node *n, win *w) {
   const int64_t *ks = ncc_attr_ints(n, "kernel_shape", &c);
   if (!ks || c != 2) return false;
   if (n->op == NCC_OP_AVGPOOL && ncc_attr_int(n, "ceil_mode", 0)) return false;
-  return window(n, ks[0], ks[1], w);
+  return ncc_lower_window(n, ks[0], ks[1], w);
 }
 
 bool ncc_lower_conv_supports(const ncc_node *n) {

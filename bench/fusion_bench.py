@@ -6,12 +6,15 @@
            bandwidth the fused kernel reaches against a STREAM-like triad
            (bench/stream_triad.c) measured in the same run, interleaved;
            best of the rounds on each side (shared machines are noisy).
+           The triad runs over arrays of the chain's tensor size (same
+           cache behaviour: the ratio that counts) and over >= 64 MB arrays.
   compile  compile_ms of `ncc bench --json` at depth 1, 8, 32 for mlp,
            resblock and transformer, with repeated-block kernel reuse on
            (default) and off (NCC_KERNEL_REUSE=0).
 
 Both print a table (or --json). Usage:
-  python3 bench/fusion_bench.py bw --ncc build/ncc [--batch 64]
+  python3 bench/fusion_bench.py bw --ncc build/ncc [--batch 64] [--threads N]
+                                   [--chain eltwise|cheap] [--k 8 --depth 4]
   python3 bench/fusion_bench.py compile --ncc build/ncc
 """
 import argparse
@@ -43,9 +46,11 @@ def build_triad(tmp):
     return exe
 
 
-def triad(exe, n):
-    out = subprocess.run([exe, "-n", str(n), "-r", "10"], check=True,
-                         capture_output=True, text=True).stdout
+def triad(exe, n, threads):
+    cmd = [exe, "-n", str(n), "-r", "10"]
+    if threads:
+        cmd += ["-t", str(threads)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 
@@ -75,6 +80,10 @@ def cheap_chain(path, width, h, w, n_ops):
         f.write("\n".join(lines) + "\n")
 
 
+def ms_to_ns(ms, n):
+    return ms * 1e6 / n
+
+
 def cmd_bw(a):
     tmp = tempfile.mkdtemp(prefix="ncc_fusion_bw_")
     try:
@@ -91,20 +100,25 @@ def cmd_bw(a):
         numel = a.batch * a.width * h * w
         n_ops = a.k * a.depth
         flags = ["--batch", str(a.batch), "--iters", str(a.iters), "--warmup", "3"]
-        rows = {"fused": [], "unfused": [], "triad": [], "copy": []}
+        env = {"NCC_NUM_THREADS": str(a.threads)} if a.threads else {}
+        big = max(numel, 1 << 24)  # 64 MB arrays at least: past the caches
+        rows = {"fused": [], "unfused": [], "triad": [], "copy": [], "triad_big": []}
         for _ in range(a.rounds):  # interleaved: the machine is noisy
-            t = triad(exe, max(numel, 1 << 24))  # 64 MB arrays: past the caches
+            # the triad over arrays of the chain's tensor size (the same
+            # cache behaviour), and over arrays of at least 64 MB
+            t = triad(exe, numel, a.threads)
             rows["triad"].append(t["triad_gbps"])
             rows["copy"].append(t["copy_gbps"])
-            f = ncc_bench(a.ncc, model, flags)
-            u = ncc_bench(a.ncc, model, flags + ["--disable-pass=fusion"])
+            rows["triad_big"].append(triad(exe, big, a.threads)["triad_gbps"])
+            f = ncc_bench(a.ncc, model, flags, env)
+            u = ncc_bench(a.ncc, model, flags + ["--disable-pass=fusion"], env)
             # the best run: on a shared machine the median measures the neighbours
             rows["fused"].append((f["latency_ms"]["min"], f["kernels"]))
             rows["unfused"].append((u["latency_ms"]["min"], u["kernels"]))
         bytes_min = 2.0 * numel * 4  # read x once, write y once
-        res = {"numel": numel, "ops": n_ops, "batch": a.batch,
-               "triad_gbps": max(rows["triad"]),
-               "copy_gbps": max(rows["copy"])}
+        res = {"numel": numel, "ops": n_ops, "batch": a.batch, "threads": a.threads,
+               "triad_gbps": max(rows["triad"]), "copy_gbps": max(rows["copy"]),
+               "triad_big_elems": big, "triad_big_gbps": max(rows["triad_big"])}
         for k in ("fused", "unfused"):
             ms = min(r[0] for r in rows[k])
             res[k] = {"latency_ms": ms, "kernels": rows[k][0][1],
@@ -113,20 +127,27 @@ def cmd_bw(a):
         res["speedup"] = res["unfused"]["latency_ms"] / res["fused"]["latency_ms"]
         res["fused_vs_copy"] = res["fused"]["gbps_min_bytes"] / res["copy_gbps"]
         res["fused_vs_triad"] = res["fused"]["gbps_min_bytes"] / res["triad_gbps"]
+        res["fused_vs_triad_big"] = res["fused"]["gbps_min_bytes"] / res["triad_big_gbps"]
+        # per element and op: how compute-bound the fused kernel is
+        res["fused"]["ns_per_elem"] = ms_to_ns(res["fused"]["latency_ms"], numel)
         if a.json:
             print(json.dumps(res))
             return
-        print("%s chain: %d ops on %d floats (%.1f MB per tensor), batch %d"
-              % (a.chain, n_ops, numel, numel * 4 / 1e6, a.batch))
-        print("STREAM-like: copy %.2f GB/s, triad %.2f GB/s" % (res["copy_gbps"], res["triad_gbps"]))
+        print("%s chain: %d ops on %d floats (%.1f MB per tensor), batch %d, threads %s"
+              % (a.chain, n_ops, numel, numel * 4 / 1e6, a.batch, a.threads or "default"))
+        print("STREAM-like, same size: copy %.2f GB/s, triad %.2f GB/s; triad over %.0f MB "
+              "arrays: %.2f GB/s" % (res["copy_gbps"], res["triad_gbps"], big * 4 / 1e6,
+                                     res["triad_big_gbps"]))
         for k in ("fused", "unfused"):
             r = res[k]
             print("%-8s %3d kernels  %9.3f ms  %7.2f GB/s (x in, y out)"
                   % (k, r["kernels"], r["latency_ms"], r["gbps_min_bytes"]))
         print("unfused moves %d x the bytes: %.2f GB/s actually moved"
               % (n_ops, res["unfused"]["gbps_moved"]))
-        print("fusion speedup %.2fx; fused bandwidth = %.0f%% of copy, %.0f%% of triad"
-              % (res["speedup"], 100 * res["fused_vs_copy"], 100 * res["fused_vs_triad"]))
+        print("fusion speedup %.2fx; fused: %.2f ns per element; bandwidth = %.0f%% of copy, "
+              "%.0f%% of triad (same size), %.0f%% of triad (%.0f MB)"
+              % (res["speedup"], res["fused"]["ns_per_elem"], 100 * res["fused_vs_copy"],
+                 100 * res["fused_vs_triad"], 100 * res["fused_vs_triad_big"], big * 4 / 1e6))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -183,6 +204,9 @@ def main(argv=None):
     bw.add_argument("--depth", type=int, default=4)
     bw.add_argument("--iters", type=int, default=20)
     bw.add_argument("--rounds", type=int, default=3)
+    bw.add_argument("--threads", type=int, default=0,
+                    help="NCC_NUM_THREADS for ncc and the triad's threads "
+                         "(default: the environment's, else the online cores)")
     bw.add_argument("--chain", choices=("eltwise", "cheap"), default="eltwise",
                     help="eltwise: blocks.py's chain (Tanh, Sigmoid: compute-heavy); "
                          "cheap: Mul/Add/Relu/Sub only")

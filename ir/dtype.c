@@ -66,8 +66,8 @@ size_t ncc_tensor_nbytes(const ncc_tensor *t) {
 /* Largest tensor we agree to allocate: guards absurd dims in models. */
 #define NCC_TENSOR_MAX_BYTES ((int64_t)1 << 36)
 
-ncc_status ncc_tensor_alloc(ncc_tensor *t, ncc_dtype dt, int rank,
-                            const int64_t *dims) {
+static ncc_status tensor_alloc(ncc_tensor *t, ncc_dtype dt, int rank,
+                               const int64_t *dims, bool zero) {
   memset(t, 0, sizeof *t);
   if (rank < 0 || rank > NCC_MAX_RANK)
     return ncc_error(NCC_ERR_UNSUPPORTED, "tensor rank %d exceeds %d", rank,
@@ -91,10 +91,20 @@ ncc_status ncc_tensor_alloc(ncc_tensor *t, ncc_dtype dt, int rank,
   t->rank = rank;
   if (rank) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
   size_t bytes = (size_t)n * ncc_dtype_size(dt);
-  t->data = ncc_calloc(1, bytes ? bytes : 1);
+  t->data = zero ? ncc_calloc(1, bytes ? bytes : 1) : ncc_malloc(bytes ? bytes : 1);
   if (!t->data) return NCC_ERR_NOMEM;
   t->owns_data = 1;
   return NCC_OK;
+}
+
+ncc_status ncc_tensor_alloc(ncc_tensor *t, ncc_dtype dt, int rank,
+                            const int64_t *dims) {
+  return tensor_alloc(t, dt, rank, dims, true);
+}
+
+ncc_status ncc_tensor_alloc_uninit(ncc_tensor *t, ncc_dtype dt, int rank,
+                                   const int64_t *dims) {
+  return tensor_alloc(t, dt, rank, dims, false);
 }
 
 void ncc_tensor_free(ncc_tensor *t) {

@@ -50,6 +50,11 @@ char *ncc_arena_strdup(ncc_arena *a, const char *s);
 char *ncc_arena_strndup(ncc_arena *a, const char *s, size_t n);
 void *ncc_arena_memdup(ncc_arena *a, const void *p, size_t n);
 
+/* ncc_tensor_alloc without zeroing, for buffers a kernel writes whole
+ * (zeroing a graph output first would be a second pass over memory). */
+ncc_status ncc_tensor_alloc_uninit(ncc_tensor *t, ncc_dtype dt, int rank,
+                                   const int64_t *dims);
+
 /* ---- ops ---- */
 enum {
   NCC_OPF_ELTWISE = 1u << 0,

@@ -225,7 +225,7 @@ static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
   int n_nodes = g->n_nodes;
   ncc_node **old = st ? NULL : ncc_malloc(sizeof *old * (size_t)(n_nodes + 1));
   if (!st && !old) st = NCC_ERR_NOMEM;
-  if (!st) memcpy(old, g->nodes, sizeof *old * (size_t)n_nodes);
+  if (!st && n_nodes) memcpy(old, g->nodes, sizeof *old * (size_t)n_nodes);
   for (int i = 0; i < n_nodes && !st; i++) {
     ncc_node *n = old[i];
     /* values made during the sweep are Reorder outputs, never inputs of
@@ -234,7 +234,7 @@ static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
   }
   /* graph outputs stay plain (the verifier insists); a graph output fed
    * by a blocked value directly is impossible: block_output renamed it */
-  if (!st && L.reorders + L.blocked_nodes > 0) {
+  if (!st && L.n_order > 0 && L.reorders + L.blocked_nodes > 0) {
     NCC_ASSERT(L.n_order == g->n_nodes);
     memcpy(g->nodes, L.order, sizeof *g->nodes * (size_t)L.n_order);
     for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->id = i;

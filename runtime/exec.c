@@ -317,6 +317,8 @@ static ncc_status alloc_out(ncc_exec *x, const ncc_value *v, const ncc_tinfo *ti
     return NCC_OK;
   }
   if (plannable(x, v)) x->run_matches = false;
+  /* a compiled kernel writes its whole output (like an arena slice) */
+  if (!host) return ncc_tensor_alloc_uninit(t, ti->dtype, ti->shape.rank, ti->shape.d);
   return ncc_tensor_alloc(t, ti->dtype, ti->shape.rank, ti->shape.d);
 }
 

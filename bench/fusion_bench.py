@@ -12,10 +12,15 @@
            resblock and transformer, with repeated-block kernel reuse on
            (default) and off (NCC_KERNEL_REUSE=0).
 
-Both print a table (or --json). Usage:
+  passes   per generated block at depth 1 and 8: latency at -O2 against
+           -O0, -O2 without fusion and -O2 without layout, in interleaved
+           rounds (the best round median of each configuration).
+
+Each prints a table (or --json). Usage:
   python3 bench/fusion_bench.py bw --ncc build/ncc [--batch 64] [--threads N]
                                    [--chain eltwise|cheap] [--k 8 --depth 4]
   python3 bench/fusion_bench.py compile --ncc build/ncc
+  python3 bench/fusion_bench.py passes --ncc build/ncc [--batch 1] [--threads N]
 """
 import argparse
 import json
@@ -191,6 +196,49 @@ def cmd_compile(a):
         print(line)
 
 
+PASS_CONFIGS = (("O2", ["-O2"]), ("O0", ["-O0"]),
+                ("no_fusion", ["-O2", "--disable-pass=fusion"]),
+                ("no_layout", ["-O2", "--disable-pass=layout"]))
+
+
+def cmd_passes(a):
+    tmp = tempfile.mkdtemp(prefix="ncc_pass_blocks_")
+    import onnx
+    env = {"NCC_NUM_THREADS": str(a.threads)} if a.threads else {}
+    res = []
+    try:
+        for b in a.blocks:
+            for d in a.depths:
+                model = os.path.join(tmp, "%s_d%d.onnx" % (b, d))
+                onnx.save(blocks.build(b, depth=d), model)
+                row = {"block": b, "depth": d, "batch": a.batch}
+                best = {}
+                for rnd in range(a.rounds):
+                    order = PASS_CONFIGS if rnd % 2 == 0 else PASS_CONFIGS[::-1]
+                    for name, flags in order:
+                        r = ncc_bench(a.ncc, model, flags + ["--batch", str(a.batch),
+                                                             "--iters", str(a.iters)], env)
+                        ms = r["latency_ms"]["median"]
+                        best[name] = min(best.get(name, ms), ms)
+                        row["kernels_" + name] = r["kernels"]
+                for name, _ in PASS_CONFIGS:
+                    row[name + "_ms"] = best[name]
+                res.append(row)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if a.json:
+        print(json.dumps(res))
+        return
+    print("%-12s %5s %9s %9s %9s %9s   %s" % ("block", "depth", "-O2 ms", "-O0 ms",
+                                             "nofuse ms", "nolayout", "speedup of -O2 over: "
+                                             "-O0, fusion off, layout off"))
+    for r in res:
+        o2 = r["O2_ms"]
+        print("%-12s %5d %9.3f %9.3f %9.3f %9.3f   %5.2fx %5.2fx %5.2fx"
+              % (r["block"], r["depth"], o2, r["O0_ms"], r["no_fusion_ms"], r["no_layout_ms"],
+                 r["O0_ms"] / o2, r["no_fusion_ms"] / o2, r["no_layout_ms"] / o2))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -219,8 +267,18 @@ def main(argv=None):
     co.add_argument("--no-reuse", action="store_true",
                     help="also measure with NCC_KERNEL_REUSE=0")
     co.add_argument("--json", action="store_true")
+    pa = sub.add_parser("passes", help="-O2 vs -O0 / fusion off / layout off per block")
+    pa.add_argument("--ncc", default="build/ncc")
+    pa.add_argument("--blocks", nargs="+",
+                    default=["eltwise", "mlp", "conv", "resblock", "dwsep", "transformer"])
+    pa.add_argument("--depths", nargs="+", type=int, default=[1, 8])
+    pa.add_argument("--batch", type=int, default=1)
+    pa.add_argument("--iters", type=int, default=50)
+    pa.add_argument("--rounds", type=int, default=3)
+    pa.add_argument("--threads", type=int, default=0)
+    pa.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    (cmd_bw if a.cmd == "bw" else cmd_compile)(a)
+    {"bw": cmd_bw, "compile": cmd_compile, "passes": cmd_passes}[a.cmd](a)
     return 0
 
 

@@ -33,6 +33,9 @@ ncc_status ncc_lower_blocked(const ncc_node *n, const char *name,
                              const ncc_lower_opts *o, kir_kernel **out);
 
 bool ncc_lower_eltwise_supports(const ncc_node *n);
+/* The op, attributes and dtypes of an elementwise node have a formula
+ * (shapes are not checked). */
+bool ncc_lower_eltwise_op_ok(const ncc_node *n);
 ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
                              const ncc_lower_opts *o, kir_kernel **out);
 

@@ -20,9 +20,13 @@
  * run clamped to the last pixel (recomputing it is harmless), so any OW
  * fits. Padding: the pixels whose windows lie inside the image (the
  * interior rectangle) and the frame around it are two compacted flat lists,
- * each walked in runs by its own parallel loop; only the frame's loop reads
- * through guarded loads (0 outside the image), so borders cost nothing in
- * the interior, whatever the row width.
+ * each walked in runs by its own parallel loop, so borders cost nothing in
+ * the interior, whatever the row width. The frame's loop puts the taps
+ * outside the channel loops: each pixel's "tap inside the image" test is
+ * then loop-invariant and becomes a masked FMA (a k-register), a tap
+ * outside for all R pixels skips its channel loops, and the frame list is
+ * ordered so a run mostly sits on one side of it (guarded scalar loads with
+ * the taps unrolled inside kept R*KH*KW guards live and spilled).
  *
  * Sizes other than N must be static (the layout pass only blocks values
  * with a static C; H and W static keep every decision at compile time).
@@ -166,34 +170,13 @@ static bool reorder_ok(const ncc_node *n) {
          (!bo || C % bo == 0);
 }
 
-/* Elementwise ops with an f32 result from f32 operands. */
+/* Elementwise ops with an f32 result from f32 operands (the op list and
+ * attribute checks are lower_eltwise.c's). */
 static bool elt_op_ok(const ncc_node *n) {
-  if (n->n_out != 1 || !n->out[0] || n->out[0]->dtype != F32 || n->n_in > 8) return false;
+  if (!ncc_lower_eltwise_op_ok(n) || n->out[0]->dtype != F32) return false;
   for (int i = 0; i < n->n_in; i++)
     if (n->in[i] && n->in[i]->dtype != F32) return false;
-  switch (n->op) {
-  case NCC_OP_CLIP:
-    for (int i = 1; i < n->n_in; i++)
-      if (n->in[i] && n->in[i]->shape.rank != 0) return false;
-    return n->in[0] != NULL;
-  case NCC_OP_GELU: {
-    const char *ap = ncc_attr_string(n, "approximate", "none");
-    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0) return false;
-    return n->in[0] != NULL;
-  }
-  case NCC_OP_ADD: case NCC_OP_SUB: case NCC_OP_MUL: case NCC_OP_DIV:
-  case NCC_OP_POW: case NCC_OP_MAX: case NCC_OP_MIN:
-  case NCC_OP_NEG: case NCC_OP_ABS: case NCC_OP_SQRT: case NCC_OP_RECIPROCAL:
-  case NCC_OP_EXP: case NCC_OP_LOG: case NCC_OP_ERF: case NCC_OP_TANH:
-  case NCC_OP_SIGMOID: case NCC_OP_RELU: case NCC_OP_LEAKYRELU:
-  case NCC_OP_HARDSIGMOID: case NCC_OP_HARDSWISH: case NCC_OP_SOFTPLUS:
-  case NCC_OP_IDENTITY:
-    for (int i = 0; i < n->n_in; i++)
-      if (!n->in[i]) return false;
-    return n->n_in >= 1;
-  default:
-    return false;
-  }
+  return n->n_in >= 1;
 }
 
 /* An operand of a flat elementwise loop over y's storage: the same logical
@@ -409,64 +392,126 @@ static int pack_conv_weights(kir_kernel *k, const ncc_value *wt, int kb) {
   return b;
 }
 
-/* The reduction of one run into the accumulators: pixel r's input base
- * index xb[r] (image and window origin, channel 0) and, when `guard`, its
- * window origin (ih0[r], iw0[r]) for the padding checks. */
-static void conv_reduce(bconv *c, kir_kernel *k, kir_block *b, kir_expr *ocb0,
-                        kir_expr **xb, kir_expr **ih0, kir_expr **iw0, bool guard) {
-  const win *w = &c->w;
-  int kb = c->kb;
-  int64_t HW = c->H * c->W, taps = w->kh * w->kw;
+/* acc[r][j] = 0 for the run's tile. */
+static void zero_tile(bconv *c, kir_kernel *k, kir_block *b) {
   for (int r = 0; r < c->R; r++)
     for (int j = 0; j < c->nb; j++)
-      kir_assign(k, b, c->acc[r][j], kir_splat(k, kir_const_f(k, F32, 0.0), kb));
-  /* ic = icb*ki + ici (blocked input) or a plain channel index */
-  int vcb = kir_var_new(k), vci = kir_var_new(k), vkh = kir_var_new(k), vkw = kir_var_new(k);
+      kir_assign(k, b, c->acc[r][j], kir_splat(k, kir_const_f(k, F32, 0.0), c->kb));
+}
+
+/* The channel loops of the reduction: icb over C/ki blocks of ki channels
+ * (ki = 1 for a plain input), ici inside, none at all when `run` (if not
+ * NULL) is false; returns the inner body and sets the element offset of
+ * channel ic from a pixel's channel-0 element (blocked: icb*HW*ki + ici,
+ * plain: ic*HW) and ic itself. */
+static kir_block *channel_loops(bconv *c, kir_kernel *k, kir_block *b, kir_expr *run,
+                                kir_stmt **lcb, kir_block *bcb, kir_stmt **lci,
+                                kir_block *bci, kir_expr **coff, kir_expr **ic) {
+  int64_t ki = c->ki ? c->ki : 1, HW = c->H * c->W;
+  int vcb = kir_var_new(k), vci = kir_var_new(k);
+  kir_expr *hi = I(c->C / ki);
+  if (run) hi = kir_select(k, run, hi, I(0));
+  *lcb = kir_for(k, b, vcb, I(0), hi, KIR_SERIAL, 0);
+  *bcb = kir_body_begin();
+  *lci = kir_for(k, bcb, vci, I(0), I(ki), KIR_SERIAL, 0);
+  *bci = kir_body_begin();
+  kir_expr *icb = kir_var(k, vcb), *ici = kir_var(k, vci);
+  *ic = ADD(MUL(icb, I(ki)), ici);
+  *coff = c->ki ? ADD(MUL(icb, I(HW * ki)), ici) : MUL(*ic, I(HW));
+  return bci;
+}
+
+/* The tile's FMAs for one (channel, tap): nb weight vectors, R broadcasts;
+ * with guards g (border), pixel r's accumulators change only where g[r]. */
+static void tile_fmas(bconv *c, kir_kernel *k, kir_block *b, kir_expr *ocb0, kir_expr *ic,
+                      kir_expr *tap, kir_expr **x, kir_expr **g) {
+  int kb = c->kb;
+  int64_t taps = c->w.kh * c->w.kw;
+  kir_expr *wv[NB_MAX];
+  for (int j = 0; j < c->nb; j++) {
+    kir_expr *wi = MUL(ADD(MUL(ADD(MUL(ADD(ocb0, I(j)), I(c->C)), ic), I(taps)), tap), I(kb));
+    kir_assign(k, b, c->wl[j], kir_loadv(k, c->bw, wi, kb, NULL));
+    wv[j] = kir_local_ref(k, c->wl[j]);
+  }
+  for (int r = 0; r < c->R; r++)
+    for (int j = 0; j < c->nb; j++) {
+      kir_expr *a = kir_local_ref(k, c->acc[r][j]), *v = kir_fma(k, x[r], wv[j], a);
+      kir_assign(k, b, c->acc[r][j], g ? kir_select(k, g[r], v, a) : v);
+    }
+}
+
+/* Interior runs: every tap of every pixel is inside the image, so the
+ * window is unrolled inside the channel loops (constant offsets from the
+ * R pixel bases xb[r]). */
+static void conv_reduce(bconv *c, kir_kernel *k, kir_block *b, kir_expr *ocb0,
+                        kir_expr **xb) {
+  const win *w = &c->w;
   int64_t ki = c->ki ? c->ki : 1;
-  kir_stmt *lcb = kir_for(k, b, vcb, I(0), I(c->C / ki), KIR_SERIAL, 0);
-  kir_block bcb = kir_body_begin();
-  kir_stmt *lci = kir_for(k, &bcb, vci, I(0), I(ki), KIR_SERIAL, 0);
-  kir_block bci = kir_body_begin();
-  kir_stmt *lkh = kir_for(k, &bci, vkh, I(0), I(w->kh), KIR_UNROLL, (int)w->kh);
+  zero_tile(c, k, b);
+  kir_stmt *lcb, *lci;
+  kir_block bcb, bci;
+  kir_expr *coff, *ic;
+  kir_block *body = channel_loops(c, k, b, NULL, &lcb, &bcb, &lci, &bci, &coff, &ic);
+  int vkh = kir_var_new(k), vkw = kir_var_new(k);
+  kir_stmt *lkh = kir_for(k, body, vkh, I(0), I(w->kh), KIR_UNROLL, (int)w->kh);
   kir_block bkh = kir_body_begin();
   kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kw), KIR_UNROLL, (int)w->kw);
   kir_block bkw = kir_body_begin();
   {
-    kir_expr *icb = kir_var(k, vcb), *ici = kir_var(k, vci);
     kir_expr *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
-    kir_expr *ic = ADD(MUL(icb, I(ki)), ici);
     kir_expr *tap = ADD(MUL(kh, I(w->kw)), kw);
-    /* offset of (channel, tap) from a pixel's base: blocked
-     * ((icb*HW) + dh*W + dw)*ki + ici, plain ic*HW + dh*W + dw */
-    kir_expr *sp = ADD(MUL(kh, I(w->dh * c->W)), MUL(kw, I(w->dw)));
-    kir_expr *off = c->ki ? ADD(MUL(ADD(MUL(icb, I(HW)), sp), I(ki)), ici)
-                          : ADD(MUL(ic, I(HW)), sp);
-    kir_expr *wv[NB_MAX];
-    for (int j = 0; j < c->nb; j++) {
-      kir_expr *wi = MUL(ADD(MUL(ADD(MUL(ADD(ocb0, I(j)), I(c->C)), ic), I(taps)), tap), I(kb));
-      kir_assign(k, &bkw, c->wl[j], kir_loadv(k, c->bw, wi, kb, NULL));
-      wv[j] = kir_local_ref(k, c->wl[j]);
-    }
-    for (int r = 0; r < c->R; r++) {
-      kir_expr *xi = ADD(xb[r], off);
-      kir_expr *x;
-      if (guard) {
-        kir_expr *g = AND(inside(k, ADD(ih0[r], MUL(kh, I(w->dh))), c->H),
-                          inside(k, ADD(iw0[r], MUL(kw, I(w->dw))), c->W));
-        x = kir_load_guarded(k, c->bx, xi, g);
-      } else {
-        x = kir_load(k, c->bx, xi);
-      }
-      x = kir_splat(k, x, kb);
-      for (int j = 0; j < c->nb; j++)
-        kir_assign(k, &bkw, c->acc[r][j],
-                   kir_fma(k, x, wv[j], kir_local_ref(k, c->acc[r][j])));
-    }
+    kir_expr *off = ADD(coff, MUL(ADD(MUL(kh, I(w->dh * c->W)), MUL(kw, I(w->dw))), I(ki)));
+    kir_expr *x[R_MAX];
+    for (int r = 0; r < c->R; r++) x[r] = kir_splat(k, kir_load(k, c->bx, ADD(xb[r], off)), c->kb);
+    tile_fmas(c, k, &bkw, ocb0, ic, tap, x, NULL);
   }
   kir_body_end(lkw, &bkw);
   kir_body_end(lkh, &bkh);
   kir_body_end(lci, &bci);
   kir_body_end(lcb, &bcb);
+}
+
+/* Border runs: the taps are the outer loops, so each pixel's padding test
+ * and its input base for the tap (the image base when the tap falls
+ * outside: any in-image address, the value is discarded) are invariant in
+ * the channel loops: the inner loop is the interior's broadcast-FMA tile
+ * with pixel r's FMAs masked by its guard (a k-register with AVX-512), and
+ * a tap outside for every pixel of the run skips its channel loops.
+ * (Unrolling the taps inside the channel loops instead kept R*KH*KW guards
+ * live across them, and spilled.) */
+static void conv_reduce_border(bconv *c, kir_kernel *k, kir_block *b, kir_expr *ocb0,
+                               kir_expr *xbase, kir_expr **xb, kir_expr **ih0,
+                               kir_expr **iw0) {
+  const win *w = &c->w;
+  int kb = c->kb;
+  int64_t ki = c->ki ? c->ki : 1;
+  zero_tile(c, k, b);
+  int vkh = kir_var_new(k), vkw = kir_var_new(k);
+  kir_stmt *lkh = kir_for(k, b, vkh, I(0), I(w->kh), KIR_SERIAL, 0);
+  kir_block bkh = kir_body_begin();
+  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kw), KIR_SERIAL, 0);
+  kir_block bkw = kir_body_begin();
+  kir_expr *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
+  kir_expr *tap = ADD(MUL(kh, I(w->kw)), kw);
+  kir_expr *sp = MUL(ADD(MUL(kh, I(w->dh * c->W)), MUL(kw, I(w->dw))), I(ki));
+  kir_expr *g[R_MAX], *base[R_MAX], *any = NULL;
+  for (int r = 0; r < c->R; r++) {
+    g[r] = AND(inside(k, ADD(ih0[r], MUL(kh, I(w->dh))), c->H),
+               inside(k, ADD(iw0[r], MUL(kw, I(w->dw))), c->W));
+    base[r] = kir_select(k, g[r], ADD(xb[r], sp), xbase);
+    any = any ? kir_bin(k, KIR_OR, any, g[r]) : g[r];
+  }
+  kir_stmt *lcb, *lci;
+  kir_block bcb, bci;
+  kir_expr *coff, *ic;
+  kir_block *body = channel_loops(c, k, &bkw, any, &lcb, &bcb, &lci, &bci, &coff, &ic);
+  kir_expr *x[R_MAX];
+  for (int r = 0; r < c->R; r++) x[r] = kir_splat(k, kir_load(k, c->bx, ADD(base[r], coff)), kb);
+  tile_fmas(c, k, body, ocb0, ic, tap, x, g);
+  kir_body_end(lci, &bci);
+  kir_body_end(lcb, &bcb);
+  kir_body_end(lkw, &bkw);
+  kir_body_end(lkh, &bkh);
 }
 
 /* Pixels of the output split in two compacted flat lists: the interior
@@ -509,16 +554,24 @@ static void pixel_at(kir_kernel *k, const region *g, bool border, kir_expr *q, k
     *ow = REM(q, I(g->OW));
     return;
   }
-  /* top rows, then the middle rows' left and right parts, then bottom rows */
-  int64_t top = g->r_lo * g->OW, lr = g->OW - (g->c_hi - g->c_lo);
-  int64_t mid = (g->r_hi - g->r_lo) * lr;
-  kir_expr *m = ADD(q, I(-top)), *b = ADD(q, I(-top - mid));
-  kir_expr *j = REM(m, I(lr));
+  /* top rows, then the middle rows' left columns, their right columns, then
+   * the bottom rows: a run then mostly shares one side of the frame, so
+   * whole taps fall outside for all its pixels (conv_reduce_border skips
+   * them) */
+  int64_t top = g->r_lo * g->OW, rows = g->r_hi - g->r_lo, rw = g->OW - g->c_hi;
+  int64_t nl = rows * g->c_lo, mid = nl + rows * rw;
+  kir_expr *m = ADD(q, I(-top)), *b = ADD(q, I(-top - mid)), *oh_m, *ow_m;
+  if (nl == mid || nl == 0) { /* one side only, or none (never selected) */
+    int64_t wd = g->c_lo ? g->c_lo : rw > 0 ? rw : 1, c0 = g->c_lo ? 0 : g->c_hi;
+    oh_m = ADD(DIV(m, I(wd)), I(g->r_lo));
+    ow_m = ADD(REM(m, I(wd)), I(c0));
+  } else {
+    kir_expr *m2 = ADD(m, I(-nl)), *left = kir_bin(k, KIR_LT, m, I(nl));
+    oh_m = ADD(kir_select(k, left, DIV(m, I(g->c_lo)), DIV(m2, I(rw))), I(g->r_lo));
+    ow_m = kir_select(k, left, REM(m, I(g->c_lo)), ADD(REM(m2, I(rw)), I(g->c_hi)));
+  }
   kir_expr *in_top = kir_bin(k, KIR_LT, q, I(top));
   kir_expr *in_mid = kir_bin(k, KIR_LT, q, I(top + mid));
-  kir_expr *oh_m = ADD(DIV(m, I(lr)), I(g->r_lo));
-  kir_expr *ow_m = kir_select(k, kir_bin(k, KIR_LT, j, I(g->c_lo)), j,
-                              ADD(j, I(g->c_hi - g->c_lo)));
   *oh = kir_select(k, in_top, DIV(q, I(g->OW)),
                    kir_select(k, in_mid, oh_m, ADD(DIV(b, I(g->OW)), I(g->r_hi))));
   *ow = kir_select(k, in_top, REM(q, I(g->OW)), kir_select(k, in_mid, ow_m, REM(b, I(g->OW))));
@@ -561,9 +614,12 @@ static void conv_pass(bconv *c, kir_kernel *k, kir_block *top, const region *g, 
   kir_expr *p[R_MAX], *ih0[R_MAX], *iw0[R_MAX], *xb[R_MAX];
   int64_t ki = c->ki ? c->ki : 1;
   /* image base of the input: plain (n*C)*HW, blocked (n*C/ki)*HW*ki: equal */
-  run_pixels(c, k, g, border, run, count, MUL(bn, I(c->C * c->H * c->W)), ki, p, ih0, iw0,
-             xb);
-  conv_reduce(c, k, &bt, ocb0, xb, ih0, iw0, border);
+  kir_expr *xbase = MUL(bn, I(c->C * c->H * c->W));
+  run_pixels(c, k, g, border, run, count, xbase, ki, p, ih0, iw0, xb);
+  if (border)
+    conv_reduce_border(c, k, &bt, ocb0, xbase, xb, ih0, iw0);
+  else
+    conv_reduce(c, k, &bt, ocb0, xb);
   for (int j = 0; j < c->nb; j++) {
     kir_expr *ocb = ADD(ocb0, I(j));
     kir_expr *c0 = MUL(ocb, I(kb));

@@ -32,7 +32,7 @@ static bool all_f32_inputs(const ncc_node *n) {
 }
 
 /* Op and dtype check (shapes are checked by plan_broadcast). */
-static bool op_ok(const ncc_node *n) {
+bool ncc_lower_eltwise_op_ok(const ncc_node *n) {
   if (n->n_out != 1 || !n->out[0] || n->n_in > MAX_OPS) return false;
   ncc_dtype od = n->out[0]->dtype;
   switch (n->op) {
@@ -134,7 +134,8 @@ static int node_operands(const ncc_node *n, const ncc_value **ops) {
 bool ncc_lower_eltwise_supports(const ncc_node *n) {
   bplan p;
   const ncc_value *ops[MAX_OPS];
-  return op_ok(n) && plan_broadcast(ops, node_operands(n, ops), &n->out[0]->shape, &p);
+  return ncc_lower_eltwise_op_ok(n) &&
+         plan_broadcast(ops, node_operands(n, ops), &n->out[0]->shape, &p);
 }
 
 kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
@@ -351,7 +352,7 @@ ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
   bplan p;
   const ncc_value *ops[MAX_OPS];
   int n_ops = node_operands(n, ops);
-  if (!op_ok(n) || !plan_broadcast(ops, n_ops, &n->out[0]->shape, &p))
+  if (!ncc_lower_eltwise_op_ok(n) || !plan_broadcast(ops, n_ops, &n->out[0]->shape, &p))
     return NCC_ERR_UNSUPPORTED;
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
@@ -401,7 +402,7 @@ ncc_status ncc_lower_eltwise_group(const ncc_fuse_group *gr, const char *name,
   const ncc_shape *os = &root->out[0]->shape;
   for (int m = 0; m < gr->n_members; m++) {
     const ncc_node *n = gr->members[m];
-    if (!op_ok(n) || !ncc_shape_eq(&n->out[0]->shape, os)) return NCC_ERR_UNSUPPORTED;
+    if (!ncc_lower_eltwise_op_ok(n) || !ncc_shape_eq(&n->out[0]->shape, os)) return NCC_ERR_UNSUPPORTED;
   }
   bplan p;
   if (!plan_broadcast((const ncc_value *const *)gr->ext, gr->n_ext, os, &p))

@@ -201,6 +201,32 @@ static void test_conv_symbolic(void **state) {
   check(d, 1e-5, 1e-4, "Conv symbolic N");
 }
 
+/* Padding on some sides only: the border list then has a left part and no
+ * right part, a right part only, or a top and no bottom. */
+static void test_conv_asym_pads(void **state) {
+  (void)state;
+  static const int64_t pads[][4] = {
+      {1, 0, 1, 2}, /* top, left, bottom, right: no left part */
+      {0, 2, 0, 0}, /* left part only, no top/bottom rows */
+      {2, 1, 0, 1}, /* top rows, no bottom */
+  };
+  for (size_t c = 0; c < sizeof pads / sizeof *pads; c++) {
+    fresh();
+    int64_t dx[4] = {2, 16, 9, 11}, dw[4] = {32, 16, 3, 3};
+    ncc_value *y = OP(NCC_OP_CONV, reorder(input(NCC_DT_F32, 4, dx), 16), rand_const(4, dw),
+                      rand_const(1, dw));
+    assert_int_equal(ncc_node_set_attr_ints(G, last_node, "pads", pads[c], 4), NCC_OK);
+    ints_attr("kernel_shape", 3, 2);
+    set_block(y, 16);
+    output(reorder(y, 1));
+    infer();
+    verify();
+    char what[40];
+    snprintf(what, sizeof what, "Conv asymmetric pads %zu", c);
+    check(dx, 1e-5, 1e-4, what);
+  }
+}
+
 static void test_depthwise(void **state) {
   (void)state;
   static const struct {
@@ -354,6 +380,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_reorder, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv_symbolic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conv_asym_pads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_depthwise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_epilogue, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pool, setup, teardown),

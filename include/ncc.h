@@ -126,6 +126,14 @@ ncc_status ncc_module_compile(const ncc_graph *g, const char *target,
                               ncc_module **out);
 ncc_status ncc_module_run(ncc_module *m, const ncc_tensor *in, int n_in,
                           ncc_tensor *out, int n_out);
+/* ncc_module_run into outputs the caller owns: out[i] must be allocated
+ * (data != NULL) with output i's dtype and shape for these inputs, e.g.
+ * the tensors of an earlier run. Kernels write them in place, so a
+ * steady-state loop allocates nothing and touches no fresh pages (what
+ * ONNX Runtime's IOBinding gives). A buffer that does not match is
+ * NCC_ERR_USAGE; the caller keeps ownership either way. */
+ncc_status ncc_module_run_into(ncc_module *m, const ncc_tensor *in, int n_in,
+                               ncc_tensor *out, int n_out);
 int ncc_module_num_kernels(const ncc_module *m);      /* compiled */
 int ncc_module_num_host_kernels(const ncc_module *m); /* run by ref kernels */
 const char *ncc_module_target(const ncc_module *m);

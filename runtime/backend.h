@@ -35,6 +35,10 @@ typedef struct ncc_backend {
                         void **state);
   ncc_status (*run)(void *state, const ncc_tensor *in, int n_in,
                     ncc_tensor *out, int n_out);
+  /* Optional: run into the caller's allocated outputs (ncc_module_run_into);
+   * NULL: run, then copy. */
+  ncc_status (*run_into)(void *state, const ncc_tensor *in, int n_in,
+                         ncc_tensor *out, int n_out);
   int (*num_kernels)(const void *state);      /* compiled kernels */
   int (*num_host_kernels)(const void *state); /* nodes run by ref kernels */
   void (*free)(void *state);
@@ -94,5 +98,10 @@ ncc_status ncc_exec_set_group(ncc_exec *x, const int *members, int n_members,
                               ncc_exec_kernel_fn fn, void *kctx);
 ncc_status ncc_exec_run(ncc_exec *x, const ncc_tensor *in, int n_in,
                         ncc_tensor *out, int n_out);
+/* ncc_exec_run writing graph outputs into the caller's buffers (allocated,
+ * with the outputs' run-time dtypes and shapes): kernels store into them
+ * directly, so a steady-state loop allocates and first-touches nothing. */
+ncc_status ncc_exec_run_into(ncc_exec *x, const ncc_tensor *in, int n_in,
+                             ncc_tensor *out, int n_out);
 
 #endif /* NCC_BACKEND_H */

@@ -45,6 +45,7 @@ struct ncc_exec {
   exec_step *steps;   /* one per node */
   int *last_use;      /* per value: last node index reading it; -1 none */
   bool *is_output;    /* per value: a graph output */
+  ncc_tensor *user_out; /* ncc_exec_run_into: the caller's output buffers */
   ncc_tensor *vals;   /* per value, during a run */
   int64_t *syms;      /* per symbol, during a run */
   ncc_tinfo *tin;     /* scratch, max inputs of any node */
@@ -297,8 +298,29 @@ static bool plannable(const ncc_exec *x, const ncc_value *v) {
 
 /* Output storage: the planned arena slice when sizes match, else the heap.
  * Host (reference) kernels get zeroed storage, as ncc_tensor_alloc gives. */
+/* The caller's buffer for graph output v when it has v's run-time type. */
+static ncc_tensor *user_buffer(const ncc_exec *x, const ncc_value *v, const ncc_tinfo *ti) {
+  if (!x->user_out || !v || !x->is_output[v->id]) return NULL;
+  for (int o = 0; o < x->g->n_outputs; o++) {
+    if (x->g->outputs[o] != v) continue;
+    ncc_tensor *u = &x->user_out[o];
+    bool ok = u->data && u->dtype == ti->dtype && u->rank == ti->shape.rank;
+    for (int d = 0; ok && d < u->rank; d++) ok = u->dims[d] == ti->shape.d[d];
+    return ok ? u : NULL;
+  }
+  return NULL;
+}
+
 static ncc_status alloc_out(ncc_exec *x, const ncc_value *v, const ncc_tinfo *ti,
                             ncc_tensor *t, bool host) {
+  ncc_tensor *u = user_buffer(x, v, ti);
+  if (u) { /* written in place: no allocation, no first-touch page faults */
+    *t = *u;
+    t->owns_data = 0;
+    if (host && ncc_tensor_nbytes(t)) memset(t->data, 0, ncc_tensor_nbytes(t));
+    if (v) x->size_now[v->id] = ncc_tensor_nbytes(t);
+    return NCC_OK;
+  }
   size_t bytes = ncc_dtype_size(ti->dtype);
   bool ok = ti->dtype > NCC_DT_UNDEF && ti->dtype < NCC_DT_COUNT &&
             ti->shape.rank >= 0 && ti->shape.rank <= NCC_MAX_RANK;
@@ -521,6 +543,24 @@ static ncc_status run_node(ncc_exec *x, int i) {
   return NCC_OK;
 }
 
+/* ncc_exec_run_into: outputs not already written in place (an input, a
+ * constant, a repeated output) are copied into the caller's buffers. */
+static ncc_status fill_user_outputs(ncc_exec *x, ncc_tensor *out, int n_out) {
+  for (int o = 0; o < n_out; o++) {
+    const ncc_tensor *t = &x->vals[x->g->outputs[o]->id];
+    if (t->data == out[o].data) continue;
+    bool ok = out[o].data && out[o].dtype == t->dtype && out[o].rank == t->rank;
+    for (int d = 0; ok && d < t->rank; d++) ok = out[o].dims[d] == t->dims[d];
+    if (!ok)
+      return ncc_error(NCC_ERR_USAGE,
+                       "ncc_module_run_into: output %d ('%s') has dtype %s and rank %d "
+                       "here; the caller's buffer does not match",
+                       o, x->g->outputs[o]->name, ncc_dtype_name(t->dtype), t->rank);
+    if (ncc_tensor_nbytes(t)) memcpy(out[o].data, t->data, ncc_tensor_nbytes(t));
+  }
+  return NCC_OK;
+}
+
 /* Hand graph outputs to the caller; borrowed or repeated ones are copied. */
 static ncc_status take_outputs(ncc_exec *x, ncc_tensor *out, int n_out) {
   const ncc_graph *g = x->g;
@@ -542,10 +582,11 @@ static ncc_status take_outputs(ncc_exec *x, ncc_tensor *out, int n_out) {
   return NCC_OK;
 }
 
-ncc_status ncc_exec_run(ncc_exec *x, const ncc_tensor *in, int n_in,
-                        ncc_tensor *out, int n_out) {
+static ncc_status exec_run(ncc_exec *x, const ncc_tensor *in, int n_in, ncc_tensor *out,
+                           int n_out, bool into) {
   const ncc_graph *g = x->g;
-  for (int o = 0; o < n_out; o++) memset(&out[o], 0, sizeof out[o]);
+  if (!into)
+    for (int o = 0; o < n_out; o++) memset(&out[o], 0, sizeof out[o]);
   if (n_out != g->n_outputs)
     return ncc_error(NCC_ERR_USAGE, "graph '%s' has %d outputs, %d requested",
                      g->name ? g->name : "", g->n_outputs, n_out);
@@ -560,10 +601,22 @@ ncc_status ncc_exec_run(ncc_exec *x, const ncc_tensor *in, int n_in,
     bind_consts(x);
     for (int i = 0; i < g->n_nodes && st == NCC_OK; i++) st = run_node(x, i);
   }
-  if (st == NCC_OK) st = take_outputs(x, out, n_out);
+  if (st == NCC_OK) st = into ? fill_user_outputs(x, out, n_out) : take_outputs(x, out, n_out);
+  x->user_out = NULL;
   /* Moved outputs no longer own their data; the rest is released here. */
   release_all(x);
   if (st == NCC_OK && !x->run_matches) x->lin_ok = false; /* sizes vary */
   if (st == NCC_OK && !x->lin_ok && (!x->planned || !x->run_matches)) make_plan(x);
   return st;
+}
+
+ncc_status ncc_exec_run(ncc_exec *x, const ncc_tensor *in, int n_in,
+                        ncc_tensor *out, int n_out) {
+  return exec_run(x, in, n_in, out, n_out, false);
+}
+
+ncc_status ncc_exec_run_into(ncc_exec *x, const ncc_tensor *in, int n_in,
+                             ncc_tensor *out, int n_out) {
+  x->user_out = n_out == x->g->n_outputs ? out : NULL;
+  return exec_run(x, in, n_in, out, n_out, true);
 }

@@ -271,6 +271,12 @@ static ncc_status cpu_run(void *state, const ncc_tensor *in, int n_in,
   return ncc_exec_run(s->exec, in, n_in, out, n_out);
 }
 
+static ncc_status cpu_run_into(void *state, const ncc_tensor *in, int n_in,
+                               ncc_tensor *out, int n_out) {
+  cpu_state *s = state;
+  return ncc_exec_run_into(s->exec, in, n_in, out, n_out);
+}
+
 static int cpu_num_kernels(const void *state) {
   return ((const cpu_state *)state)->n_compiled;
 }
@@ -286,6 +292,7 @@ const ncc_backend ncc_backend_cpu = {
     .supports_op = cpu_supports_op,
     .compile = cpu_compile,
     .run = cpu_run,
+    .run_into = cpu_run_into,
     .num_kernels = cpu_num_kernels,
     .num_host_kernels = cpu_num_host,
     .free = cpu_free,

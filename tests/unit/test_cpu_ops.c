@@ -63,6 +63,14 @@ static int check_graph(ncc_tensor *ins, int n_in, double atol, double rtol,
   st = ncc_module_run(m, ins, n_in, cpu, n_out);
   if (st != NCC_OK) print_error("run: %s\n", ncc_error_message());
   assert_int_equal(st, NCC_OK);
+  for (int o = 0; o < n_out; o++) compare(&ref[o], &cpu[o], atol, rtol, what);
+  /* again into the same buffers (ncc_module_run_into), poisoned first so a
+   * kernel that skips elements of a caller's buffer is caught */
+  for (int o = 0; o < n_out; o++)
+    if (ncc_tensor_nbytes(&cpu[o])) memset(cpu[o].data, 0x7f, ncc_tensor_nbytes(&cpu[o]));
+  st = ncc_module_run_into(m, ins, n_in, cpu, n_out);
+  if (st != NCC_OK) print_error("run_into: %s\n", ncc_error_message());
+  assert_int_equal(st, NCC_OK);
   for (int o = 0; o < n_out; o++) {
     compare(&ref[o], &cpu[o], atol, rtol, what);
     ncc_tensor_free(&ref[o]);
@@ -596,6 +604,25 @@ static void test_module_errors(void **state) {
   assert_int_equal(ncc_module_run(m, &t, 1, out, 1), NCC_ERR_INPUT);
   assert_non_null(strstr(ncc_error_message(), "dim 0"));
   assert_int_equal(ncc_module_run(m, &t, 0, out, 1), NCC_ERR_INPUT);
+  ncc_tensor_free(&t);
+  /* run_into: a buffer of the wrong shape or none is a usage error, on the
+   * cpu executor and on the generic run-then-copy path (ref) alike */
+  int64_t right[1] = {17};
+  t = rand_tensor(NCC_DT_F32, 1, right, 0, 1);
+  ncc_tensor small = rand_tensor(NCC_DT_F32, 1, wrong, 0, 1);
+  assert_int_equal(ncc_module_run_into(m, &t, 1, &small, 1), NCC_ERR_USAGE);
+  assert_non_null(strstr(ncc_error_message(), "does not match"));
+  assert_int_equal(ncc_module_run_into(m, &t, 1, NULL, 1), NCC_ERR_USAGE);
+  ncc_module_free(m);
+  assert_int_equal(ncc_module_compile(G, "ref", &m), NCC_OK);
+  assert_int_equal(ncc_module_run_into(m, &t, 1, &small, 1), NCC_ERR_USAGE);
+  ncc_tensor fit = rand_tensor(NCC_DT_F32, 1, right, 0, 1), expect;
+  assert_int_equal(ncc_module_run_into(m, &t, 1, &fit, 1), NCC_OK);
+  assert_int_equal(ncc_ref_run(G, &t, 1, &expect, 1), NCC_OK);
+  compare(&expect, &fit, 0, 0, "ref run_into");
+  ncc_tensor_free(&expect);
+  ncc_tensor_free(&fit);
+  ncc_tensor_free(&small);
   ncc_tensor_free(&t);
   ncc_module_free(m);
 

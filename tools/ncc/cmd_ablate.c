@@ -120,9 +120,9 @@ static ncc_status run_once(variant *v, const ncc_tensor *in, ncc_tensor *out,
                            double *ms) {
   int n_in = v->g->n_inputs, n_out = v->g->n_outputs;
   double t0 = cli_now_ms();
-  ncc_status st = ncc_module_run(v->m, in, n_in, out, n_out);
+  /* into the outputs of the first run, as `ncc bench` does */
+  ncc_status st = ncc_module_run_into(v->m, in, n_in, out, n_out);
   *ms = cli_now_ms() - t0;
-  cli_tensors_free(out, n_out);
   if (st && v->pass) ncc_error_prefix("with pass '%s' disabled", v->pass);
   return st;
 }
@@ -143,7 +143,8 @@ static ncc_status measure(ablation *a, const ncc_tensor *in) {
   int n_out = a->v[0].g->n_outputs;
   ncc_tensor *out = ncc_calloc((size_t)(n_out ? n_out : 1), sizeof *out);
   if (!out) return NCC_ERR_NOMEM;
-  ncc_status st = NCC_OK;
+  /* every variant has the same outputs: one allocation serves them all */
+  ncc_status st = ncc_module_run(a->v[0].m, in, a->v[0].g->n_inputs, out, n_out);
   double ms;
   for (int k = 0; k < a->nv && !st; k++) {
     a->v[k].lat = ncc_calloc((size_t)o->iters, sizeof(double));
@@ -167,6 +168,7 @@ static ncc_status measure(ablation *a, const ncc_tensor *in) {
   for (int k = 0; k < a->nv && !st; k++)
     a->v[k].median = median(a->v[k].lat, o->iters);
   ncc_free(ratio, 0);
+  cli_tensors_free(out, n_out);
   ncc_free(out, 0);
   return st;
 }

@@ -52,16 +52,6 @@
 /* ---- values and layouts ---- */
 
 /* The block size of v: 0 when plain. */
-static int blk(const ncc_value *v) {
-  return v && v->layout.kind == NCC_LAYOUT_NCHWC && v->layout.block > 1 ? v->layout.block
-                                                                        : 0;
-}
-
-static bool same_layout(const ncc_value *a, const ncc_value *b) {
-  return a->layout.kind == b->layout.kind &&
-         (a->layout.kind == NCC_LAYOUT_PLAIN || a->layout.block == b->layout.block);
-}
-
 /* f32, rank 4, every dim but N static. */
 static bool f32_nchw(const ncc_value *v) {
   if (!v || v->dtype != F32 || v->shape.rank != 4) return false;
@@ -106,15 +96,15 @@ static bool conv_common(const ncc_node *n, win *w) {
   if (n->n_out != 1 || n->n_in < 2 || !f32_nchw(n->in[0]) || !f32_nchw(n->out[0]))
     return false;
   const ncc_value *x = n->in[0], *wt = n->in[1], *y = n->out[0];
-  int ky = blk(y);
+  int ky = ncc_value_block(y);
   if (!ky || !wt || wt->dtype != F32 || wt->shape.rank != 4 ||
       !ncc_shape_is_static(&wt->shape) || wt->kind != NCC_VAL_CONST || !wt->data ||
-      blk(wt))
+      ncc_value_block(wt))
     return false;
   if (wt->shape.d[0] != y->shape.d[1] || y->shape.d[0] != x->shape.d[0]) return false;
   if (n->n_in > 2 && n->in[2]) {
     const ncc_value *b = n->in[2];
-    if (b->dtype != F32 || b->shape.rank != 1 || b->shape.d[0] != y->shape.d[1] || blk(b))
+    if (b->dtype != F32 || b->shape.rank != 1 || b->shape.d[0] != y->shape.d[1] || ncc_value_block(b))
       return false;
   }
   if (!ncc_lower_window(n, wt->shape.d[2], wt->shape.d[3], w)) return false;
@@ -129,8 +119,8 @@ static bkind conv_kind(const ncc_node *n, win *w) {
   if (!conv_common(n, w)) return BK_NONE;
   const ncc_value *x = n->in[0], *wt = n->in[1], *y = n->out[0];
   int64_t g = ncc_attr_int(n, "group", 1), C = x->shape.d[1];
-  if (g == 1 && wt->shape.d[1] == C && (!blk(x) || C % blk(x) == 0)) return BK_CONV;
-  if (g > 1 && g == C && y->shape.d[1] == C && wt->shape.d[1] == 1 && blk(x) == blk(y))
+  if (g == 1 && wt->shape.d[1] == C && (!ncc_value_block(x) || C % ncc_value_block(x) == 0)) return BK_CONV;
+  if (g > 1 && g == C && y->shape.d[1] == C && wt->shape.d[1] == 1 && ncc_value_block(x) == ncc_value_block(y))
     return BK_DWCONV;
   return BK_NONE;
 }
@@ -138,7 +128,7 @@ static bkind conv_kind(const ncc_node *n, win *w) {
 static bool pool_ok(const ncc_node *n, win *w) {
   if (n->n_out < 1 || !f32_nchw(n->in[0]) || !f32_nchw(n->out[0])) return false;
   if (n->n_out > 1 && n->out[1]) return false; /* MaxPool Indices */
-  if (!blk(n->in[0]) || blk(n->in[0]) != blk(n->out[0])) return false;
+  if (!ncc_value_block(n->in[0]) || ncc_value_block(n->in[0]) != ncc_value_block(n->out[0])) return false;
   if (n->in[0]->shape.d[0] != n->out[0]->shape.d[0] ||
       n->in[0]->shape.d[1] != n->out[0]->shape.d[1])
     return false;
@@ -157,7 +147,7 @@ static bool gap_ok(const ncc_node *n) {
   if (n->n_out != 1 || !f32_nchw(n->in[0]) || !f32_nchw(n->out[0])) return false;
   const ncc_shape *ys = &n->out[0]->shape;
   /* with H = W = 1 the blocked and plain outputs are the same bytes */
-  return blk(n->in[0]) && (!blk(n->out[0]) || blk(n->in[0]) == blk(n->out[0])) &&
+  return ncc_value_block(n->in[0]) && (!ncc_value_block(n->out[0]) || ncc_value_block(n->in[0]) == ncc_value_block(n->out[0])) &&
          ys->d[2] == 1 && ys->d[3] == 1 && ys->d[1] == n->in[0]->shape.d[1];
 }
 
@@ -165,7 +155,7 @@ static bool reorder_ok(const ncc_node *n) {
   if (n->n_out != 1 || n->n_in != 1 || !f32_nchw(n->in[0]) || !f32_nchw(n->out[0]))
     return false;
   int64_t C = n->in[0]->shape.d[1];
-  int bi = blk(n->in[0]), bo = blk(n->out[0]);
+  int bi = ncc_value_block(n->in[0]), bo = ncc_value_block(n->out[0]);
   return ncc_shape_eq(&n->in[0]->shape, &n->out[0]->shape) && (!bi || C % bi == 0) &&
          (!bo || C % bo == 0);
 }
@@ -183,7 +173,7 @@ static bool elt_op_ok(const ncc_node *n) {
  * shape and layout (read at the same index), or one element. */
 static bool flat_operand(const ncc_value *v, const ncc_value *y) {
   if (numel_one(v)) return true;
-  return ncc_shape_eq(&v->shape, &y->shape) && same_layout(v, y);
+  return ncc_shape_eq(&v->shape, &y->shape) && ncc_layout_eq(v->layout, y->layout);
 }
 
 static bool eltwise_ok(const ncc_node *n) {
@@ -217,7 +207,7 @@ bool ncc_lower_blocked_supports(const ncc_node *n) {
 static void lower_reorder(const ncc_node *n, int vw, kir_kernel *k) {
   const ncc_value *x = n->in[0], *y = n->out[0];
   int64_t C = x->shape.d[1], HW = x->shape.d[2] * x->shape.d[3];
-  int64_t bi = blk(x) ? blk(x) : 1, bo = blk(y) ? blk(y) : 1;
+  int64_t bi = ncc_value_block(x) ? ncc_value_block(x) : 1, bo = ncc_value_block(y) ? ncc_value_block(y) : 1;
   int bx = kir_buf_input(k, 0, F32), by = kir_buf_output(k, 0, F32);
   kir_expr *N = ncc_lower_dim(k, x->shape.d[0]);
   kir_block top = kir_body_begin();
@@ -262,10 +252,10 @@ typedef struct bep {
 static ekind classify_ext(const ncc_value *v, const ncc_value *y) {
   if (!v || v->dtype != F32) return EK_NONE;
   if (numel_one(v)) return EK_SCALAR;
-  if (ncc_shape_eq(&v->shape, &y->shape) && same_layout(v, y)) return EK_SAME;
+  if (ncc_shape_eq(&v->shape, &y->shape) && ncc_layout_eq(v->layout, y->layout)) return EK_SAME;
   const ncc_shape *s = &v->shape;
   int64_t C = y->shape.d[1];
-  if (!blk(v) && ((s->rank == 3 && s->d[0] == C && s->d[1] == 1 && s->d[2] == 1) ||
+  if (!ncc_value_block(v) && ((s->rank == 3 && s->d[0] == C && s->d[1] == 1 && s->d[2] == 1) ||
                   (s->rank == 4 && s->d[0] == 1 && s->d[1] == C && s->d[2] == 1 &&
                    s->d[3] == 1)))
     return EK_CHANNEL;
@@ -657,8 +647,8 @@ static void lower_bconv(bconv *c, kir_kernel *k) {
 static void conv_dims(bconv *c, const ncc_node *n, int vw) {
   const ncc_shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
   c->n = n;
-  c->kb = blk(n->out[0]);
-  c->ki = blk(n->in[0]);
+  c->kb = ncc_value_block(n->out[0]);
+  c->ki = ncc_value_block(n->in[0]);
   c->C = xs->d[1], c->H = xs->d[2], c->W = xs->d[3];
   c->OC = ys->d[1], c->OH = ys->d[2], c->OW = ys->d[3];
   c->P = c->OH * c->OW;
@@ -672,8 +662,7 @@ static void dw_reduce(bconv *c, kir_kernel *k, kir_block *b, kir_expr *cb, kir_e
   const win *w = &c->w;
   int kb = c->kb;
   int64_t taps = w->kh * w->kw;
-  for (int r = 0; r < c->R; r++)
-    kir_assign(k, b, c->acc[r][0], kir_splat(k, kir_const_f(k, F32, 0.0), kb));
+  zero_tile(c, k, b);
   int vkh = kir_var_new(k), vkw = kir_var_new(k);
   kir_stmt *lkh = kir_for(k, b, vkh, I(0), I(w->kh), KIR_UNROLL, (int)w->kh);
   kir_block bkh = kir_body_begin();
@@ -768,7 +757,7 @@ static void lower_pool(const ncc_node *n, const win *w, kir_kernel *k) {
   bool mx = n->op == NCC_OP_MAXPOOL;
   bool count_pad = ncc_attr_int(n, "count_include_pad", 0) != 0;
   const ncc_shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
-  int kb = blk(n->out[0]);
+  int kb = ncc_value_block(n->out[0]);
   int64_t H = xs->d[2], W = xs->d[3], OH = ys->d[2], OW = ys->d[3];
   int bx = kir_buf_input(k, 0, F32), by = kir_buf_output(k, 0, F32);
   int acc = kir_local_add(k, F32, kb), cnt = kir_local_add(k, F32, 1);
@@ -822,7 +811,7 @@ static void lower_pool(const ncc_node *n, const win *w, kir_kernel *k) {
 
 static void lower_gap(const ncc_node *n, kir_kernel *k) {
   const ncc_shape *xs = &n->in[0]->shape;
-  int kb = blk(n->in[0]);
+  int kb = ncc_value_block(n->in[0]);
   int64_t HW = xs->d[2] * xs->d[3];
   int bx = kir_buf_input(k, 0, F32), by = kir_buf_output(k, 0, F32);
   int acc = kir_local_add(k, F32, kb);
@@ -999,13 +988,13 @@ ncc_status ncc_lower_blocked_group(const ncc_fuse_group *gr, const char *name,
   win w;
   bkind kind = a->op == NCC_OP_CONV ? conv_kind(a, &w) : BK_NONE;
   /* the tile is stored in the root's layout: it must be the anchor's */
-  if (kind == BK_NONE || !same_layout(a->out[0], y) ||
+  if (kind == BK_NONE || !ncc_layout_eq(a->out[0]->layout, y->layout) ||
       !ncc_shape_eq(&a->out[0]->shape, &y->shape))
     return NCC_ERR_UNSUPPORTED;
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
   bep ep;
-  if (!bep_init(&ep, k, gr, am, blk(y))) {
+  if (!bep_init(&ep, k, gr, am, ncc_value_block(y))) {
     kir_kernel_free(k);
     return NCC_ERR_UNSUPPORTED;
   }

@@ -107,6 +107,13 @@ ncc_status ncc_tensor_alloc_uninit(ncc_tensor *t, ncc_dtype dt, int rank,
   return tensor_alloc(t, dt, rank, dims, false);
 }
 
+bool ncc_tensor_copy_into(ncc_tensor *dst, const ncc_tensor *src) {
+  bool ok = dst->data && dst->dtype == src->dtype && dst->rank == src->rank;
+  for (int d = 0; ok && d < src->rank; d++) ok = dst->dims[d] == src->dims[d];
+  if (ok && ncc_tensor_nbytes(src)) memcpy(dst->data, src->data, ncc_tensor_nbytes(src));
+  return ok;
+}
+
 void ncc_tensor_free(ncc_tensor *t) {
   if (!t) return;
   if (t->owns_data) ncc_free(t->data, 0);

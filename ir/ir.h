@@ -54,6 +54,9 @@ void *ncc_arena_memdup(ncc_arena *a, const void *p, size_t n);
  * (zeroing a graph output first would be a second pass over memory). */
 ncc_status ncc_tensor_alloc_uninit(ncc_tensor *t, ncc_dtype dt, int rank,
                                    const int64_t *dims);
+/* Copy src's data into dst's allocated buffer when dst has src's dtype
+ * and dims; false (nothing copied) otherwise. */
+bool ncc_tensor_copy_into(ncc_tensor *dst, const ncc_tensor *src);
 
 /* ---- ops ---- */
 enum {
@@ -117,6 +120,11 @@ typedef struct ncc_layout {
   int block;
 } ncc_layout;
 
+/* Whether two layouts store the same values as the same bytes. */
+static inline bool ncc_layout_eq(ncc_layout a, ncc_layout b) {
+  return a.kind == b.kind && (a.kind == NCC_LAYOUT_PLAIN || a.block == b.block);
+}
+
 /* ---- attributes ---- */
 typedef enum ncc_attr_kind {
   NCC_ATTR_INT,
@@ -172,6 +180,12 @@ typedef struct ncc_value {
   int content_len; /* -1: unknown */
   int64_t *content;
 } ncc_value;
+
+/* The NCHW[k]c block of v's storage, 0 when v (or NULL) is stored plain. */
+static inline int ncc_value_block(const ncc_value *v) {
+  return v && v->layout.kind == NCC_LAYOUT_NCHWC && v->layout.block > 1 ? v->layout.block
+                                                                        : 0;
+}
 
 typedef struct ncc_node {
   int id;

@@ -34,9 +34,7 @@ static bool node_eq(const ncc_node *a, const ncc_node *b) {
     if (a->in[i] != b->in[i]) return false;
   /* the same computation stored in two layouts (Reorder) is two values */
   for (int i = 0; i < a->n_out; i++)
-    if (a->out[i] && b->out[i] &&
-        (a->out[i]->layout.kind != b->out[i]->layout.kind ||
-         a->out[i]->layout.block != b->out[i]->layout.block))
+    if (a->out[i] && b->out[i] && !ncc_layout_eq(a->out[i]->layout, b->out[i]->layout))
       return false;
   for (int i = 0; i < a->n_attrs; i++) {
     const ncc_attr *o = ncc_node_attr(b, a->attrs[i].name);
@@ -94,15 +92,9 @@ static void table_free(table *t) {
 
 /* Graph outputs keep their names, so a value that is one is never merged
  * away (the earlier twin may still be merged into it later). */
-static bool is_output(const ncc_graph *g, const ncc_value *v) {
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == v) return true;
-  return false;
-}
-
 static bool any_output(const ncc_graph *g, const ncc_node *n) {
   for (int j = 0; j < n->n_out; j++)
-    if (n->out[j] && is_output(g, n->out[j])) return true;
+    if (n->out[j] && ncc_is_graph_output(g, n->out[j])) return true;
   return false;
 }
 
@@ -114,7 +106,7 @@ static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
   if (!table_init(&t, (size_t)g->n_values)) { st = NCC_ERR_NOMEM; goto out; }
   for (int i = 0; i < g->n_values; i++) {
     ncc_value *v = g->values[i];
-    if (v->kind != NCC_VAL_CONST || is_output(g, v)) continue;
+    if (v->kind != NCC_VAL_CONST || ncc_is_graph_output(g, v)) continue;
     uint64_t k = const_key(v);
     size_t m = t.cap - 1, h = (size_t)k & m;
     for (; t.items[h]; h = (h + 1) & m) {

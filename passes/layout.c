@@ -9,8 +9,10 @@
  * default the target's f32 vector width); k <= 1 leaves the graph alone.
  *
  * Values keep their logical shapes; only their `layout` changes, and the
- * Reorder op converts. One forward sweep in topological order decides each
- * node's mode from its inputs as already rewritten:
+ * Reorder op converts. A sweep in topological order decides each node's
+ * mode from its inputs' layouts (run twice: a planning sweep that costs
+ * the blocked regions, then the rewrite of the regions that pay, see "the
+ * plan" below):
  *  - a Conv whose output channels are a multiple of k (group 1, or
  *    depthwise with C a multiple of k) and whose weights are constant
  *    produces a blocked output; its data input is made blocked when its
@@ -48,15 +50,11 @@ typedef struct lay {
   bool planning; /* the first sweep: decide and cost, change nothing */
 } lay;
 
-static bool layout_blocked(const ncc_value *v) {
-  return v && v->layout.kind == NCC_LAYOUT_NCHWC && v->layout.block > 1;
-}
-
 /* Original values through the plan (the first sweep changes nothing);
  * values the rewrite made through their layout. */
 static bool is_blocked_in(const lay *L, const ncc_value *v) {
   if (!v) return false;
-  return v->id < L->n_vals ? L->blk[v->id] : layout_blocked(v);
+  return v->id < L->n_vals ? L->blk[v->id] : ncc_value_block(v) > 0;
 }
 
 /* f32 NCHW with static C divisible by k. */
@@ -137,6 +135,15 @@ static ncc_value *twin(lay *L, const ncc_value *v, const char *suffix) {
   return t;
 }
 
+/* A fresh blocked value for v's contents, "<v>.nchw<k>c". */
+static ncc_value *blocked_twin(lay *L, const ncc_value *v) {
+  char suffix[32];
+  snprintf(suffix, sizeof suffix, "nchw%dc", L->k);
+  ncc_value *b = twin(L, v, suffix);
+  if (b) b->layout = (ncc_layout){NCC_LAYOUT_NCHWC, L->k};
+  return b;
+}
+
 /* Reorder(src) -> dst, appended to the new order. */
 static bool reorder(lay *L, ncc_value *src, ncc_value *dst) {
   ncc_value *in[1] = {src};
@@ -161,21 +168,6 @@ static bool reorder(lay *L, ncc_value *src, ncc_value *dst) {
  * block (~290) or a deeper conv stack gains 3-23%. */
 #define MIN_FLOPS_PER_EDGE_BYTE 150.0
 
-static double vbytes(const ncc_value *v) {
-  double n = (double)ncc_dtype_size(v->dtype);
-  for (int d = 0; d < v->shape.rank; d++)
-    n *= ncc_dim_is_sym(v->shape.d[d]) ? 1.0 : (double)v->shape.d[d];
-  return n;
-}
-
-static double conv_flops(const ncc_node *n) {
-  const ncc_value *y = n->out[0], *w = n->in[1];
-  double f = 2.0;
-  for (int d = 0; d < 4; d++)
-    f *= ncc_dim_is_sym(y->shape.d[d]) ? 1.0 : (double)y->shape.d[d];
-  return f * (double)(w->shape.d[1] * w->shape.d[2] * w->shape.d[3]);
-}
-
 static int find(int *r, int i) {
   while (r[i] != i) i = r[i] = r[r[i]];
   return i;
@@ -195,16 +187,12 @@ static ncc_value *as_blocked(lay *L, ncc_node *reader, ncc_value *v) {
   NCC_ASSERT(v->id < L->n_vals); /* original nodes read original values */
   if (L->to_blk[v->id]) return L->to_blk[v->id];
   if (L->planning) { /* a Reorder at the reader's region edge */
-    if (!L->charged[v->id]) L->edge[reader->id] += vbytes(v);
+    if (!L->charged[v->id]) L->edge[reader->id] += ncc_value_bytes(v, 1);
     L->charged[v->id] = true;
     return v;
   }
-  char suffix[32];
-  snprintf(suffix, sizeof suffix, "nchw%dc", L->k);
-  ncc_value *b = twin(L, v, suffix);
-  if (!b) return NULL;
-  b->layout = (ncc_layout){NCC_LAYOUT_NCHWC, L->k};
-  if (!reorder(L, v, b)) return NULL;
+  ncc_value *b = blocked_twin(L, v);
+  if (!b || !reorder(L, v, b)) return NULL;
   L->to_blk[v->id] = b;
   return b;
 }
@@ -214,7 +202,7 @@ static ncc_value *as_plain(lay *L, ncc_value *v) {
   NCC_ASSERT(v->id < L->n_vals);
   if (L->to_plain[v->id]) return L->to_plain[v->id];
   if (L->planning) { /* a Reorder at the producer's region edge */
-    if (v->producer && !L->charged[v->id]) L->edge[v->producer->id] += vbytes(v);
+    if (v->producer && !L->charged[v->id]) L->edge[v->producer->id] += ncc_value_bytes(v, 1);
     L->charged[v->id] = true;
     return v;
   }
@@ -224,19 +212,13 @@ static ncc_value *as_plain(lay *L, ncc_value *v) {
   return p;
 }
 
-static bool is_graph_output(const ncc_graph *g, const ncc_value *v) {
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == v) return true;
-  return false;
-}
-
 /* n's output 0 becomes blocked. A graph output keeps its name and plain
  * layout: n writes a blocked twin, and a Reorder writes the output. */
 static bool block_output(lay *L, ncc_node *n) {
   ncc_value *y = n->out[0];
-  bool out = is_graph_output(L->g, y);
+  bool out = ncc_is_graph_output(L->g, y);
   if (L->planning) {
-    if (out) L->edge[n->id] += vbytes(y);
+    if (out) L->edge[n->id] += ncc_value_bytes(y, 1);
     else L->blk[y->id] = true;
     return true;
   }
@@ -246,11 +228,8 @@ static bool block_output(lay *L, ncc_node *n) {
     L->blk[y->id] = true;
     return true;
   }
-  char suffix[32];
-  snprintf(suffix, sizeof suffix, "nchw%dc", L->k);
-  ncc_value *b = twin(L, y, suffix);
+  ncc_value *b = blocked_twin(L, y);
   if (!b) return false;
-  b->layout = (ncc_layout){NCC_LAYOUT_NCHWC, L->k};
   ncc_node_set_output(n, 0, b);
   if (!reorder(L, b, y)) return false;
   L->to_blk[y->id] = b; /* blocked readers of y read b */
@@ -264,9 +243,9 @@ static bool decide(lay *L, const ncc_node *n, bool *conv) {
   *conv = n->op == NCC_OP_CONV && conv_blocks(n, k);
   bool blk = *conv || pool_blocks(L, n, k) || eltwise_blocks(L, n, k);
   if (L->planning || !blk) return blk;
-  int r = L->region[n->id];
-  return r >= 0 && L->edge[find(L->region, r)] * MIN_FLOPS_PER_EDGE_BYTE <=
-                       L->flops[find(L->region, r)];
+  if (L->region[n->id] < 0) return false;
+  int r = find(L->region, n->id);
+  return L->edge[r] * MIN_FLOPS_PER_EDGE_BYTE <= L->flops[r];
 }
 
 static ncc_status rewrite_node(lay *L, ncc_node *n) {
@@ -277,7 +256,7 @@ static ncc_status rewrite_node(lay *L, ncc_node *n) {
     L->region[n->id] = n->id;
     for (int i = 0; i < n->n_in; i++)
       if (n->in[i] && is_blocked_in(L, n->in[i])) join(L, n->id, n->in[i]);
-    if (conv) L->flops[n->id] += conv_flops(n);
+    if (conv) L->flops[n->id] += ncc_node_flops(n, 1);
   }
   for (int i = 0; i < n->n_in; i++) {
     ncc_value *v = n->in[i];
@@ -312,7 +291,7 @@ static void lay_free(lay *L) {
 
 static void init_blk(lay *L) {
   for (int i = 0; i < L->n_vals; i++) {
-    L->blk[i] = layout_blocked(L->g->values[i]);
+    L->blk[i] = ncc_value_block(L->g->values[i]) > 0;
     L->charged[i] = false;
   }
 }

@@ -51,6 +51,12 @@ int *ncc_count_uses(const ncc_graph *g);
  * nothing reads (they become undefined values); returns how many of both,
  * or -1 when out of memory. */
 int ncc_dce(ncc_graph *g);
+/* Whether v is one of the graph's outputs. */
+bool ncc_is_graph_output(const ncc_graph *g, const ncc_value *v);
+/* Bytes of v and a rough FLOP count of node n, symbolic dims counted as
+ * `sym_value` (the statistics' estimates, shared with cost models). */
+double ncc_value_bytes(const ncc_value *v, int64_t sym_value);
+double ncc_node_flops(const ncc_node *n, int64_t sym_value);
 /* Replace every use of `from` (node inputs and graph outputs) by `to`. */
 void ncc_replace_uses(ncc_graph *g, ncc_value *from, ncc_value *to);
 

@@ -35,12 +35,6 @@
 
 #define MAX_SWEEPS 8
 
-static bool is_output(const ncc_graph *g, const ncc_value *v) {
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == v) return true;
-  return false;
-}
-
 static bool same_type(const ncc_value *a, const ncc_value *b) {
   return a && b && a->dtype == b->dtype && ncc_shape_eq(&a->shape, &b->shape);
 }
@@ -105,13 +99,13 @@ static bool int_elems(const ncc_value *v, int64_t *buf, int cap, int *n) {
 static bool forward(ncc_graph *g, ncc_value *y, ncc_value *x) {
   if (y == x || !x) return false;
   /* equal values in different layouts are different bytes */
-  if (y->layout.kind != x->layout.kind || y->layout.block != x->layout.block) return false;
-  if (!is_output(g, y)) {
+  if (!ncc_layout_eq(y->layout, x->layout)) return false;
+  if (!ncc_is_graph_output(g, y)) {
     ncc_replace_uses(g, y, x);
     return true;
   }
   /* y must keep its name: let x's producer write y. */
-  if (x->kind != NCC_VAL_NODE || !x->producer || is_output(g, x)) return false;
+  if (x->kind != NCC_VAL_NODE || !x->producer || ncc_is_graph_output(g, x)) return false;
   ncc_node *p = x->producer, *n = y->producer;
   int idx = x->producer_idx;
   n->out[y->producer_idx] = NULL; /* n is now dead; DCE takes it */

@@ -68,6 +68,12 @@ int ncc_dce(ncc_graph *g) {
   return removed;
 }
 
+bool ncc_is_graph_output(const ncc_graph *g, const ncc_value *v) {
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == v) return true;
+  return false;
+}
+
 /* ---- statistics ---- */
 static double numel(const ncc_value *v, int64_t sym_value) {
   if (!v) return 0;
@@ -77,12 +83,12 @@ static double numel(const ncc_value *v, int64_t sym_value) {
   return n;
 }
 
-static double vbytes(const ncc_value *v, int64_t sym_value) {
+double ncc_value_bytes(const ncc_value *v, int64_t sym_value) {
   return v ? numel(v, sym_value) * (double)ncc_dtype_size(v->dtype) : 0;
 }
 
 /* A rough FLOP count per node: enough to compare pipelines, not a model. */
-static double node_flops(const ncc_node *n, int64_t sv) {
+double ncc_node_flops(const ncc_node *n, int64_t sv) {
   double out = numel(n->out[0], sv);
   switch (n->op) {
   case NCC_OP_MATMUL: {
@@ -133,18 +139,18 @@ void ncc_graph_compute_stats(const ncc_graph *g, int64_t sv,
     int gi = fp ? fp->group_of[i] : -1;
     if (gi >= 0) {
       const ncc_fuse_group *gr = &fp->groups[gi];
-      st->flops += node_flops(n, sv);
+      st->flops += ncc_node_flops(n, sv);
       if (gr->members[gr->n_members - 1] != n) continue; /* counted at the root */
       st->kernels++;
-      for (int e = 0; e < gr->n_ext; e++) st->bytes_moved += vbytes(gr->ext[e], sv);
-      st->bytes_moved += vbytes(n->out[0], sv);
+      for (int e = 0; e < gr->n_ext; e++) st->bytes_moved += ncc_value_bytes(gr->ext[e], sv);
+      st->bytes_moved += ncc_value_bytes(n->out[0], sv);
       continue;
     }
     if (!is_kernel(n)) continue;
     st->kernels++;
-    st->flops += node_flops(n, sv);
-    for (int k = 0; k < n->n_in; k++) st->bytes_moved += vbytes(n->in[k], sv);
-    for (int k = 0; k < n->n_out; k++) st->bytes_moved += vbytes(n->out[k], sv);
+    st->flops += ncc_node_flops(n, sv);
+    for (int k = 0; k < n->n_in; k++) st->bytes_moved += ncc_value_bytes(n->in[k], sv);
+    for (int k = 0; k < n->n_out; k++) st->bytes_moved += ncc_value_bytes(n->out[k], sv);
   }
   double peak = ncc_memplan_peak(g, fp, sv, ncc_memplan_annotated(g));
   st->peak_act_bytes = peak > 0 ? peak : 0;

@@ -296,8 +296,6 @@ static bool plannable(const ncc_exec *x, const ncc_value *v) {
   return v && !x->is_output[v->id] && x->def[v->id] >= 0 && !x->virt[v->id];
 }
 
-/* Output storage: the planned arena slice when sizes match, else the heap.
- * Host (reference) kernels get zeroed storage, as ncc_tensor_alloc gives. */
 /* The caller's buffer for graph output v when it has v's run-time type. */
 static ncc_tensor *user_buffer(const ncc_exec *x, const ncc_value *v, const ncc_tinfo *ti) {
   if (!x->user_out || !v || !x->is_output[v->id]) return NULL;
@@ -311,6 +309,9 @@ static ncc_tensor *user_buffer(const ncc_exec *x, const ncc_value *v, const ncc_
   return NULL;
 }
 
+/* Output storage: the caller's buffer (ncc_exec_run_into), else the planned
+ * arena slice when sizes match, else the heap. Host (reference) kernels get
+ * zeroed storage, as ncc_tensor_alloc gives. */
 static ncc_status alloc_out(ncc_exec *x, const ncc_value *v, const ncc_tinfo *ti,
                             ncc_tensor *t, bool host) {
   ncc_tensor *u = user_buffer(x, v, ti);
@@ -548,15 +549,11 @@ static ncc_status run_node(ncc_exec *x, int i) {
 static ncc_status fill_user_outputs(ncc_exec *x, ncc_tensor *out, int n_out) {
   for (int o = 0; o < n_out; o++) {
     const ncc_tensor *t = &x->vals[x->g->outputs[o]->id];
-    if (t->data == out[o].data) continue;
-    bool ok = out[o].data && out[o].dtype == t->dtype && out[o].rank == t->rank;
-    for (int d = 0; ok && d < t->rank; d++) ok = out[o].dims[d] == t->dims[d];
-    if (!ok)
+    if (t->data != out[o].data && !ncc_tensor_copy_into(&out[o], t))
       return ncc_error(NCC_ERR_USAGE,
                        "ncc_module_run_into: output %d ('%s') has dtype %s and rank %d "
                        "here; the caller's buffer does not match",
                        o, x->g->outputs[o]->name, ncc_dtype_name(t->dtype), t->rank);
-    if (ncc_tensor_nbytes(t)) memcpy(out[o].data, t->data, ncc_tensor_nbytes(t));
   }
   return NCC_OK;
 }

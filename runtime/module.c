@@ -87,17 +87,12 @@ static ncc_status run_then_copy(ncc_module *m, const ncc_tensor *in, int n_in,
   ncc_tensor *tmp = ncc_calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *tmp);
   if (!tmp) return NCC_ERR_NOMEM;
   ncc_status st = m->be->run(m->state, in, n_in, tmp, n_out);
-  for (int o = 0; o < n_out && !st; o++) {
-    bool ok = out[o].data && out[o].dtype == tmp[o].dtype && out[o].rank == tmp[o].rank;
-    for (int d = 0; ok && d < tmp[o].rank; d++) ok = out[o].dims[d] == tmp[o].dims[d];
-    if (!ok)
+  for (int o = 0; o < n_out && !st; o++)
+    if (!ncc_tensor_copy_into(&out[o], &tmp[o]))
       st = ncc_error(NCC_ERR_USAGE,
                      "ncc_module_run_into: output %d has dtype %s and rank %d here; "
                      "the caller's buffer does not match",
                      o, ncc_dtype_name(tmp[o].dtype), tmp[o].rank);
-    else if (ncc_tensor_nbytes(&tmp[o]))
-      memcpy(out[o].data, tmp[o].data, ncc_tensor_nbytes(&tmp[o]));
-  }
   for (int o = 0; o < n_out; o++) ncc_tensor_free(&tmp[o]);
   ncc_free(tmp, 0);
   return st;

@@ -35,8 +35,6 @@ ncc_status ncc_ref_run_kernel(const ncc_node *n, const ncc_tensor *const *in,
  * storage; src and dst do not overlap. */
 void ncc_ref_relayout(const void *src, void *dst, const int64_t *dims, int block,
                       size_t esize, bool to_blocked);
-void ncc_ref_relayout_tensor(const ncc_tensor *src, ncc_tensor *dst, int block,
-                         bool to_blocked);
 
 /* Helpers shared by kernel files. */
 /* Element i of a numeric tensor converted to double / int64. */

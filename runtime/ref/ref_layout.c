@@ -13,10 +13,6 @@
 
 #include "ref.h"
 
-static bool blocked(const ncc_value *v) {
-  return v && v->layout.kind == NCC_LAYOUT_NCHWC && v->layout.block > 1;
-}
-
 void ncc_ref_relayout(const void *src, void *dst, const int64_t *dims, int block,
                       size_t esize, bool to_blocked) {
   int64_t N = dims[0], C = dims[1], HW = dims[2] * dims[3];
@@ -42,9 +38,9 @@ ncc_status ncc_ref_REORDER(const ncc_node *n, const ncc_tensor *const *in,
 
 static bool any_blocked(const ncc_node *n) {
   for (int i = 0; i < n->n_in; i++)
-    if (blocked(n->in[i])) return true;
+    if (ncc_value_block(n->in[i])) return true;
   for (int i = 0; i < n->n_out; i++)
-    if (blocked(n->out[i])) return true;
+    if (ncc_value_block(n->out[i])) return true;
   return false;
 }
 
@@ -55,15 +51,10 @@ static ncc_status relayout_copy(const ncc_tensor *src, ncc_tensor *dst, int bloc
                      block);
   ncc_status st = ncc_tensor_alloc(dst, src->dtype, src->rank, src->dims);
   if (st) return st;
-  ncc_ref_relayout_tensor(src, dst, block, to_blocked);
-  return NCC_OK;
-}
-
-void ncc_ref_relayout_tensor(const ncc_tensor *src, ncc_tensor *dst, int block,
-                         bool to_blocked) {
   if (ncc_tensor_numel(src) > 0)
-    ncc_ref_relayout(src->data, dst->data, src->dims, block,
-                     ncc_dtype_size(src->dtype), to_blocked);
+    ncc_ref_relayout(src->data, dst->data, src->dims, block, ncc_dtype_size(src->dtype),
+                     to_blocked);
+  return NCC_OK;
 }
 
 ncc_status ncc_ref_run_kernel(const ncc_node *n, const ncc_tensor *const *in,
@@ -75,15 +66,15 @@ ncc_status ncc_ref_run_kernel(const ncc_node *n, const ncc_tensor *const *in,
   ncc_status st = tmp && kin ? NCC_OK : NCC_ERR_NOMEM;
   for (int i = 0; i < n->n_in && !st; i++) {
     kin[i] = in[i];
-    if (blocked(n->in[i]) && in[i])
-      if (!(st = relayout_copy(in[i], &tmp[i], n->in[i]->layout.block, false)))
+    if (ncc_value_block(n->in[i]) && in[i])
+      if (!(st = relayout_copy(in[i], &tmp[i], ncc_value_block(n->in[i]), false)))
         kin[i] = &tmp[i];
   }
   if (!st) st = ncc_ref_kernels[n->op](n, kin, out);
   for (int j = 0; j < n->n_out && !st; j++) {
-    if (!blocked(n->out[j]) || !out[j].data) continue;
+    if (!ncc_value_block(n->out[j]) || !out[j].data) continue;
     ncc_tensor b;
-    if ((st = relayout_copy(&out[j], &b, n->out[j]->layout.block, true))) break;
+    if ((st = relayout_copy(&out[j], &b, ncc_value_block(n->out[j]), true))) break;
     memcpy(out[j].data, b.data, ncc_tensor_nbytes(&b));
     ncc_tensor_free(&b);
   }

@@ -157,25 +157,31 @@ def cmd_bw(a):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def block_models(tmp, names, depths):
+    """(block, depth, path) of each generated block model, saved under tmp."""
+    import onnx
+    for b in names:
+        for d in depths:
+            model = os.path.join(tmp, "%s_d%d.onnx" % (b, d))
+            onnx.save(blocks.build(b, depth=d), model)
+            yield b, d, model
+
+
 def cmd_compile(a):
     tmp = tempfile.mkdtemp(prefix="ncc_fusion_compile_")
-    import onnx
     res = []
     try:
-        for b in a.blocks:
-            for d in a.depths:
-                model = os.path.join(tmp, "%s_d%d.onnx" % (b, d))
-                onnx.save(blocks.build(b, depth=d), model)
-                row = {"block": b, "depth": d}
-                for reuse in ("1", "0") if a.no_reuse else ("1",):
-                    ms = []
-                    for _ in range(a.repeat):
-                        r = ncc_bench(a.ncc, model, ["--iters", "1", "--warmup", "0"],
-                                      {"NCC_KERNEL_REUSE": reuse})
-                        ms.append(r["compile_ms"])
-                        row["kernels"] = r["kernels"]
-                    row["compile_ms" if reuse == "1" else "compile_ms_no_reuse"] = min(ms)
-                res.append(row)
+        for b, d, model in block_models(tmp, a.blocks, a.depths):
+            row = {"block": b, "depth": d}
+            for reuse in ("1", "0") if a.no_reuse else ("1",):
+                ms = []
+                for _ in range(a.repeat):
+                    r = ncc_bench(a.ncc, model, ["--iters", "1", "--warmup", "0"],
+                                  {"NCC_KERNEL_REUSE": reuse})
+                    ms.append(r["compile_ms"])
+                    row["kernels"] = r["kernels"]
+                row["compile_ms" if reuse == "1" else "compile_ms_no_reuse"] = min(ms)
+            res.append(row)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     for row in res:
@@ -203,27 +209,23 @@ PASS_CONFIGS = (("O2", ["-O2"]), ("O0", ["-O0"]),
 
 def cmd_passes(a):
     tmp = tempfile.mkdtemp(prefix="ncc_pass_blocks_")
-    import onnx
     env = {"NCC_NUM_THREADS": str(a.threads)} if a.threads else {}
     res = []
     try:
-        for b in a.blocks:
-            for d in a.depths:
-                model = os.path.join(tmp, "%s_d%d.onnx" % (b, d))
-                onnx.save(blocks.build(b, depth=d), model)
-                row = {"block": b, "depth": d, "batch": a.batch}
-                best = {}
-                for rnd in range(a.rounds):
-                    order = PASS_CONFIGS if rnd % 2 == 0 else PASS_CONFIGS[::-1]
-                    for name, flags in order:
-                        r = ncc_bench(a.ncc, model, flags + ["--batch", str(a.batch),
-                                                             "--iters", str(a.iters)], env)
-                        ms = r["latency_ms"]["median"]
-                        best[name] = min(best.get(name, ms), ms)
-                        row["kernels_" + name] = r["kernels"]
-                for name, _ in PASS_CONFIGS:
-                    row[name + "_ms"] = best[name]
-                res.append(row)
+        for b, d, model in block_models(tmp, a.blocks, a.depths):
+            row = {"block": b, "depth": d, "batch": a.batch}
+            best = {}
+            for rnd in range(a.rounds):
+                order = PASS_CONFIGS if rnd % 2 == 0 else PASS_CONFIGS[::-1]
+                for name, flags in order:
+                    r = ncc_bench(a.ncc, model, flags + ["--batch", str(a.batch),
+                                                         "--iters", str(a.iters)], env)
+                    ms = r["latency_ms"]["median"]
+                    best[name] = min(best.get(name, ms), ms)
+                    row["kernels_" + name] = r["kernels"]
+            for name, _ in PASS_CONFIGS:
+                row[name + "_ms"] = best[name]
+            res.append(row)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if a.json:

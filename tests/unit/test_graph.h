@@ -1,5 +1,5 @@
 /* tests/unit/test_graph.h — building small graphs and random inputs for the
- * backend op tests (tests/unit/test_cpu_ops.c, tests/gpu/test_gpu_ops.c),
+ * backend op tests (tests/unit/test_cpu_ops.c, test_blocked.c, tests/gpu/test_gpu_ops.c),
  * which compare a target with `ref` on the same graphs. Header-only: each
  * test is one executable; one graph G is built at a time (cmocka setup and
  * teardown make a fresh one per test).
@@ -7,10 +7,14 @@
  *   ncc_value *x = input(NCC_DT_F32, 2, (int64_t[]){sym("N"), 17});
  *   ncc_value *y = OP(NCC_OP_ADD, x, scalar_f32(1.0f));
  *   output(y); infer();
+ *
+ * compare_outputs() checks a target's result against ref's.
  */
 #ifndef NCC_TEST_GRAPH_H
 #define NCC_TEST_GRAPH_H
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ir/ir.h"
@@ -123,6 +127,32 @@ static inline ncc_value *rand_const(int rank, const int64_t *d) {
   assert_non_null(c);
   ncc_tensor_free(&t);
   return c;
+}
+
+/* A target's result `got` against ref's: same dtype and dims; bools
+ * exactly, floats within atol + rtol * |ref| (NaN matches NaN, equal
+ * infinities match). `who` names the target, `what` the case, `out` the
+ * output (< 0: not printed). */
+static inline void compare_outputs(const ncc_tensor *ref, const ncc_tensor *got, double atol,
+                                   double rtol, const char *who, const char *what, int out) {
+  char where[160];
+  if (out >= 0) snprintf(where, sizeof where, "%s (output %d)", what, out);
+  else snprintf(where, sizeof where, "%s", what);
+  assert_int_equal(ref->dtype, got->dtype);
+  assert_int_equal(ref->rank, got->rank);
+  for (int d = 0; d < ref->rank; d++) assert_int_equal(ref->dims[d], got->dims[d]);
+  int64_t n = ncc_tensor_numel(ref);
+  for (int64_t i = 0; i < n; i++) {
+    if (ref->dtype == NCC_DT_BOOL) {
+      uint8_t x = ((uint8_t *)ref->data)[i], y = ((uint8_t *)got->data)[i];
+      if (x != y) fail_msg("%s: element %lld: ref %d %s %d", where, (long long)i, x, who, y);
+      continue;
+    }
+    double x = ((float *)ref->data)[i], y = ((float *)got->data)[i];
+    if ((isnan(x) && isnan(y)) || x == y) continue;
+    if (!(fabs(x - y) <= atol + rtol * fabs(x)))
+      fail_msg("%s: element %lld: ref %.9g %s %.9g", where, (long long)i, x, who, y);
+  }
 }
 
 #endif /* NCC_TEST_GRAPH_H */

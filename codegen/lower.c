@@ -5,6 +5,18 @@ kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d) {
   return ncc_dim_is_sym(d) ? kir_sym(k, ncc_dim_sym_id(d)) : kir_const_i(k, d);
 }
 
+ncc_status ncc_lower_finish(kir_kernel *k, ncc_status st, const char *what,
+                            kir_kernel **out) {
+  if (st == NCC_OK && !kir_ok(k))
+    st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s", what);
+  if (st != NCC_OK) {
+    kir_kernel_free(k);
+    return st;
+  }
+  *out = k;
+  return NCC_OK;
+}
+
 bool ncc_lower_plain(const ncc_node *n) {
   for (int i = 0; i < n->n_in; i++)
     if (n->in[i] && n->in[i]->layout.kind != NCC_LAYOUT_PLAIN) return false;

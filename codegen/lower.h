@@ -22,6 +22,11 @@ bool ncc_lower_supports(const ncc_node *n);
 ncc_status ncc_lower_node(const ncc_node *n, const char *name,
                           const ncc_lower_opts *o, kir_kernel **out);
 
+/* The end of a lowering: on success with k built (kir_ok) *out = k;
+ * otherwise k is freed and the error returned (OOM names `what`). */
+ncc_status ncc_lower_finish(kir_kernel *k, ncc_status st, const char *what,
+                            kir_kernel **out);
+
 /* Whether every input and output of n has the plain layout. */
 bool ncc_lower_plain(const ncc_node *n);
 

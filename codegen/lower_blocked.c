@@ -915,16 +915,6 @@ static ncc_status lower_eltwise_group(const ncc_fuse_group *gr, int vw, kir_kern
 
 /* ---- entry points ---- */
 
-static ncc_status finish(kir_kernel *k, ncc_status st, kir_kernel **out) {
-  if (st == NCC_OK && !kir_ok(k))
-    st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering a blocked kernel");
-  if (st != NCC_OK) {
-    kir_kernel_free(k);
-    return st;
-  }
-  *out = k;
-  return NCC_OK;
-}
 
 /* Conv (or depthwise Conv) n with an optional epilogue group. */
 static ncc_status lower_conv_kind(const ncc_node *n, bkind kind, const win *w, int vw,
@@ -961,7 +951,7 @@ ncc_status ncc_lower_blocked(const ncc_node *n, const char *name,
   case BK_ELTWISE: lower_eltwise_node(n, vw, k); break;
   case BK_NONE: break;
   }
-  return finish(k, st, out);
+  return ncc_lower_finish(k, st, "a blocked kernel", out);
 }
 
 ncc_status ncc_lower_blocked_group(const ncc_fuse_group *gr, const char *name,
@@ -979,7 +969,7 @@ ncc_status ncc_lower_blocked_group(const ncc_fuse_group *gr, const char *name,
       kir_kernel_free(k);
       return st;
     }
-    return finish(k, st, out);
+    return ncc_lower_finish(k, st, "a blocked kernel", out);
   }
   if (gr->kind != NCC_FUSE_EPILOGUE) return NCC_ERR_UNSUPPORTED;
   int am = ncc_fuse_anchor(gr);
@@ -998,5 +988,6 @@ ncc_status ncc_lower_blocked_group(const ncc_fuse_group *gr, const char *name,
     kir_kernel_free(k);
     return NCC_ERR_UNSUPPORTED;
   }
-  return finish(k, lower_conv_kind(a, kind, &w, vw, &ep, k), out);
+  ncc_status st = lower_conv_kind(a, kind, &w, vw, &ep, k);
+  return ncc_lower_finish(k, st, "a blocked kernel", out);
 }

@@ -350,15 +350,7 @@ ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
   int vw = o->vector_width > 0 ? o->vector_width : 1;
-  ncc_status st = lower_pool(n, &w, vw, k);
-  if (st == NCC_OK && !kir_ok(k)) st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s",
-                                                 ncc_op_name(n->op));
-  if (st != NCC_OK) {
-    kir_kernel_free(k);
-    return st;
-  }
-  *out = k;
-  return NCC_OK;
+  return ncc_lower_finish(k, lower_pool(n, &w, vw, k), ncc_op_name(n->op), out);
 }
 
 /* Whether the output pixels of an image can be walked as one flat run
@@ -400,13 +392,5 @@ ncc_status ncc_lower_conv_ep(const ncc_node *n, const char *name,
     }
     epp = &ep;
   }
-  ncc_status st = lower_conv(n, &w, vw, flat, k, epp);
-  if (st == NCC_OK && !kir_ok(k)) st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s",
-                                                 ncc_op_name(n->op));
-  if (st != NCC_OK) {
-    kir_kernel_free(k);
-    return st;
-  }
-  *out = k;
-  return NCC_OK;
+  return ncc_lower_finish(k, lower_conv(n, &w, vw, flat, k, epp), ncc_op_name(n->op), out);
 }

@@ -91,6 +91,9 @@ extern const ncc_op_info ncc_op_table[NCC_OP_COUNT];
 /* NCC_OP_COUNT when the name is unknown. */
 ncc_op ncc_op_lookup(const char *name, size_t len);
 static inline const char *ncc_op_name(ncc_op op) { return ncc_op_table[op].name; }
+/* Ops whose output is their data input's bytes under another shape
+ * (Reshape, Flatten, Squeeze, Unsqueeze, Identity): backends may alias. */
+bool ncc_op_is_view(ncc_op op);
 
 /* ---- dims and shapes ---- */
 #define NCC_SYM_BASE (INT64_MIN / 2)

@@ -15,6 +15,17 @@ const ncc_op_info ncc_op_table[NCC_OP_COUNT] = {
 _Static_assert(NCC_OP_COUNT == NCC_OP_EXPECTED_COUNT,
                "ops.def changed: update NCC_OP_EXPECTED_COUNT and the tables");
 
+bool ncc_op_is_view(ncc_op op) {
+  switch (op) {
+  case NCC_OP_RESHAPE:
+  case NCC_OP_FLATTEN:
+  case NCC_OP_SQUEEZE:
+  case NCC_OP_UNSQUEEZE:
+  case NCC_OP_IDENTITY: return true;
+  default: return false;
+  }
+}
+
 ncc_op ncc_op_lookup(const char *name, size_t len) {
   for (int i = 0; i < NCC_OP_COUNT; i++)
     if (strlen(ncc_op_table[i].name) == len &&

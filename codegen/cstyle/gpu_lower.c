@@ -482,20 +482,9 @@ static ncc_status lower_gemm(const gprob *p, const ncc_fuse_group *gr, const cha
 
 /* ---- dispatch ---- */
 
-static bool alias_op(const ncc_node *n) {
-  switch (n->op) {
-  case NCC_OP_RESHAPE:
-  case NCC_OP_FLATTEN:
-  case NCC_OP_SQUEEZE:
-  case NCC_OP_UNSQUEEZE:
-  case NCC_OP_IDENTITY: return true;
-  default: return false;
-  }
-}
-
 bool ncc_gpu_alias_op(const ncc_node *n) {
-  return alias_op(n) && ncc_lower_plain(n) && n->n_in >= 1 && n->in[0] && n->n_out == 1 && n->out[0] &&
-         n->in[0]->dtype == n->out[0]->dtype;
+  return ncc_op_is_view(n->op) && ncc_lower_plain(n) && n->n_in >= 1 && n->in[0] &&
+         n->n_out == 1 && n->out[0] && n->in[0]->dtype == n->out[0]->dtype;
 }
 
 bool ncc_gpu_supports_op(const ncc_node *n) {

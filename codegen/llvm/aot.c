@@ -92,21 +92,6 @@ static ncc_status emit_kir(kir_kernel *const *ks, int n, const char *path) {
   return st;
 }
 
-/* A target machine for static code: position independent (the object may
- * go into a shared library) with the default (small) code model, unlike
- * the JIT's. */
-static LLVMTargetMachineRef aot_target_machine(const ncc_llvm_host *h) {
-  LLVMTargetRef t;
-  char *err = NULL;
-  if (LLVMGetTargetFromTriple(h->triple, &t, &err)) {
-    LLVMDisposeMessage(err);
-    return NULL;
-  }
-  return LLVMCreateTargetMachine(t, h->triple, h->cpu, h->features,
-                                 LLVMCodeGenLevelAggressive, LLVMRelocPIC,
-                                 LLVMCodeModelDefault);
-}
-
 /* The weights as one 64-byte aligned constant global, added after the
  * optimizer ran (it has nothing to do with megabytes of data). */
 static ncc_status add_weights(LLVMContextRef ctx, LLVMModuleRef mod,
@@ -136,7 +121,9 @@ static void hide_defined_functions(LLVMModuleRef mod) {
 
 ncc_status ncc_aot_emit_module(const ncc_aot_object *o, const ncc_llvm_host *h,
                                const char *kind, const char *path) {
-  LLVMTargetMachineRef tm = aot_target_machine(h);
+  /* static code: position independent (the object may go into a shared
+   * library) with the default (small) code model, unlike the JIT's */
+  LLVMTargetMachineRef tm = ncc_llvm_target_machine(h, false);
   if (!tm) return ncc_error(NCC_ERR_INTERNAL, "LLVM: no target machine for %s", h->triple);
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("ncc", ctx);

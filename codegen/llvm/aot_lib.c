@@ -81,17 +81,6 @@ typedef struct lib {
   int n_tmp;
 } lib;
 
-static bool is_view(const ncc_node *n) {
-  switch (n->op) {
-  case NCC_OP_RESHAPE:
-  case NCC_OP_FLATTEN:
-  case NCC_OP_SQUEEZE:
-  case NCC_OP_UNSQUEEZE:
-  case NCC_OP_IDENTITY: return true;
-  default: return false;
-  }
-}
-
 static void lib_free(lib *L) {
   if (L->kernels)
     for (int i = 0; i < L->g->n_nodes; i++) kir_kernel_free(L->kernels[i]);
@@ -255,7 +244,7 @@ static ncc_status mark_needed(lib *L) {
       if (n->out[k] && L->need[n->out[k]->id]) want = true;
     if (!want) continue;
     L->run[i] = true;
-    if (is_view(n)) {
+    if (ncc_op_is_view(n->op)) {
       if (n->n_in < 1 || !n->in[0] || !n->out[0] || !plain(n->in[0]) || !plain(n->out[0]))
         return ncc_error(NCC_ERR_UNSUPPORTED,
                          "%s: op '%s' on a blocked layout has no compiled "
@@ -408,7 +397,7 @@ static ncc_status plan(lib *L) {
   for (int i = 0; i < g->n_nodes; i++) {
     if (!L->run[i]) continue; /* also the members a group root computes */
     const ncc_node *n = g->nodes[i];
-    if (is_view(n)) {
+    if (ncc_op_is_view(n->op)) {
       int s = read_slot(L, n->in[0], L->n_steps);
       if (s < 0) return no_storage(n->in[0]);
       L->root[n->out[0]->id] = s;

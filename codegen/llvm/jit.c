@@ -85,10 +85,10 @@ ncc_status ncc_llvm_host_info(const ncc_llvm_host **out) {
 }
 
 static LLVMTargetMachineRef make_tm(const ncc_llvm_host *h) {
-  return (LLVMTargetMachineRef)ncc_llvm_target_machine(h);
+  return (LLVMTargetMachineRef)ncc_llvm_target_machine(h, true);
 }
 
-void *ncc_llvm_target_machine(const ncc_llvm_host *h) {
+void *ncc_llvm_target_machine(const ncc_llvm_host *h, bool jit) {
   LLVMTargetRef t;
   char *err = NULL;
   if (LLVMGetTargetFromTriple(h->triple, &t, &err)) {
@@ -97,7 +97,7 @@ void *ncc_llvm_target_machine(const ncc_llvm_host *h) {
   }
   return LLVMCreateTargetMachine(t, h->triple, h->cpu, h->features,
                                  LLVMCodeGenLevelAggressive, LLVMRelocPIC,
-                                 LLVMCodeModelJITDefault);
+                                 jit ? LLVMCodeModelJITDefault : LLVMCodeModelDefault);
 }
 
 static ncc_status llvm_error(LLVMErrorRef e, const char *what) {

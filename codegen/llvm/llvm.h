@@ -55,9 +55,10 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
                               const char *kind, const char *path);
 
 /* Internal to codegen/llvm (LLVM handles passed as void*): a target
- * machine for h (NULL on failure), and a verified, O3-optimized module of
- * the kernels. */
-void *ncc_llvm_target_machine(const ncc_llvm_host *h);
+ * machine for h (NULL on failure), position independent, with the JIT's
+ * code model or (for static objects and libraries) the default small one;
+ * and a verified, O3-optimized module of the kernels. */
+void *ncc_llvm_target_machine(const ncc_llvm_host *h, bool jit);
 ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
                                  kir_kernel *const *ks, int n,
                                  const ncc_llvm_host *h, void *llvm_tm);

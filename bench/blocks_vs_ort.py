@@ -36,7 +36,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -48,21 +47,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "py"))
 import blocks  # noqa: E402
+from harness.envinfo import cpu_model  # noqa: E402
 import nccutil  # noqa: E402  (exits 77 without numpy/onnx/onnxruntime)
 
 DEFAULT_BLOCKS = ("mlp", "conv", "resblock", "dwsep", "transformer")
 RTOL, ATOL = 1e-3, 1e-4  # as tests/py/real_nets.py; atol scaled by max|y|
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def load_average():

@@ -12,7 +12,6 @@ Usage: python3 bench/ref_resnet18.py [--ncc build/ncc] [--warmup 1] [--iters 3]
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -24,18 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "py"))
 import nets  # noqa: E402
+from harness.envinfo import cpu_model  # noqa: E402
 import nccutil  # noqa: E402
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def time_ort(path, x, warmup, iters):

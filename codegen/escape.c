@@ -120,6 +120,15 @@ void ncc_escape_api_prefix(const char *base, size_t len, char *buf, size_t cap) 
   buf[n] = 0;
 }
 
+void ncc_escape_kernel_name(char *buf, size_t cap, const char *head, const char *op,
+                            const char *tail) {
+  if (!cap) return;
+  size_t n = (size_t)snprintf(buf, cap, "%s", head);
+  if (n >= cap) return;
+  n += ncc_escape(NCC_ESC_IDENT, op, buf + n, cap - n);
+  if (n < cap) snprintf(buf + n, cap - n, "%s", tail);
+}
+
 bool ncc_escape_is_ident(const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   if (!s || !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) return false;

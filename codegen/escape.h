@@ -56,6 +56,13 @@ void ncc_escape_fput(FILE *f, ncc_esc_kind kind, const char *s);
  * bytes (cap >= 2). */
 void ncc_escape_api_prefix(const char *base, size_t len, char *buf, size_t cap);
 
+/* A kernel's symbol: head (ncc's, e.g. "net_k3_": a letter first, '_'
+ * last), the op name as NCC_ESC_IDENT, then tail (ncc's, e.g. "_fused").
+ * The one way kernel names are made for the CPU JIT, --emit=lib and the
+ * GPU sources. At most cap-1 bytes, cut between escapes. */
+void ncc_escape_kernel_name(char *buf, size_t cap, const char *head, const char *op,
+                            const char *tail);
+
 /* Whether s is an identifier these rules can make: a letter, then
  * letters, digits and '_' with no "__". Renderers check the kernel names
  * they are handed with it. */

@@ -179,14 +179,12 @@ static bool ends_with(const char *s, const char *suffix) {
 
 /* ---- which nodes run, and their kernels ---- */
 
-/* "<prefix>_k<i>_<op><suffix>": the op name through the escaping layer, so
- * the name is an identifier in the glue whatever the op table holds. */
+/* "<prefix>_k<i>_<op><suffix>", an identifier in the glue (escape.h). */
 static void kernel_name(const lib *L, int i, const char *op, const char *suffix,
                         char *name, size_t cap) {
-  int n = snprintf(name, cap, "%s_k%d_", L->prefix, i);
-  if (n < 0 || (size_t)n >= cap) return;
-  size_t m = (size_t)n + ncc_escape(NCC_ESC_IDENT, op, name + n, cap - (size_t)n);
-  if (m < cap) snprintf(name + m, cap - m, "%s", suffix);
+  char head[96];
+  snprintf(head, sizeof head, "%s_k%d_", L->prefix, i);
+  ncc_escape_kernel_name(name, cap, head, op, suffix);
 }
 
 /* Node i is the root of group gi: one kernel for the group when its

@@ -712,7 +712,11 @@ static const char *const work_files[] = {"glue.c", "kernels.o", "model.h",
 /* Remove the directory, or keep it (for debugging) and say where. */
 static void workdir_remove(workdir *w, bool keep) {
   if (!w->dir) return;
-  if (keep) fprintf(stderr, "ncc: kept the temporary files in %s\n", w->dir);
+  if (keep) {
+    char t[1024];
+    ncc_escape_text(w->dir, t, sizeof t);
+    fprintf(stderr, "ncc: kept the temporary files in %s\n", t);
+  }
   for (int i = 0; work_files[i] && !keep; i++) {
     size_t cap;
     char *f = join(w->dir, work_files[i], &cap);

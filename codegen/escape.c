@@ -39,6 +39,7 @@ static bool alnum(unsigned char c) {
 }
 
 static void ident(sink *k, const unsigned char *s) {
+  if (!*s) unit(k, "Z00", 3); /* no name has a NUL: still injective */
   for (const unsigned char *p = s; *p; p++) {
     bool digit_first = p == s && *p >= '0' && *p <= '9';
     if (alnum(*p) && *p != 'Z' && !digit_first) unit(k, (const char *)p, 1);

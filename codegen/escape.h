@@ -15,7 +15,7 @@
  *                    [A-Ya-z0-9] kept, every other byte (also 'Z' and '_')
  *                    becomes 'Z' and two upper-case hex digits, and so does
  *                    a leading digit. Injective (Z always starts a
- *                    three-byte escape), never empty for a non-empty name,
+ *                    three-byte escape), never empty ("" is "Z00"),
  *                    never a leading digit or '_', never "__" (reserved in
  *                    C at the start and in C++ anywhere).
  *   NCC_ESC_CSTR     the body of a "..." literal (C and C++): printable

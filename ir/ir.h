@@ -29,6 +29,13 @@ ncc_status ncc_error(ncc_status st, const char *fmt, ...)
 ncc_status ncc_verror(ncc_status st, const char *fmt, va_list ap);
 /* Prefix the current message with "prefix: " (e.g. a file name). */
 void ncc_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Messages are one line of visible text: ncc_escape_text keeps valid UTF-8
+ * and writes C0 and C1 controls, DEL and bytes that are not UTF-8 as
+ * "\xNN" (snprintf-like: returns the full length, cuts between units).
+ * The driver prints names through it too. ncc_utf8_len: the length of the
+ * valid UTF-8 sequence at p, 0 when none starts there. */
+size_t ncc_escape_text(const char *s, char *buf, size_t cap);
+int ncc_utf8_len(const unsigned char *p);
 
 /* ---- allocation through the hook ---- */
 void *ncc_malloc(size_t n);

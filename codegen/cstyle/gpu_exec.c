@@ -17,6 +17,7 @@
 
 #include "../../ir/shape.h"
 #include "../../runtime/ref/ref.h"
+#include "../escape.h"
 #include "gpu.h"
 
 /* ---- files ---- */
@@ -50,11 +51,12 @@ ncc_status ncc_gpu_write_file(const char *path, const char *data, size_t len) {
 
 /* ---- lowering and rendering ---- */
 
+/* "k<i>_<op><suffix>": the op name through the escaping layer, as the
+ * name becomes an identifier in the CUDA/OpenCL source. */
 static void kernel_name(char *name, size_t cap, int i, const char *op, const char *sfx) {
-  snprintf(name, cap, "k%d_%s%s", i, op, sfx);
-  for (char *c = name; *c; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
-      *c = '_';
+  char head[24];
+  snprintf(head, sizeof head, "k%d_", i);
+  ncc_escape_kernel_name(name, cap, head, op, sfx);
 }
 
 ncc_status ncc_gpu_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "../escape.h"
 #include "cstyle.h"
 
 /* ---- string buffer ---- */
@@ -121,6 +122,15 @@ typedef struct R {
 #define OUT(...) ncc_sbuf_printf(r->o, __VA_ARGS__)
 
 static void indent(R *r) { OUT("%*s", 2 * r->ind, ""); }
+
+/* Names in the source go through codegen/escape.h: a buffer's name in a
+ * comment. */
+static void put_comment(R *r, const char *s) {
+  char *e = ncc_escape_dup(NCC_ESC_COMMENT, s);
+  if (!e) r->o->oom = true;
+  else ncc_sbuf_puts(r->o, e);
+  ncc_free(e, 0);
+}
 
 static const char *T(R *r, ncc_dtype dt) {
   const char *t = dt > NCC_DT_UNDEF && dt < NCC_DT_COUNT ? r->L->type[dt] : NULL;
@@ -827,7 +837,10 @@ ncc_status ncc_cstyle_render(const ncc_cstyle_lang *lang, const kir_kernel *k,
     return ncc_error(NCC_ERR_UNSUPPORTED, "kernel %s: more than %d symbolic dims", k->name,
                      (int)(sizeof info->syms / sizeof info->syms[0]));
 
-  /* signature */
+  /* signature; the kernel's name was made by the escaping layer (a kernel
+   * named otherwise is a bug, not something to print) */
+  if (!ncc_escape_is_ident(k->name))
+    return ncc_error(NCC_ERR_INTERNAL, "kernel name '%s' is not a C identifier", k->name);
   OUT("%s ", lang->kernel_decl);
   if (exact && lang->exact_local_attr) {
     OUT(lang->exact_local_attr, local);
@@ -836,9 +849,11 @@ ncc_status ncc_cstyle_render(const ncc_cstyle_lang *lang, const kir_kernel *k,
   OUT("%s(", k->name);
   for (int i = 0; i < info->n_bufs; i++) {
     const kir_buf *b = &k->bufs[info->bufs[i]];
-    OUT("%s\n    %s%s%s *%s b%d /* %s */", i ? "," : "", lang->buf_qual,
+    OUT("%s\n    %s%s%s *%s b%d /* ", i ? "," : "", lang->buf_qual,
         b->is_output ? "" : "const ", lang->mem_type[b->dt], lang->restrict_kw,
-        info->bufs[i], b->name);
+        info->bufs[i]);
+    put_comment(r, b->name);
+    OUT(" */");
   }
   for (int i = 0; i < info->n_syms; i++)
     OUT("%s\n    const %s s%d", i || info->n_bufs ? "," : "", I64(r), info->syms[i]);
@@ -848,8 +863,10 @@ ncc_status ncc_cstyle_render(const ncc_cstyle_lang *lang, const kir_kernel *k,
   for (int b = 0; b < k->n_bufs; b++)
     if (k->bufs[b].local_elems > 0) {
       indent(r);
-      OUT("%s %s b%d[%" PRId64 "]; /* %s */\n", lang->local_qual,
-          lang->mem_type[k->bufs[b].dt], b, k->bufs[b].local_elems, k->bufs[b].name);
+      OUT("%s %s b%d[%" PRId64 "]; /* ", lang->local_qual,
+          lang->mem_type[k->bufs[b].dt], b, k->bufs[b].local_elems);
+      put_comment(r, k->bufs[b].name);
+      OUT(" */\n");
     }
   for (int l = 0; l < k->n_locals; l++) {
     indent(r);

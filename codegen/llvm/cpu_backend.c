@@ -17,6 +17,7 @@
 
 #include "../../runtime/backend.h"
 #include "../../runtime/threadpool.h"
+#include "../escape.h"
 #include "../lower.h"
 #include "llvm.h"
 
@@ -118,13 +119,14 @@ ncc_status ncc_llvm_lower_graph_fused(const ncc_graph *g, const ncc_lower_opts *
                                       bool *group_kernel, int *n_lowered) {
   bool debug = getenv("NCC_DEBUG_KIR") != NULL;
   *n_lowered = 0;
-  char name[64];
+  char name[64], head[24]; /* names: codegen/escape.h */
   for (int gi = 0; fp && gi < fp->n_groups; gi++) {
     const ncc_fuse_group *gr = &fp->groups[gi];
     int root = gr->members[gr->n_members - 1]->id;
     int am = ncc_fuse_anchor(gr);
-    snprintf(name, sizeof name, "k%d_%s_fused", root,
-             ncc_op_name(gr->members[am >= 0 ? am : 0]->op));
+    snprintf(head, sizeof head, "k%d_", root);
+    ncc_escape_kernel_name(name, sizeof name, head,
+                           ncc_op_name(gr->members[am >= 0 ? am : 0]->op), "_fused");
     if (group_kernel) group_kernel[gi] = false;
     ncc_status st = ncc_lower_group(gr, name, lo, &kernels[root]);
     if (st == NCC_ERR_UNSUPPORTED) continue;
@@ -140,7 +142,8 @@ ncc_status ncc_llvm_lower_graph_fused(const ncc_graph *g, const ncc_lower_opts *
       if (kernels[gr->members[gr->n_members - 1]->id]) continue; /* fused */
     }
     if (!ncc_lower_supports(n)) continue;
-    snprintf(name, sizeof name, "k%d_%s", i, ncc_op_name(n->op));
+    snprintf(head, sizeof head, "k%d_", i);
+    ncc_escape_kernel_name(name, sizeof name, head, ncc_op_name(n->op), "");
     ncc_status st = ncc_lower_node(n, name, lo, &kernels[i]);
     if (st == NCC_ERR_UNSUPPORTED) continue;
     if (st != NCC_OK) return st;

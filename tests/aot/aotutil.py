@@ -56,8 +56,9 @@ def api_prefix(lib_path):
     base = os.path.basename(lib_path).split(".")[0]
     if base.startswith("lib") and len(base) > 3:
         base = base[3:]
-    base = re.sub(r"[^A-Za-z0-9_]", "_", base)
-    return base if re.match(r"[A-Za-z_]", base) else "m" + base
+    # codegen/escape.c ncc_escape_api_prefix
+    base = re.sub(r"[^A-Za-z0-9]+", "_", base).strip("_")
+    return base if re.match(r"[A-Za-z]", base) else "m" + base
 
 
 def compile_lib(model, out, target="cpu", extra=()):

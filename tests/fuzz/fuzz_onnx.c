@@ -34,6 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   NCC_ASSERT(g == NULL);
   NCC_ASSERT(st == NCC_ERR_INPUT || st == NCC_ERR_UNSUPPORTED);
   NCC_ASSERT(strncmp(msg, NAME ": ", strlen(NAME) + 2) == 0);
-  NCC_ASSERT(strchr(msg, '\n') == NULL);
+  /* one line of visible text: no control byte, valid UTF-8 (ir/error.c) */
+  for (const unsigned char *p = (const unsigned char *)msg; *p;) {
+    int n = ncc_utf8_len(p);
+    NCC_ASSERT(n > 0 && !(n == 1 && (*p < 0x20 || *p == 0x7f)));
+    p += n;
+  }
   return 0;
 }

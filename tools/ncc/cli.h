@@ -141,6 +141,15 @@ const char *cli_format_type(const ncc_graph *g, ncc_dtype dt, int rank,
 /* Append `s` to buf (NUL-terminated, capacity cap), ending in "..." when it
  * does not fit. */
 void cli_append(char *buf, size_t cap, const char *s);
+/* What the driver prints that may carry a model's or a user's bytes
+ * (names, paths, types with symbolic dims) goes through these two:
+ * cli_text for a terminal line (ncc_escape_text: control bytes and bytes
+ * that are not UTF-8 as \xNN; returns buf), cli_json_string for a JSON
+ * string on stdout (controls as \u00XX; a byte that is not UTF-8, which
+ * JSON cannot hold, as the text \xNN). */
+#define CLI_TEXT_MAX 1024
+const char *cli_text(const char *s, char *buf, size_t cap);
+void cli_json_string(const char *s);
 /* Comma-separated quoted names of graph inputs, for messages. */
 const char *cli_input_names(const ncc_graph *g, char *buf, size_t cap);
 double cli_now_ms(void);
@@ -152,7 +161,6 @@ bool cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
  * the batch they bind. */
 ncc_status cli_bench_inputs(const ncc_graph *g, const cli_opts *o,
                             ncc_tensor *in, int64_t *batch);
-void cli_json_string(const char *s);
 void cli_json_number(double v); /* null for inf/nan */
 
 /* ---- commands ---- */

@@ -176,14 +176,16 @@ static ncc_status measure(ablation *a, const ncc_tensor *in) {
 static void print_table(const ablation *a) {
   const cli_opts *o = a->o;
   const variant *b = &a->v[0];
-  printf("model      %s\n", o->model);
+  char t[CLI_TEXT_MAX];
+  printf("model      %s\n", cli_text(o->model, t, sizeof t));
   printf("target     %s, batch %lld, %lld warm-up + %lld timed runs per "
          "variant, interleaved\n",
-         o->target, (long long)a->batch, (long long)o->warmup,
+         cli_text(o->target, t, sizeof t), (long long)a->batch, (long long)o->warmup,
          (long long)o->iters);
   if (o->passes) printf("baseline   --passes:");
   else printf("baseline   -O%d:", o->opt_level);
-  for (int i = 0; i < b->n_ran; i++) printf("%s%s", i ? ", " : " ", b->ran[i]);
+  for (int i = 0; i < b->n_ran; i++)
+    printf("%s%s", i ? ", " : " ", cli_text(b->ran[i], t, sizeof t));
   if (!b->n_ran) printf(" (no passes)");
   printf("\n           median %.4f ms, %d kernels, %.3f MB moved, compile "
          "%.1f ms\n\n",
@@ -203,7 +205,8 @@ static void print_table(const ablation *a) {
       len += snprintf(label + len, sizeof label - (size_t)len, "%s%s",
                       i == 1 ? " (+" : ",", v->dropped[i]);
     if (v->n_dropped > 1 && len < (int)sizeof label - 1) strcat(label, ")");
-    printf("%-28s %10.4f %+12.1f %+10d %+12.3f %+13.1f\n", label, v->median,
+    printf("%-28s %10.4f %+12.1f %+10d %+12.3f %+13.1f\n", cli_text(label, t, sizeof t),
+           v->median,
            v->delta_pct, v->stats.kernels - b->stats.kernels,
            (v->stats.bytes_moved - b->stats.bytes_moved) / 1e6,
            v->compile_ms - b->compile_ms);

@@ -98,17 +98,6 @@ ncc_status cli_bench_inputs(const ncc_graph *g, const cli_opts *o,
   return NCC_OK;
 }
 
-void cli_json_string(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') printf("\\%c", c);
-    else if (c < 0x20) printf("\\u%04x", c);
-    else putchar(c);
-  }
-  putchar('"');
-}
-
 /* JSON has no inf/nan. */
 void cli_json_number(double v) {
   if (isfinite(v)) printf("%.6g", v);
@@ -150,8 +139,9 @@ static void print_json(const bench_result *r) {
 }
 
 static void print_table(const bench_result *r) {
-  printf("%-12s %s\n", "model", r->model);
-  printf("%-12s %s\n", "target", r->target);
+  char t[CLI_TEXT_MAX];
+  printf("%-12s %s\n", "model", cli_text(r->model, t, sizeof t));
+  printf("%-12s %s\n", "target", cli_text(r->target, t, sizeof t));
   printf("%-12s %lld\n", "batch", (long long)r->batch);
   printf("%-12s %.3f ms\n", "compile", r->compile_ms);
   printf("%-12s %lld warm-up + %lld timed\n", "runs", (long long)r->warmup,
@@ -164,7 +154,7 @@ static void print_table(const bench_result *r) {
   printf("%-12s", "passes");
   if (r->n_passes == 0) printf(" (none)");
   for (int i = 0; i < r->n_passes; i++)
-    printf("%s%s", i ? ", " : " ", r->passes[i]);
+    printf("%s%s", i ? ", " : " ", cli_text(r->passes[i], t, sizeof t));
   printf("\n");
 }
 

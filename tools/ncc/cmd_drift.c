@@ -119,14 +119,16 @@ static ncc_status prefix_graph(const cli_opts *o, const char *const *names,
 
 static void print_row(const char *name, const drift *d, const cli_opts *o,
                       const ncc_graph *g) {
-  printf("%-18s %12.3g %12.3g  ", name, d->max_abs, d->max_rel);
+  char t1[CLI_TEXT_MAX], t2[CLI_TEXT_MAX];
+  printf("%-18s %12.3g %12.3g  ", cli_text(name, t1, sizeof t1), d->max_abs, d->max_rel);
   if (!d->bad) {
     printf("ok\n");
     return;
   }
   printf("DRIFT: %lld element(s) beyond rtol %g atol %g, output '%s'%s%s\n",
          (long long)d->bad, o->rtol, o->atol,
-         g->outputs[d->first_bad_output]->name, d->why[0] ? ": " : "", d->why);
+         cli_text(g->outputs[d->first_bad_output]->name, t1, sizeof t1),
+         d->why[0] ? ": " : "", cli_text(d->why, t2, sizeof t2));
 }
 
 /* One row per pass; *first is the index of the first drifting pass. */
@@ -182,9 +184,10 @@ ncc_status cli_check_each_pass(const cli_opts *o) {
   drift fd;
   ncc_status st = prepare(&r, names, &n);
   if (!st) {
+    char t[CLI_TEXT_MAX];
     printf("drift check: %s, each pass against the unoptimized model on the "
            "reference interpreter (rtol %g, atol %g)\n",
-           o->model, o->rtol, o->atol);
+           cli_text(o->model, t, sizeof t), o->rtol, o->atol);
     printf("%-18s %12s %12s  %s\n", "after pass", "max abs err", "max rel err",
            "result");
     st = check_passes(&r, names, n, &first, &fd);

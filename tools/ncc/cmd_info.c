@@ -26,12 +26,12 @@ ncc_status cmd_targets(const cli_opts *o) {
   printf("%-8s %-6s %s\n", "NAME", "USABLE", "DESCRIPTION");
   for (int i = 0; i < cli_n_targets; i++) {
     const cli_target *t = &cli_targets[i];
-    char why[256];
+    char why[256], text[CLI_TEXT_MAX];
     if (ncc_target_available(t->name, why, sizeof why) == NCC_OK)
       printf("%-8s %-6s %s\n", t->name, "yes", t->what);
     else
       printf("%-8s %-6s %s (%s)\n", t->name, "no", t->what,
-             why[0] ? why : "unavailable");
+             why[0] ? cli_text(why, text, sizeof text) : "unavailable");
   }
   return NCC_OK;
 }

@@ -105,11 +105,10 @@ static ncc_status commit(const ncc_graph *g, out_file *f,
       return ncc_error(NCC_ERR_INPUT, "%s: cannot write: %s", f[i].final,
                        strerror(errno));
     f[i].written = false; /* now final: nothing to clean up */
-    char type[128];
-    printf("%s: %s -> %s\n", g->outputs[i]->name,
-           cli_format_type(g, outs[i].dtype, outs[i].rank, outs[i].dims, type,
-                           sizeof type),
-           f[i].final);
+    char type[128], t1[CLI_TEXT_MAX], t2[CLI_TEXT_MAX], t3[CLI_TEXT_MAX];
+    cli_format_type(g, outs[i].dtype, outs[i].rank, outs[i].dims, type, sizeof type);
+    printf("%s: %s -> %s\n", cli_text(g->outputs[i]->name, t1, sizeof t1),
+           cli_text(type, t2, sizeof t2), cli_text(f[i].final, t3, sizeof t3));
   }
   return NCC_OK;
 }

@@ -201,7 +201,10 @@ int main(int argc, char **argv) {
   if (st) {
     const char *msg = ncc_error_message();
     if (!msg[0]) msg = "failed (no message)";
-    fprintf(stderr, "ncc: error: %s\n", msg);
+    /* escaped when set (ir/error.c); again here, as escaping is idempotent,
+     * so no message can reach the terminal raw */
+    char line[CLI_TEXT_MAX * 2];
+    fprintf(stderr, "ncc: error: %s\n", cli_text(msg, line, sizeof line));
   }
   return (int)st;
 }

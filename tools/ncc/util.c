@@ -120,6 +120,34 @@ const char *cli_input_names(const ncc_graph *g, char *buf, size_t cap) {
   return buf;
 }
 
+const char *cli_text(const char *s, char *buf, size_t cap) {
+  ncc_escape_text(s, buf, cap);
+  return buf;
+}
+
+void cli_json_string(const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  putchar('"');
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+    int n = ncc_utf8_len(p);
+    unsigned cp = n == 1 ? *p : n == 2 ? (unsigned)(p[0] & 0x1f) << 6 | (p[1] & 0x3f) : 0x100;
+    if (n == 0) {
+      printf("\\\\x%c%c", hex[*p >> 4], hex[*p & 15]); /* not UTF-8 */
+      p++;
+    } else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+      printf("\\u%04x", cp); /* C0, DEL, C1 */
+      p += n;
+    } else if (*p == '"' || *p == '\\') {
+      printf("\\%c", *p);
+      p++;
+    } else {
+      fwrite(p, 1, (size_t)n, stdout);
+      p += n;
+    }
+  }
+  putchar('"');
+}
+
 double cli_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -16,36 +16,14 @@
 #include <unistd.h>
 
 #include "../../ir/shape.h"
+#include "../../runtime/atomic_file.h"
 #include "../../runtime/ref/ref.h"
 #include "gpu.h"
 
 /* ---- files ---- */
 
 ncc_status ncc_gpu_write_file(const char *path, const char *data, size_t len) {
-  size_t pl = strlen(path);
-  char *tmp = ncc_malloc(pl + 16);
-  if (!tmp) return NCC_ERR_NOMEM;
-  snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    ncc_status st = ncc_error(NCC_ERR_INPUT, "cannot write '%s': %s", path, strerror(errno));
-    ncc_free(tmp, pl + 16);
-    return st;
-  }
-  FILE *f = fdopen(fd, "wb");
-  bool ok = f && fwrite(data, 1, len, f) == len;
-  if (f)
-    ok = fclose(f) == 0 && ok;
-  else
-    close(fd);
-  if (!ok || rename(tmp, path) != 0) {
-    ncc_status st = ncc_error(NCC_ERR_INPUT, "cannot write '%s': %s", path, strerror(errno));
-    remove(tmp);
-    ncc_free(tmp, pl + 16);
-    return st;
-  }
-  ncc_free(tmp, pl + 16);
-  return NCC_OK;
+  return ncc_atomic_write(path, data, len);
 }
 
 /* ---- lowering and rendering ---- */

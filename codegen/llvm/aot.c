@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../runtime/atomic_file.h"
 #include "aot.h"
 
 static pthread_once_t all_once = PTHREAD_ONCE_INIT;
@@ -58,26 +59,7 @@ int ncc_target_layout_block(const char *target) {
 }
 
 ncc_status ncc_aot_write_file(const char *path, const void *data, size_t len) {
-  size_t n = strlen(path) + 16;
-  char *tmp = ncc_malloc(n);
-  if (!tmp) return NCC_ERR_NOMEM;
-  snprintf(tmp, n, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  ncc_status st = NCC_OK;
-  if (fd < 0) {
-    st = ncc_error(NCC_ERR_INPUT, "%s: cannot create the output file", path);
-  } else {
-    FILE *f = fdopen(fd, "wb");
-    bool ok = f && fwrite(data, 1, len, f) == len;
-    if (f) ok = fclose(f) == 0 && ok;
-    else close(fd);
-    if (!ok || rename(tmp, path) != 0) {
-      unlink(tmp);
-      st = ncc_error(NCC_ERR_INPUT, "%s: cannot write the output file", path);
-    }
-  }
-  ncc_free(tmp, n);
-  return st;
+  return ncc_atomic_write(path, data, len);
 }
 
 static ncc_status emit_kir(kir_kernel *const *ks, int n, const char *path) {

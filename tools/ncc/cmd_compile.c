@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "runtime/atomic_file.h"
 
 static const char *const emit_kinds[] = {"ir",  "kir", "llvm", "asm",    "obj",
                                          "lib", "cuda", "ptx", "opencl", NULL};
@@ -87,6 +88,7 @@ static ncc_status emit_to_stdout(const ncc_graph *g, const char *target,
     return ncc_error(NCC_ERR_INPUT, "cannot create a temporary file in %s: %s",
                      dir && *dir ? dir : "/tmp", strerror(errno));
   close(fd);
+  int slot = ncc_atomic_register(path, false); /* removed on SIGINT/SIGTERM */
   ncc_status st = ncc_module_emit(g, target, emit, path);
   FILE *f = st ? NULL : fopen(path, "rb");
   if (!st && !f)
@@ -99,6 +101,7 @@ static ncc_status emit_to_stdout(const ncc_graph *g, const char *target,
     fclose(f);
   }
   unlink(path);
+  ncc_atomic_unregister(slot);
   return st;
 }
 

@@ -7,10 +7,12 @@
  * unsupported feature (3) and exhausted memory (4).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "runtime/atomic_file.h"
 
 #define PIPELINE_HELP                                                          \
   "  -O0 .. -O3             optimization level (default -O2)\n"               \
@@ -196,7 +198,30 @@ static ncc_status flush_stdout(ncc_status st) {
   return st;
 }
 
+/* SIGINT/SIGTERM/SIGHUP: remove the temporaries being written (and stop
+ * the C compiler of --emit=lib), then die of the signal as if unhandled. */
+static void on_fatal_signal(int sig) {
+  ncc_atomic_cleanup_signal(sig);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_signal_cleanup(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction sa, old;
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+      continue; /* e.g. nohup: keep ignoring it */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigfillset(&sa.sa_mask); /* one handler at a time */
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(sigs[i], &sa, NULL);
+  }
+}
+
 int main(int argc, char **argv) {
+  install_signal_cleanup();
   ncc_status st = flush_stdout(dispatch(argc, argv));
   if (st) {
     const char *msg = ncc_error_message();

@@ -448,6 +448,7 @@ static void bind_consts(ncc_gpu_module *m) {
 static ncc_status launch_kernel(ncc_gpu_module *m, gkern *gk, const ncc_node *n) {
   const kir_kernel *k = gk->k;
   ncc_status st = NCC_OK;
+  bool empty = true; /* every output has 0 elements: nothing to compute */
   for (int b = 0; b < k->n_bufs && st == NCC_OK; b++) {
     const kir_buf *kb = &k->bufs[b];
     if (kb->local_elems) continue;
@@ -455,10 +456,19 @@ static ncc_status launch_kernel(ncc_gpu_module *m, gkern *gk, const ncc_node *n)
       st = ensure_dev(m, kernel_input(m, gk, kb->index)->id);
     } else if (kb->bind == KIR_BIND_OUTPUT) {
       int id = n->out[kb->index]->id;
-      st = ensure_mem(m, id, nbytes(&m->v[id].t));
+      size_t bytes = nbytes(&m->v[id].t);
+      if (bytes) empty = false;
+      st = ensure_mem(m, id, bytes); /* never 0 bytes: see ensure_mem */
     }
   }
   if (st != NCC_OK) return st;
+  /* No launch on an empty range (batch 0): CUDA refuses a 0-block grid,
+   * and PoCL with a cold kernel cache starts compiling the kernel for the
+   * launch in the background and crashed at exit when nothing waited. */
+  if (empty) {
+    gk->launched = false;
+    return NCC_OK;
+  }
   int na = 0;
   for (int i = 0; i < gk->info.n_bufs; i++) {
     const kir_buf *kb = &k->bufs[gk->info.bufs[i]];
@@ -620,6 +630,9 @@ ncc_status ncc_gpu_run(void *state, const ncc_tensor *in, int n_in, ncc_tensor *
     for (int i = 0; i < g->n_nodes && st == NCC_OK; i++) st = run_node(m, i);
   }
   if (st == NCC_OK) st = take_outputs(m, out, n_out);
+  /* outputs of 0 bytes are not downloaded, so nothing else waited for the
+   * queue: do not return with work in flight */
+  if (st == NCC_OK) st = m->dev->finish(m->dev->ctx);
   end_run(m);
   return st;
 }

@@ -31,6 +31,9 @@
 
 #define INPUT_HELP                                                             \
   "  --input NAME=FILE.npy  the value of model input NAME (repeatable);\n"    \
+  "                         a NAME with '=' works: the split whose left side\n" \
+  "                         is an input of the model is taken (two such\n"   \
+  "                         splits: an error naming both)\n"                 \
   "  --input FILE.npy       a model with one input also takes this form\n"
 
 static const char usage_import[] =
@@ -66,7 +69,10 @@ static const char usage_run[] =
     "\n"
     "Run a model once and write DIR/<output-name>.npy for every output\n"
     "(characters other than letters, digits, '.', '_' and '-' in an output\n"
-    "name become '_'). Nothing is written unless every output is.\n"
+    "name become '_'; an output whose file name is taken, e.g. one listed\n"
+    "twice, gets DIR/<name>_<index>.npy, index counting outputs from 0).\n"
+    "Nothing is written unless every output is; concurrent runs into one\n"
+    "DIR leave the files of one run.\n"
     "\n" TARGET_HELP PIPELINE_HELP INPUT_HELP
     "  --output-dir DIR       where to write the outputs (default: .)\n"
     "\n"

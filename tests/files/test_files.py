@@ -467,6 +467,10 @@ def test_error_paths(d):
         p = ncc("run", model, "--input", xp, "--output-dir", ro)
         check("errpath.run", one_error(p, 2, ro), p.stderr)
     os.chmod(ro, 0o755)
+    xp2 = os.path.join(d, "errx2.npy")
+    np.save(xp2, np.ones((2, 3), np.float32))
+    p = ncc("run", model, "--input", "x=" + xp, "--input", "x=" + xp2, "--output-dir", ro)
+    check("errpath.twice", one_error(p, 1, xp, xp2), p.stderr)
     p = ncc("run", model, "--input", os.path.join(d, "missing.npy"), "--output-dir", ro)
     check("errpath.missing_input", one_error(p, 2, os.path.join(d, "missing.npy")), p.stderr)
 

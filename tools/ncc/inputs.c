@@ -73,8 +73,8 @@ static ncc_status match_inputs(const ncc_graph *g, const cli_opts *o,
     ncc_status st = input_slot(g, o, &o->inputs[k], &slot, &path);
     if (st) return st;
     if (src[slot])
-      return ncc_error(NCC_ERR_USAGE, "input '%s' is given twice",
-                       g->inputs[slot]->name);
+      return ncc_error(NCC_ERR_USAGE, "input '%s' is given twice (%s and %s)",
+                       g->inputs[slot]->name, src[slot], path);
     src[slot] = path;
   }
   char missing[512] = "";

@@ -116,7 +116,8 @@ static void fill_random(char *x) {
 }
 
 static ncc_status io_error(const char *path, const char *what, int err) {
-  return ncc_error(NCC_ERR_INPUT, "%s: %s: %s", path, what,
+  return ncc_error(err == ENOMEM ? NCC_ERR_NOMEM : NCC_ERR_INPUT, "%s: %s: %s",
+                   path, what,
                    err ? strerror(err) : "I/O error");
 }
 
@@ -210,11 +211,13 @@ static int link_unnamed(ncc_afile *a, int fd) {
     return 0;
   if (errno != EEXIST) return -1;
   char *dir = dir_of(a->path);
-  if (!dir) return -1;
   size_t xpos;
-  char *name = hidden_name(dir, &xpos);
+  char *name = dir ? hidden_name(dir, &xpos) : NULL;
   ncc_free(dir, 0);
-  if (!name) return -1;
+  if (!name) {
+    errno = ENOMEM;
+    return -1;
+  }
   for (int tries = 0; tries < 100; tries++) {
     fill_random(name + xpos);
     a->slot = ncc_atomic_register(name, false);
@@ -349,7 +352,7 @@ ncc_status ncc_atomic_workdir(const char *path, char **out, int *slot) {
   int err = errno;
   ncc_free(dir, 0);
   if (r < 0)
-    return ncc_error(NCC_ERR_INPUT,
+    return ncc_error(err == ENOMEM ? NCC_ERR_NOMEM : NCC_ERR_INPUT,
                      "%s: cannot create a temporary directory beside it: %s",
                      path, strerror(err));
   return NCC_OK;

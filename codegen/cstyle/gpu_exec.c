@@ -20,12 +20,6 @@
 #include "../../runtime/ref/ref.h"
 #include "gpu.h"
 
-/* ---- files ---- */
-
-ncc_status ncc_gpu_write_file(const char *path, const char *data, size_t len) {
-  return ncc_atomic_write(path, data, len);
-}
-
 /* ---- lowering and rendering ---- */
 
 static void kernel_name(char *name, size_t cap, int i, const char *op, const char *sfx) {
@@ -139,7 +133,7 @@ ncc_status ncc_gpu_emit_source(const ncc_graph *g, const ncc_cstyle_lang *lang,
                                const char *kind, const char *path) {
   ncc_sbuf src = {0};
   ncc_status st = render_graph(g, lang, strcmp(kind, "kir") == 0, &src);
-  if (st == NCC_OK) st = ncc_gpu_write_file(path, src.s ? src.s : "", src.len);
+  if (st == NCC_OK) st = ncc_atomic_write(path, src.s ? src.s : "", src.len);
   ncc_sbuf_free(&src);
   return st;
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../atomic_file.h"
 #include "../../codegen/cstyle/gpu.h"
 #include "cuda_api.h"
 #include "cuda_internal.h"
@@ -287,7 +288,7 @@ static ncc_status cu_emit(const ncc_graph *g, const char *kind, const char *path
   size_t len = 0;
   ncc_status st = ncc_gpu_render_graph(g, &ncc_cstyle_cuda, &src);
   if (st == NCC_OK) st = ncc_cuda_compile_ptx(src.s, NULL, &ptx, &len);
-  if (st == NCC_OK) st = ncc_gpu_write_file(path, ptx, len);
+  if (st == NCC_OK) st = ncc_atomic_write(path, ptx, len);
   ncc_free(ptx, 0);
   ncc_sbuf_free(&src);
   return st;

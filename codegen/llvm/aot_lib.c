@@ -23,6 +23,8 @@
  * blocks) are emitted once and shared (kir_dedupe), as in the JIT.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -801,13 +803,24 @@ static ncc_status run_cc(const char *cc, char *const *argv, const char *log) {
     posix_spawn_file_actions_destroy(&fa);
     return NCC_ERR_NOMEM;
   }
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+  /* The fatal signals stay blocked until the handler knows the child, so
+   * none arrives between the spawn and ncc_atomic_set_child (the child
+   * starts with the mask it would have had). */
+  sigset_t fatal, old;
+  sigemptyset(&fatal);
+  sigaddset(&fatal, SIGINT);
+  sigaddset(&fatal, SIGTERM);
+  sigaddset(&fatal, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &fatal, &old);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&at, 0);
+  posix_spawnattr_setsigmask(&at, &old);
   pid_t pid;
   int err = posix_spawnp(&pid, cc, &fa, &at, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   if (!err) ncc_atomic_set_child((long)pid);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (err)
     return ncc_error(NCC_ERR_UNSUPPORTED, "cannot run the C compiler '%s': %s", cc,
                      strerror(err));

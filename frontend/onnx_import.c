@@ -90,7 +90,12 @@ static ncc_status check_opsets(const Onnx__ModelProto *m, int64_t *opset) {
                        "model imports the default ONNX opset twice (%lld and "
                        "%lld)",
                        (long long)*opset, (long long)v);
-    if (v < ONNX_OPSET_MIN || v > ONNX_OPSET_MAX)
+    if (v > ONNX_OPSET_MAX)
+      return ncc_error(NCC_ERR_UNSUPPORTED,
+                       "opset %lld of the default ONNX domain is newer than "
+                       "any ncc knows (ncc reads opsets %d-%d)",
+                       (long long)v, ONNX_OPSET_MIN, ONNX_OPSET_MAX);
+    if (v < ONNX_OPSET_MIN)
       return ncc_error(NCC_ERR_UNSUPPORTED,
                        "opset %lld of the default ONNX domain is not supported "
                        "(ncc reads opsets %d-%d)",
@@ -460,10 +465,8 @@ static ncc_status add_outputs(onnx_ctx *c) {
                        "' is not defined (no node, input or initializer "
                        "has that name)",
                        name);
-    for (int j = 0; j < c->g->n_outputs; j++)
-      if (c->g->outputs[j] == v)
-        return ncc_error(NCC_ERR_INPUT,
-                         "graph output '" ONNX_NAME "' is listed twice", name);
+    /* A value may be listed twice (onnxruntime returns it twice): each
+     * listing is its own output slot holding a copy. */
     ncc_status st = ncc_graph_add_output(c->g, v);
     if (st) return st;
   }

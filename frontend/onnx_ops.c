@@ -13,7 +13,7 @@
 
 #include "frontend.h"
 
-/* Attributes of each op over opsets 13-21, "name=K" separated by spaces,
+/* Attributes of each op over opsets 13-28 (attr_since: newer ones), "name=K" separated by spaces,
  * K: i INT, f FLOAT, s STRING, t TENSOR, I INTS, F FLOATS. Ops absent here
  * take no attributes. Attributes the upgrade turns into inputs (Reduce*
  * `axes`, Split `split`, Squeeze/Unsqueeze `axes`) are listed so that models
@@ -22,7 +22,8 @@ static const char *const op_attrs[NCC_OP_COUNT] = {
     [NCC_OP_LEAKYRELU] = "alpha=f",
     [NCC_OP_HARDSIGMOID] = "alpha=f beta=f",
     [NCC_OP_GELU] = "approximate=s",
-    [NCC_OP_CAST] = "to=i saturate=i",
+    [NCC_OP_CAST] = "to=i saturate=i round_mode=s",
+    [NCC_OP_RANGE] = "stash_type=i",
     [NCC_OP_GEMM] = "alpha=f beta=f transA=i transB=i",
     [NCC_OP_CONV] =
         "auto_pad=s dilations=I group=i kernel_shape=I pads=I strides=I",
@@ -49,6 +50,24 @@ static const char *const op_attrs[NCC_OP_COUNT] = {
     [NCC_OP_PAD] = "mode=s",
     [NCC_OP_CONSTANTOFSHAPE] = "value=t",
 };
+
+/* Attributes an op gained after opset 13: before `since` they do not
+ * exist (a model using one is malformed, like any unknown attribute). */
+static const struct {
+  ncc_op op;
+  const char *name;
+  int since;
+} attr_since[] = {
+    {NCC_OP_CAST, "round_mode", 24}, /* float8e8m0 rounding */
+    {NCC_OP_RANGE, "stash_type", 27}, /* float16/bfloat16 accumulation */
+};
+
+static int attr_since_opset(ncc_op op, const char *name) {
+  for (size_t i = 0; i < sizeof attr_since / sizeof attr_since[0]; i++)
+    if (attr_since[i].op == op && strcmp(attr_since[i].name, name) == 0)
+      return attr_since[i].since;
+  return 0;
+}
 
 static const char *onnx_attr_kind_name(int t) {
   switch (t) {
@@ -120,6 +139,13 @@ static ncc_status convert_attr(onnx_node_build *b,
   if (!want)
     return ncc_error(NCC_ERR_INPUT, "%s: %s has no attribute '" ONNX_NAME "'",
                      b->label, ncc_op_name(b->op), name);
+  int since = attr_since_opset(b->op, name);
+  if (b->opset < since)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: %s has no attribute '" ONNX_NAME "' in opset %lld "
+                     "(it exists from opset %d)",
+                     b->label, ncc_op_name(b->op), name, (long long)b->opset,
+                     since);
   if (type != want)
     return ncc_error(NCC_ERR_INPUT,
                      "%s: attribute '" ONNX_NAME "' must be %s, not %s",
@@ -226,11 +252,13 @@ static ncc_status ints_attr_to_input(onnx_node_build *b, const char *name,
   return NCC_OK;
 }
 
-/* Cast.to: the ONNX type code becomes ncc's dtype name; `saturate` only
- * concerns float8 types, which ncc lacks, so it is dropped. */
+/* Cast.to: the ONNX type code becomes ncc's dtype name; `saturate` and
+ * (opset 24+) `round_mode` only concern float8 types, which ncc lacks (a
+ * Cast to one is refused with the dtype), so they are dropped. */
 static ncc_status upgrade_cast(onnx_node_build *b) {
   int i = find_attr(b, "saturate");
   if (i >= 0) drop_attr(b, i);
+  if ((i = find_attr(b, "round_mode")) >= 0) drop_attr(b, i);
   i = find_attr(b, "to");
   if (i < 0)
     return ncc_error(NCC_ERR_INPUT, "%s: Cast needs attribute 'to'", b->label);
@@ -242,6 +270,26 @@ static ncc_status upgrade_cast(onnx_node_build *b) {
   b->attrs[i].kind = NCC_ATTR_STRING;
   b->attrs[i].i = 0;
   b->attrs[i].s = ncc_dtype_name(dt);
+  return NCC_OK;
+}
+
+/* Range from opset 27 computes float16/bfloat16 ranges in float32 unless
+ * stash_type=0; ncc accumulates in the output dtype (the opset 11-26 and
+ * stash_type=0 meaning), so the float32 form is refused, by name. The
+ * attribute has no effect on other dtypes and is dropped. */
+static ncc_status upgrade_range(onnx_node_build *b) {
+  int i = find_attr(b, "stash_type");
+  bool half = b->n_in > 0 && b->in[0] &&
+              b->in[0]->dtype == NCC_DT_F16;
+  int64_t stash = i >= 0 ? b->attrs[i].i : 1;
+  if (b->opset >= 27 && half && stash != 0)
+    return ncc_error(NCC_ERR_UNSUPPORTED,
+                     "%s: Range of opset %lld on %s with stash_type=%lld "
+                     "(accumulate in float32) is not supported; ncc "
+                     "accumulates in the output type (stash_type=0)",
+                     b->label, (long long)b->opset,
+                     ncc_dtype_name(b->in[0]->dtype), (long long)stash);
+  if (i >= 0) drop_attr(b, i);
   return NCC_OK;
 }
 
@@ -273,6 +321,8 @@ ncc_status onnx_upgrade_node(onnx_node_build *b) {
     return upgrade_split(b);
   case NCC_OP_CAST:
     return upgrade_cast(b);
+  case NCC_OP_RANGE:
+    return upgrade_range(b);
   case NCC_OP_BATCHNORM: {
     int i = find_attr(b, "training_mode");
     if (i >= 0 && b->attrs[i].i != 0)

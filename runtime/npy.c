@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../ir/ir.h"
+#include "atomic_file.h"
 
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -469,26 +470,6 @@ static ncc_status check_writable(const char *path, const ncc_tensor *t) {
   return NCC_OK;
 }
 
-/* "<dir>/.<base>.XXXXXX" next to `path`, so rename() stays in one file
- * system. */
-static char *temp_name_for(const char *path) {
-  const char *slash = strrchr(path, '/');
-  size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
-  const char *base = path + dlen;
-  size_t n = dlen + 1 + strlen(base) + 8;
-  char *tmp = ncc_malloc(n);
-  if (!tmp) return NULL;
-  snprintf(tmp, n, "%.*s.%s.XXXXXX", (int)dlen, path, base);
-  return tmp;
-}
-
-/* mkstemp creates 0600 files; give the result the usual 0666 & ~umask. */
-static void set_default_mode(int fd) {
-  mode_t mask = umask(0);
-  umask(mask);
-  (void)fchmod(fd, 0666 & ~mask);
-}
-
 static ncc_status write_all(FILE *f, const ncc_tensor *t, const char *path) {
   char pre[1024];
   size_t plen = format_preamble(t, pre, sizeof pre);
@@ -501,31 +482,20 @@ static ncc_status write_all(FILE *f, const ncc_tensor *t, const char *path) {
   return NCC_OK;
 }
 
+ncc_status ncc_npy_write_to(FILE *f, const char *path, const ncc_tensor *t) {
+  ncc_status st = check_writable(path, t);
+  return st ? st : write_all(f, t, path);
+}
+
 ncc_status ncc_npy_write(const char *path, const ncc_tensor *t) {
   ncc_status st = check_writable(path, t);
   if (st) return st;
-  char *tmp = temp_name_for(path);
-  if (!tmp) return NCC_ERR_NOMEM;
-  errno = 0;
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    st = io_error(path, "cannot create");
-    ncc_free(tmp, 0);
+  ncc_afile a;
+  if ((st = ncc_afile_open(&a, path))) return st;
+  st = write_all(a.f, t, path);
+  if (st) {
+    ncc_afile_abort(&a);
     return st;
   }
-  set_default_mode(fd);
-  FILE *f = fdopen(fd, "wb");
-  if (!f) {
-    st = io_error(path, "cannot write");
-    close(fd);
-  } else {
-    st = write_all(f, t, path);
-    errno = 0;
-    if (fclose(f) != 0 && !st) st = io_error(path, "cannot write");
-  }
-  errno = 0;
-  if (!st && rename(tmp, path) != 0) st = io_error(path, "cannot write");
-  if (st) unlink(tmp);
-  ncc_free(tmp, 0);
-  return st;
+  return ncc_afile_commit(&a);
 }

@@ -80,8 +80,6 @@ ncc_status ncc_gpu_render_graph(const ncc_graph *g, const ncc_cstyle_lang *lang,
  * program source of the graph's kernels, written through a temporary file. */
 ncc_status ncc_gpu_emit_source(const ncc_graph *g, const ncc_cstyle_lang *lang,
                                const char *kind, const char *path);
-/* Write `len` bytes to `path` through a temporary file. */
-ncc_status ncc_gpu_write_file(const char *path, const char *data, size_t len);
 
 /* ---- the executor (gpu_exec.c): backend vtable entries ---- */
 typedef struct ncc_gpu_module ncc_gpu_module;

@@ -16,38 +16,10 @@
 #include <unistd.h>
 
 #include "../../ir/shape.h"
+#include "../../runtime/atomic_file.h"
 #include "../../runtime/ref/ref.h"
 #include "../escape.h"
 #include "gpu.h"
-
-/* ---- files ---- */
-
-ncc_status ncc_gpu_write_file(const char *path, const char *data, size_t len) {
-  size_t pl = strlen(path);
-  char *tmp = ncc_malloc(pl + 16);
-  if (!tmp) return NCC_ERR_NOMEM;
-  snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    ncc_status st = ncc_error(NCC_ERR_INPUT, "cannot write '%s': %s", path, strerror(errno));
-    ncc_free(tmp, pl + 16);
-    return st;
-  }
-  FILE *f = fdopen(fd, "wb");
-  bool ok = f && fwrite(data, 1, len, f) == len;
-  if (f)
-    ok = fclose(f) == 0 && ok;
-  else
-    close(fd);
-  if (!ok || rename(tmp, path) != 0) {
-    ncc_status st = ncc_error(NCC_ERR_INPUT, "cannot write '%s': %s", path, strerror(errno));
-    remove(tmp);
-    ncc_free(tmp, pl + 16);
-    return st;
-  }
-  ncc_free(tmp, pl + 16);
-  return NCC_OK;
-}
 
 /* ---- lowering and rendering ---- */
 
@@ -163,7 +135,7 @@ ncc_status ncc_gpu_emit_source(const ncc_graph *g, const ncc_cstyle_lang *lang,
                                const char *kind, const char *path) {
   ncc_sbuf src = {0};
   ncc_status st = render_graph(g, lang, strcmp(kind, "kir") == 0, &src);
-  if (st == NCC_OK) st = ncc_gpu_write_file(path, src.s ? src.s : "", src.len);
+  if (st == NCC_OK) st = ncc_atomic_write(path, src.s ? src.s : "", src.len);
   ncc_sbuf_free(&src);
   return st;
 }
@@ -472,6 +444,7 @@ static void bind_consts(ncc_gpu_module *m) {
 static ncc_status launch_kernel(ncc_gpu_module *m, gkern *gk, const ncc_node *n) {
   const kir_kernel *k = gk->k;
   ncc_status st = NCC_OK;
+  bool empty = true; /* every output has 0 elements: nothing to compute */
   for (int b = 0; b < k->n_bufs && st == NCC_OK; b++) {
     const kir_buf *kb = &k->bufs[b];
     if (kb->local_elems) continue;
@@ -479,10 +452,19 @@ static ncc_status launch_kernel(ncc_gpu_module *m, gkern *gk, const ncc_node *n)
       st = ensure_dev(m, kernel_input(m, gk, kb->index)->id);
     } else if (kb->bind == KIR_BIND_OUTPUT) {
       int id = n->out[kb->index]->id;
-      st = ensure_mem(m, id, nbytes(&m->v[id].t));
+      size_t bytes = nbytes(&m->v[id].t);
+      if (bytes) empty = false;
+      st = ensure_mem(m, id, bytes); /* never 0 bytes: see ensure_mem */
     }
   }
   if (st != NCC_OK) return st;
+  /* No launch on an empty range (batch 0): CUDA refuses a 0-block grid,
+   * and PoCL with a cold kernel cache starts compiling the kernel for the
+   * launch in the background and crashed at exit when nothing waited. */
+  if (empty) {
+    gk->launched = false;
+    return NCC_OK;
+  }
   int na = 0;
   for (int i = 0; i < gk->info.n_bufs; i++) {
     const kir_buf *kb = &k->bufs[gk->info.bufs[i]];
@@ -644,6 +626,9 @@ ncc_status ncc_gpu_run(void *state, const ncc_tensor *in, int n_in, ncc_tensor *
     for (int i = 0; i < g->n_nodes && st == NCC_OK; i++) st = run_node(m, i);
   }
   if (st == NCC_OK) st = take_outputs(m, out, n_out);
+  /* outputs of 0 bytes are not downloaded, so nothing else waited for the
+   * queue: do not return with work in flight */
+  if (st == NCC_OK) st = m->dev->finish(m->dev->ctx);
   end_run(m);
   return st;
 }

@@ -7,8 +7,8 @@
  * `x86_64` a portable AVX2 baseline (x86-64-v3, 8 lanes), `aarch64` a
  * generic NEON core (4 lanes). For kir/llvm/asm/obj only compiled kernels
  * are emitted; nodes that run on reference kernels are not part of the
- * output. Files are written to a temporary name and renamed, so a failure
- * leaves nothing behind.
+ * output. Files are written by runtime/atomic_file.c, so a failure leaves
+ * nothing behind.
  */
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../runtime/atomic_file.h"
 #include "aot.h"
 
 static pthread_once_t all_once = PTHREAD_ONCE_INIT;
@@ -57,29 +58,6 @@ int ncc_target_layout_block(const char *target) {
   return h->vector_width;
 }
 
-ncc_status ncc_aot_write_file(const char *path, const void *data, size_t len) {
-  size_t n = strlen(path) + 16;
-  char *tmp = ncc_malloc(n);
-  if (!tmp) return NCC_ERR_NOMEM;
-  snprintf(tmp, n, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  ncc_status st = NCC_OK;
-  if (fd < 0) {
-    st = ncc_error(NCC_ERR_INPUT, "%s: cannot create the output file", path);
-  } else {
-    FILE *f = fdopen(fd, "wb");
-    bool ok = f && fwrite(data, 1, len, f) == len;
-    if (f) ok = fclose(f) == 0 && ok;
-    else close(fd);
-    if (!ok || rename(tmp, path) != 0) {
-      unlink(tmp);
-      st = ncc_error(NCC_ERR_INPUT, "%s: cannot write the output file", path);
-    }
-  }
-  ncc_free(tmp, n);
-  return st;
-}
-
 static ncc_status emit_kir(kir_kernel *const *ks, int n, const char *path) {
   char *buf = NULL;
   size_t len = 0;
@@ -87,7 +65,7 @@ static ncc_status emit_kir(kir_kernel *const *ks, int n, const char *path) {
   if (!f) return ncc_error(NCC_ERR_NOMEM, "out of memory printing kernel IR");
   for (int i = 0; i < n; i++) kir_print(ks[i], f);
   fclose(f);
-  ncc_status st = ncc_aot_write_file(path, buf, len);
+  ncc_status st = ncc_atomic_write(path, buf, len);
   free(buf); /* open_memstream allocates with malloc */
   return st;
 }
@@ -132,7 +110,7 @@ ncc_status ncc_aot_emit_module(const ncc_aot_object *o, const ncc_llvm_host *h,
   if (st == NCC_OK && o->weights_symbol) st = add_weights(ctx, mod, o);
   if (st == NCC_OK && strcmp(kind, "llvm") == 0) {
     char *text = LLVMPrintModuleToString(mod);
-    st = ncc_aot_write_file(path, text, strlen(text));
+    st = ncc_atomic_write(path, text, strlen(text));
     LLVMDisposeMessage(text);
   } else if (st == NCC_OK) {
     LLVMMemoryBufferRef mb = NULL;
@@ -141,7 +119,7 @@ ncc_status ncc_aot_emit_module(const ncc_aot_object *o, const ncc_llvm_host *h,
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, ft, &err, &mb)) {
       st = ncc_error(NCC_ERR_INTERNAL, "LLVM code generation: %s", err ? err : "?");
     } else {
-      st = ncc_aot_write_file(path, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+      st = ncc_atomic_write(path, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
       LLVMDisposeMemoryBuffer(mb);
     }
     LLVMDisposeMessage(err);

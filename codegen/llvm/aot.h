@@ -12,9 +12,6 @@
  * "x86_64" and "aarch64" are the cross targets. */
 ncc_status ncc_aot_target(const char *target, const ncc_llvm_host **out);
 
-/* Write `len` bytes to `path` through a temporary file and a rename. */
-ncc_status ncc_aot_write_file(const char *path, const void *data, size_t len);
-
 /* Constant data embedded in an object as one global byte array: the
  * pieces lie at their `offset`s (64-byte aligned), zeros in between. */
 typedef struct ncc_aot_blob {

@@ -23,6 +23,8 @@
  * blocks) are emitted once and shared (kir_dedupe), as in the JIT.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -33,6 +35,7 @@
 #include <unistd.h>
 
 #include "../../passes/fusion.h"
+#include "../../runtime/atomic_file.h"
 #include "../escape.h"
 #include "aot.h"
 
@@ -681,7 +684,8 @@ static void write_glue(const lib *L, FILE *f, const char *hname,
 
 typedef struct workdir {
   char *dir;
-  size_t cap;
+  int slot;                  /* the registry slot of dir */
+  int file_slot[8];          /* and of the files in it */
 } workdir;
 
 /* dir/name as a fresh string (ncc_malloc'd, *cap its size). */
@@ -692,24 +696,25 @@ static char *join(const char *dir, const char *name, size_t *cap) {
   return s;
 }
 
-/* A temporary directory beside `path`, so the final renames stay on one
- * file system. */
-static ncc_status workdir_make(workdir *w, const char *path) {
-  w->cap = strlen(path) + 16;
-  w->dir = ncc_malloc(w->cap);
-  if (!w->dir) return NCC_ERR_NOMEM;
-  snprintf(w->dir, w->cap, "%s.tmpXXXXXX", path);
-  if (!mkdtemp(w->dir)) {
-    ncc_free(w->dir, w->cap);
-    w->dir = NULL;
-    return ncc_error(NCC_ERR_INPUT, "%s: cannot create a temporary directory "
-                                    "beside it: %s", path, strerror(errno));
-  }
-  return NCC_OK;
-}
-
 static const char *const work_files[] = {"glue.c", "kernels.o", "model.h",
                                          "cc.log", "out", NULL};
+
+/* A short hidden directory ".ncc-<pid>-XXXXXX" beside `path` (the final
+ * renames stay on one file system; the C compiler needs real paths). It
+ * and its files are registered, so the driver's SIGINT/SIGTERM handler
+ * removes them; ones a SIGKILLed ncc left are swept here by a later run. */
+static ncc_status workdir_make(workdir *w, const char *path) {
+  for (int i = 0; i < 8; i++) w->file_slot[i] = -1;
+  ncc_status st = ncc_atomic_workdir(path, &w->dir, &w->slot);
+  for (int i = 0; !st && work_files[i]; i++) {
+    size_t cap;
+    char *f = join(w->dir, work_files[i], &cap);
+    if (!f) return NCC_ERR_NOMEM;
+    w->file_slot[i] = ncc_atomic_register(f, false);
+    ncc_free(f, cap);
+  }
+  return st;
+}
 
 /* Remove the directory, or keep it (for debugging) and say where. */
 static void workdir_remove(workdir *w, bool keep) {
@@ -726,7 +731,9 @@ static void workdir_remove(workdir *w, bool keep) {
     ncc_free(f, cap);
   }
   if (!keep) rmdir(w->dir);
-  ncc_free(w->dir, w->cap);
+  for (int i = 0; i < 8; i++) ncc_atomic_unregister(w->file_slot[i]);
+  ncc_atomic_unregister(w->slot);
+  ncc_free(w->dir, 0);
   w->dir = NULL;
 }
 
@@ -778,16 +785,41 @@ static ncc_status run_cc(const char *cc, char *const *argv, const char *log) {
   if (posix_spawn_file_actions_init(&fa)) return NCC_ERR_NOMEM;
   posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  /* its own process group, so a signal handler can stop all of it (the
+   * driver forwards SIGINT/SIGTERM) before removing the work dir */
+  posix_spawnattr_t at;
+  if (posix_spawnattr_init(&at)) {
+    posix_spawn_file_actions_destroy(&fa);
+    return NCC_ERR_NOMEM;
+  }
+  /* The fatal signals stay blocked until the handler knows the child, so
+   * none arrives between the spawn and ncc_atomic_set_child (the child
+   * starts with the mask it would have had). */
+  sigset_t fatal, old;
+  sigemptyset(&fatal);
+  sigaddset(&fatal, SIGINT);
+  sigaddset(&fatal, SIGTERM);
+  sigaddset(&fatal, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &fatal, &old);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&at, 0);
+  posix_spawnattr_setsigmask(&at, &old);
   pid_t pid;
-  int err = posix_spawnp(&pid, cc, &fa, NULL, argv, environ);
+  int err = posix_spawnp(&pid, cc, &fa, &at, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  if (!err) ncc_atomic_set_child((long)pid);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (err)
     return ncc_error(NCC_ERR_UNSUPPORTED, "cannot run the C compiler '%s': %s", cc,
                      strerror(err));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
+    if (errno != EINTR) {
+      ncc_atomic_set_child(0);
       return ncc_error(NCC_ERR_INTERNAL, "waiting for '%s': %s", cc, strerror(errno));
+    }
+  ncc_atomic_set_child(0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return NCC_OK;
   char line[200];
   first_line(log, line, sizeof line);
@@ -866,11 +898,20 @@ static ncc_status build(lib *L, const char *target, const char *path,
   char *relocatable[] = {(char *)cc, "-O2", "-fPIC", "-r", "-nostdlib", "-o",
                          P.out, P.glue, P.obj, NULL};
   if (!st) st = run_cc(cc, reloc ? relocatable : shared, P.log);
+  /* the linker makes an executable-mode file; every output of ncc gets
+   * 0666 & ~umask, the mode the header got from fopen */
+  struct stat hs;
+  if (!st && (stat(P.hdr, &hs) != 0 || chmod(P.out, hs.st_mode & 0777) != 0))
+    st = ncc_error(NCC_ERR_INPUT, "%s: cannot write the output file: %s", path,
+                   strerror(errno));
   if (!st && rename(P.out, path) != 0)
-    st = ncc_error(NCC_ERR_INPUT, "%s: cannot write the output file", path);
+    st = ncc_error(NCC_ERR_INPUT, "%s: cannot write the output file: %s", path,
+                   strerror(errno));
   if (!st && rename(P.hdr, P.final_hdr) != 0) {
+    int err = errno;
     unlink(path);
-    st = ncc_error(NCC_ERR_INPUT, "%s: cannot write the header", P.final_hdr);
+    st = ncc_error(NCC_ERR_INPUT, "%s: cannot write the header: %s",
+                   P.final_hdr, strerror(err));
   }
   paths_free(&P);
   return st;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../atomic_file.h"
 #include "../../codegen/cstyle/gpu.h"
 #include "cuda_api.h"
 #include "cuda_internal.h"
@@ -51,6 +52,7 @@ static ncc_status cu_fail(const char *what, CUresult r) {
 static ncc_status d_alloc(void *ctx, size_t bytes, ncc_gpu_mem *out) {
   (void)ctx;
   CUdeviceptr p = 0;
+  if (bytes == 0) bytes = 16; /* cuMemAlloc refuses 0 bytes */
   CUresult r = cu.cuMemAlloc_v2(&p, bytes);
   if (r != 0) return cu_fail("cuMemAlloc", r);
   *out = (ncc_gpu_mem)p;
@@ -64,12 +66,14 @@ static void d_release(void *ctx, ncc_gpu_mem m) {
 
 static ncc_status d_upload(void *ctx, ncc_gpu_mem m, const void *src, size_t n) {
   (void)ctx;
+  if (n == 0) return NCC_OK;
   CUresult r = cu.cuMemcpyHtoD_v2((CUdeviceptr)m, src, n);
   return r == 0 ? NCC_OK : cu_fail("cuMemcpyHtoD", r);
 }
 
 static ncc_status d_download(void *ctx, ncc_gpu_mem m, void *dst, size_t n) {
   (void)ctx;
+  if (n == 0) return NCC_OK;
   CUresult r = cu.cuMemcpyDtoH_v2(dst, (CUdeviceptr)m, n);
   return r == 0 ? NCC_OK : cu_fail("cuMemcpyDtoH", r);
 }
@@ -108,6 +112,7 @@ static void d_free_program(void *ctx, void *program, void **kernels, int n) {
 static ncc_status d_launch(void *ctx, void *kernel, const ncc_gpu_arg *args, int nargs,
                            int64_t groups, int local) {
   (void)ctx;
+  if (groups <= 0) return NCC_OK; /* a 0-block grid is an error: skip it */
   CUdeviceptr mems[64];
   long long ints[64];
   void *params[64];
@@ -283,7 +288,7 @@ static ncc_status cu_emit(const ncc_graph *g, const char *kind, const char *path
   size_t len = 0;
   ncc_status st = ncc_gpu_render_graph(g, &ncc_cstyle_cuda, &src);
   if (st == NCC_OK) st = ncc_cuda_compile_ptx(src.s, NULL, &ptx, &len);
-  if (st == NCC_OK) st = ncc_gpu_write_file(path, ptx, len);
+  if (st == NCC_OK) st = ncc_atomic_write(path, ptx, len);
   ncc_free(ptx, 0);
   ncc_sbuf_free(&src);
   return st;

@@ -165,6 +165,7 @@ static void probe(void) {
 static ncc_status d_alloc(void *ctx, size_t bytes, ncc_gpu_mem *out) {
   (void)ctx;
   cl_int e;
+  if (bytes == 0) bytes = 16; /* CL_INVALID_BUFFER_SIZE for 0 */
   cl_mem m = ocl.api.clCreateBuffer(ocl.ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
   if (e != CL_SUCCESS) return cl_fail("clCreateBuffer", e);
   *out = (ncc_gpu_mem)(uintptr_t)m;
@@ -178,6 +179,7 @@ static void d_release(void *ctx, ncc_gpu_mem m) {
 
 static ncc_status d_upload(void *ctx, ncc_gpu_mem m, const void *src, size_t n) {
   (void)ctx;
+  if (n == 0) return NCC_OK;
   cl_int e = ocl.api.clEnqueueWriteBuffer(ocl.q, (cl_mem)(uintptr_t)m, CL_TRUE, 0, n, src, 0,
                                           NULL, NULL);
   return e == CL_SUCCESS ? NCC_OK : cl_fail("clEnqueueWriteBuffer", e);
@@ -185,6 +187,7 @@ static ncc_status d_upload(void *ctx, ncc_gpu_mem m, const void *src, size_t n) 
 
 static ncc_status d_download(void *ctx, ncc_gpu_mem m, void *dst, size_t n) {
   (void)ctx;
+  if (n == 0) return NCC_OK;
   cl_int e = ocl.api.clEnqueueReadBuffer(ocl.q, (cl_mem)(uintptr_t)m, CL_TRUE, 0, n, dst, 0,
                                          NULL, NULL);
   return e == CL_SUCCESS ? NCC_OK : cl_fail("clEnqueueReadBuffer", e);
@@ -261,6 +264,7 @@ static ncc_status d_launch(void *ctx, void *kernel, const ncc_gpu_arg *args, int
     }
     if (e != CL_SUCCESS) return cl_fail("clSetKernelArg", e);
   }
+  if (groups <= 0) return NCC_OK; /* an empty range: nothing to enqueue */
   size_t l = (size_t)local, g = (size_t)groups * l;
   cl_int e = a->clEnqueueNDRangeKernel(ocl.q, k, 1, NULL, &g, &l, 0, NULL, NULL);
   return e == CL_SUCCESS ? NCC_OK : cl_fail("clEnqueueNDRangeKernel", e);

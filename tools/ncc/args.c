@@ -111,6 +111,7 @@ static ncc_status add_input(argp *a, const char *v) {
     name[eq - v] = 0;
     in->name = name;
     in->path = eq + 1;
+    in->arg = v; /* the split is settled against the model (inputs.c) */
   } else {
     if (!v[0]) return bad(a, "--input needs a FILE");
     in->path = v;

@@ -43,8 +43,9 @@ typedef struct cli_command {
 } cli_command;
 
 typedef struct cli_input {
-  const char *name; /* NULL for a bare `--input FILE` */
+  const char *name; /* NULL for a bare `--input FILE`; split at the first '=' */
   const char *path;
+  const char *arg;  /* the whole NAME=FILE, for names containing '=' */
 } cli_input;
 
 struct cli_opts {

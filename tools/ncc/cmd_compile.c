@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "runtime/atomic_file.h"
 
 static const char *const emit_kinds[] = {"ir",  "kir", "llvm", "asm",    "obj",
                                          "lib", "cuda", "ptx", "opencl", NULL};
@@ -76,18 +77,21 @@ static char *default_output(const char *model, const char *ext) {
   return s;
 }
 
-/* Emit into a temporary file and copy it to stdout. */
+/* Emit into a temporary file and copy it to stdout. The file lives in a
+ * work dir $TMPDIR/.ncc-<pid>-XXXXXX, removed on SIGINT/SIGTERM and swept
+ * by a later run after a SIGKILL (runtime/atomic_file.c). */
 static ncc_status emit_to_stdout(const ncc_graph *g, const char *target,
                                  const char *emit) {
   const char *dir = getenv("TMPDIR");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/ncc-emit-XXXXXX", dir && *dir ? dir : "/tmp");
-  int fd = mkstemp(path);
-  if (fd < 0)
-    return ncc_error(NCC_ERR_INPUT, "cannot create a temporary file in %s: %s",
-                     dir && *dir ? dir : "/tmp", strerror(errno));
-  close(fd);
-  ncc_status st = ncc_module_emit(g, target, emit, path);
+  char probe[4096], path[4200];
+  snprintf(probe, sizeof probe, "%s/ncc-emit", dir && *dir ? dir : "/tmp");
+  char *work = NULL;
+  int wslot = -1;
+  ncc_status st = ncc_atomic_workdir(probe, &work, &wslot);
+  if (st) return st;
+  snprintf(path, sizeof path, "%s/out", work);
+  int slot = ncc_atomic_register(path, false);
+  st = ncc_module_emit(g, target, emit, path);
   FILE *f = st ? NULL : fopen(path, "rb");
   if (!st && !f)
     st = ncc_error(NCC_ERR_INPUT, "%s: cannot read back: %s", path, strerror(errno));
@@ -99,6 +103,10 @@ static ncc_status emit_to_stdout(const ncc_graph *g, const char *target,
     fclose(f);
   }
   unlink(path);
+  rmdir(work);
+  ncc_atomic_unregister(slot);
+  ncc_atomic_unregister(wslot);
+  ncc_free(work, 0);
   return st;
 }
 

@@ -2,25 +2,30 @@
  * [--output-dir DIR]`: run a model once and write one DIR/<output>.npy per
  * model output.
  *
- * Outputs are all-or-nothing: each is first written (itself atomically) to
- * a hidden temporary name in DIR, and only when every one succeeded are they
- * renamed to their final names, so a failure never leaves a mix of new and
- * stale results behind.
+ * Outputs are all-or-nothing: each is first written unnamed (or under a
+ * hidden temporary name, runtime/atomic_file.c) in DIR, and only when every
+ * one succeeded are they given their final names, so a failure never leaves
+ * a mix of new and stale results behind. The naming happens under an
+ * exclusive flock() on DIR, so two runs into one DIR never mix either: the
+ * files are all from whichever run committed last.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "runtime/atomic_file.h"
 
 #define MAX_NAME 200
 
 typedef struct out_file {
   char name[MAX_NAME + 16]; /* sanitized, unique, without ".npy" */
-  char *final, *tmp;
-  bool written;
+  char *final;
+  ncc_afile file;           /* staged, until committed */
 } out_file;
 
 /* Output names become file names: keep [A-Za-z0-9._-], map the rest
@@ -52,23 +57,20 @@ static void make_unique(out_file *f, int idx) {
   }
 }
 
-static char *join_path(const char *dir, const char *prefix, const char *name) {
-  size_t n = strlen(dir) + strlen(prefix) + strlen(name) + 8;
+static char *join_path(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 8;
   char *p = ncc_malloc(n);
-  if (p) snprintf(p, n, "%s/%s%s.npy", dir, prefix, name);
+  if (p) snprintf(p, n, "%s/%s.npy", dir, name);
   return p;
 }
 
 static ncc_status plan_files(const ncc_graph *g, const char *dir,
                              out_file *f) {
-  char prefix[48];
-  snprintf(prefix, sizeof prefix, ".ncc-run-%ld-", (long)getpid());
   for (int i = 0; i < g->n_outputs; i++) {
     sanitize(g->outputs[i]->name, i, f[i].name);
     make_unique(f, i);
-    f[i].final = join_path(dir, "", f[i].name);
-    f[i].tmp = join_path(dir, prefix, f[i].name);
-    if (!f[i].final || !f[i].tmp) return NCC_ERR_NOMEM;
+    f[i].final = join_path(dir, f[i].name);
+    if (!f[i].final) return NCC_ERR_NOMEM;
     /* The one rename() failure we can foresee: catch it before anything is
      * written, so the outputs stay all-or-nothing. */
     struct stat sb;
@@ -96,21 +98,34 @@ static ncc_status check_output_dir(const char *dir, bool create) {
   return NCC_OK;
 }
 
-static ncc_status commit(const ncc_graph *g, out_file *f,
+/* An exclusive lock on DIR for the commit (released by close), or -1
+ * where none can be had (a write-only DIR, a file system without flock):
+ * then a run still commits, as before, only unguarded against another. */
+static int lock_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  while (flock(fd, LOCK_EX) != 0)
+    if (errno != EINTR) {
+      close(fd);
+      return -1;
+    }
+  return fd;
+}
+
+static ncc_status commit(const ncc_graph *g, const char *dir, out_file *f,
                          const ncc_tensor *outs) {
   int n = g->n_outputs;
-  for (int i = 0; i < n; i++) {
-    errno = 0;
-    if (rename(f[i].tmp, f[i].final) != 0)
-      return ncc_error(NCC_ERR_INPUT, "%s: cannot write: %s", f[i].final,
-                       strerror(errno));
-    f[i].written = false; /* now final: nothing to clean up */
+  int lock = lock_dir(dir);
+  ncc_status st = NCC_OK;
+  for (int i = 0; i < n && !st; i++) st = ncc_afile_commit(&f[i].file);
+  if (lock >= 0) close(lock);
+  for (int i = 0; i < n && !st; i++) {
     char type[128], t1[CLI_TEXT_MAX], t2[CLI_TEXT_MAX], t3[CLI_TEXT_MAX];
     cli_format_type(g, outs[i].dtype, outs[i].rank, outs[i].dims, type, sizeof type);
     printf("%s: %s -> %s\n", cli_text(g->outputs[i]->name, t1, sizeof t1),
            cli_text(type, t2, sizeof t2), cli_text(f[i].final, t3, sizeof t3));
   }
-  return NCC_OK;
+  return st;
 }
 
 static ncc_status write_outputs(const ncc_graph *g, const char *dir,
@@ -119,23 +134,17 @@ static ncc_status write_outputs(const ncc_graph *g, const char *dir,
   out_file *f = ncc_calloc((size_t)(n ? n : 1), sizeof *f);
   if (!f) return NCC_ERR_NOMEM;
   ncc_status st = check_output_dir(dir, true);
+  if (!st) ncc_atomic_sweep(dir); /* leftovers of a killed run */
   if (!st) st = plan_files(g, dir, f);
   for (int i = 0; i < n && !st; i++) {
-    st = ncc_npy_write(f[i].tmp, &outs[i]);
-    if (st) {
-      char why[512]; /* names the temporary file; keep it as the detail */
-      snprintf(why, sizeof why, "%s", ncc_error_message());
-      ncc_error(st, "%s: cannot write output '%s' (%s)", f[i].final,
-                g->outputs[i]->name, why);
-    } else {
-      f[i].written = true;
-    }
+    st = ncc_afile_open(&f[i].file, f[i].final);
+    if (!st) st = ncc_npy_write_to(f[i].file.f, f[i].final, &outs[i]);
+    if (st) ncc_error_prefix("output '%s'", g->outputs[i]->name);
   }
-  if (!st) st = commit(g, f, outs);
+  if (!st) st = commit(g, dir, f, outs);
   for (int i = 0; i < n; i++) {
-    if (f[i].written) unlink(f[i].tmp);
+    ncc_afile_abort(&f[i].file); /* no-op once committed */
     ncc_free(f[i].final, 0);
-    ncc_free(f[i].tmp, 0);
   }
   ncc_free(f, 0);
   return st;

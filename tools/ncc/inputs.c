@@ -15,15 +15,11 @@ void cli_tensors_free(ncc_tensor *t, int n) {
   for (int i = 0; i < n; i++) ncc_tensor_free(&t[i]);
 }
 
-static int find_input(const ncc_graph *g, const char *name) {
-  for (int i = 0; i < g->n_inputs; i++)
-    if (strcmp(g->inputs[i]->name, name) == 0) return i;
-  return -1;
-}
-
 /* Graph input index for the k-th --input flag. */
 static ncc_status input_slot(const ncc_graph *g, const cli_opts *o,
-                             const cli_input *in, int *slot) {
+                             const cli_input *in, int *slot,
+                             const char **path) {
+  *path = in->path;
   char names[512];
   if (!in->name) {
     if (g->n_inputs != 1)
@@ -36,7 +32,30 @@ static ncc_status input_slot(const ncc_graph *g, const cli_opts *o,
     *slot = 0;
     return NCC_OK;
   }
-  *slot = find_input(g, in->name);
+  /* NAME may contain '=': take the split whose left side names an input
+   * of the model; more than one such split is ambiguous. */
+  char cands[512] = "";
+  int n_cand = 0;
+  *slot = -1;
+  for (const char *eq = strchr(in->arg, '='); eq; eq = strchr(eq + 1, '=')) {
+    if (eq == in->arg || !eq[1]) continue;
+    for (int i = 0; i < g->n_inputs; i++) {
+      const char *nm = g->inputs[i]->name;
+      if (strlen(nm) != (size_t)(eq - in->arg) ||
+          memcmp(nm, in->arg, (size_t)(eq - in->arg)) != 0)
+        continue;
+      cli_append(cands, sizeof cands, n_cand++ ? ", '" : "'");
+      cli_append(cands, sizeof cands, nm);
+      cli_append(cands, sizeof cands, "'");
+      *slot = i;
+      *path = eq + 1;
+    }
+  }
+  if (n_cand > 1)
+    return ncc_error(NCC_ERR_USAGE,
+                     "--input '%s' is ambiguous: NAME can be any of the "
+                     "model's inputs %s",
+                     in->arg, cands);
   if (*slot < 0)
     return ncc_error(NCC_ERR_INPUT,
                      "%s: the model has no input '%s' (its inputs: %s)",
@@ -49,13 +68,14 @@ static ncc_status input_slot(const ncc_graph *g, const cli_opts *o,
 static ncc_status match_inputs(const ncc_graph *g, const cli_opts *o,
                                const char **src) {
   for (int k = 0; k < o->n_inputs; k++) {
-    int slot;
-    ncc_status st = input_slot(g, o, &o->inputs[k], &slot);
+    int slot = -1;
+    const char *path;
+    ncc_status st = input_slot(g, o, &o->inputs[k], &slot, &path);
     if (st) return st;
     if (src[slot])
-      return ncc_error(NCC_ERR_USAGE, "input '%s' is given twice",
-                       g->inputs[slot]->name);
-    src[slot] = o->inputs[k].path;
+      return ncc_error(NCC_ERR_USAGE, "input '%s' is given twice (%s and %s)",
+                       g->inputs[slot]->name, src[slot], path);
+    src[slot] = path;
   }
   char missing[512] = "";
   int n_missing = 0;

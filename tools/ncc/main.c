@@ -7,10 +7,12 @@
  * unsupported feature (3) and exhausted memory (4).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "runtime/atomic_file.h"
 
 #define PIPELINE_HELP                                                          \
   "  -O0 .. -O3             optimization level (default -O2)\n"               \
@@ -29,6 +31,9 @@
 
 #define INPUT_HELP                                                             \
   "  --input NAME=FILE.npy  the value of model input NAME (repeatable);\n"    \
+  "                         a NAME with '=' works: the split whose left side\n" \
+  "                         is an input of the model is taken (two such\n"   \
+  "                         splits: an error naming both)\n"                 \
   "  --input FILE.npy       a model with one input also takes this form\n"
 
 static const char usage_import[] =
@@ -64,7 +69,10 @@ static const char usage_run[] =
     "\n"
     "Run a model once and write DIR/<output-name>.npy for every output\n"
     "(characters other than letters, digits, '.', '_' and '-' in an output\n"
-    "name become '_'). Nothing is written unless every output is.\n"
+    "name become '_'; an output whose file name is taken, e.g. one listed\n"
+    "twice, gets DIR/<name>_<index>.npy, index counting outputs from 0).\n"
+    "Nothing is written unless every output is; concurrent runs into one\n"
+    "DIR leave the files of one run.\n"
     "\n" TARGET_HELP PIPELINE_HELP INPUT_HELP
     "  --output-dir DIR       where to write the outputs (default: .)\n"
     "\n"
@@ -196,7 +204,30 @@ static ncc_status flush_stdout(ncc_status st) {
   return st;
 }
 
+/* SIGINT/SIGTERM/SIGHUP: remove the temporaries being written (and stop
+ * the C compiler of --emit=lib), then die of the signal as if unhandled. */
+static void on_fatal_signal(int sig) {
+  ncc_atomic_cleanup_signal(sig);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_signal_cleanup(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction sa, old;
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+      continue; /* e.g. nohup: keep ignoring it */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigfillset(&sa.sa_mask); /* one handler at a time */
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(sigs[i], &sa, NULL);
+  }
+}
+
 int main(int argc, char **argv) {
+  install_signal_cleanup();
   ncc_status st = flush_stdout(dispatch(argc, argv));
   if (st) {
     const char *msg = ncc_error_message();

@@ -1,5 +1,5 @@
 /* tools/ncc/util.c — small helpers of the driver: loading a model, writing
- * text output atomically, formatting types and name lists for messages,
+ * text output atomically (runtime/atomic_file.c), formatting types and name lists for messages,
  * the clock, and strict integer parsing. */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "runtime/atomic_file.h"
 
 /* Say plainly what is wrong with a model path before a loader guesses. */
 ncc_status cli_check_readable(const char *path) {
@@ -27,53 +28,17 @@ ncc_status cli_load_model(const char *path, ncc_graph **out) {
   return st ? st : ncc_graph_load(path, out);
 }
 
-static ncc_status write_error(const char *path) {
-  return ncc_error(NCC_ERR_INPUT, "%s: cannot write: %s", path,
-                   errno ? strerror(errno) : "I/O error");
-}
-
-/* "<dir>/.<base>.XXXXXX" beside `path`, so the final rename() stays within
- * one file system and is atomic. */
-static char *temp_beside(const char *path) {
-  const char *slash = strrchr(path, '/');
-  size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
-  size_t n = strlen(path) + 9;
-  char *tmp = ncc_malloc(n);
-  if (tmp) snprintf(tmp, n, "%.*s.%s.XXXXXX", (int)dlen, path, path + dlen);
-  return tmp;
-}
-
-static ncc_status print_to_temp(const ncc_graph *g, const char *path,
-                                const char *tmp) {
-  errno = 0;
-  int fd = mkstemp((char *)tmp);
-  if (fd < 0) return write_error(path);
-  mode_t mask = umask(0); /* mkstemp makes 0600 files; use the usual mode */
-  umask(mask);
-  (void)fchmod(fd, 0666 & ~mask);
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    ncc_status st = write_error(path);
-    close(fd);
-    return st;
-  }
-  ncc_status st = ncc_graph_print(g, f);
-  errno = 0;
-  if (!st && (fflush(f) != 0 || ferror(f))) st = write_error(path);
-  if (fclose(f) != 0 && !st) st = write_error(path);
-  return st;
-}
-
 ncc_status cli_print_graph(const ncc_graph *g, const char *path) {
   if (!path || strcmp(path, "-") == 0) return ncc_graph_print(g, stdout);
-  char *tmp = temp_beside(path);
-  if (!tmp) return NCC_ERR_NOMEM;
-  ncc_status st = print_to_temp(g, path, tmp);
-  errno = 0;
-  if (!st && rename(tmp, path) != 0) st = write_error(path);
-  if (st) unlink(tmp);
-  ncc_free(tmp, 0);
-  return st;
+  ncc_afile a;
+  ncc_status st = ncc_afile_open(&a, path);
+  if (st) return st;
+  st = ncc_graph_print(g, a.f);
+  if (st) {
+    ncc_afile_abort(&a);
+    return st;
+  }
+  return ncc_afile_commit(&a);
 }
 
 const char *cli_format_type(const ncc_graph *g, ncc_dtype dt, int rank,

@@ -68,8 +68,11 @@ bool ncc_tensor_copy_into(ncc_tensor *dst, const ncc_tensor *src);
        : SIZE_MAX)
 bool ncc_size_mul(size_t a, size_t b, size_t *out);
 bool ncc_size_add(size_t a, size_t b, size_t *out);
-/* Elements / bytes of a shape: 0 when any dim is 0 (whatever the others
- * are); false when a dim is negative or the result exceeds the limit. */
+/* Elements / bytes of a shape; false when a dim is negative or the result
+ * exceeds the limit. An empty shape (a dim 0) has 0, but the product of
+ * its nonzero dims must still be within the limit, so no partial product
+ * of the dims (a stride, a batch count) can overflow: [2^62, 0] is valid,
+ * [2^62, 2^62, 0] is not. */
 bool ncc_dims_numel(int rank, const int64_t *dims, size_t *out);
 bool ncc_dims_nbytes(size_t esize, int rank, const int64_t *dims, size_t *out);
 

@@ -4,7 +4,10 @@
  * dim next to a 0), so a product of dims must never wrap: a wrapped size
  * allocates a small buffer that a kernel then writes past. Kernels index
  * with int64 and subtract pointers, so the limit is the smallest of
- * SIZE_MAX, PTRDIFF_MAX and INT64_MAX, not just SIZE_MAX.
+ * SIZE_MAX, PTRDIFF_MAX and INT64_MAX, not just SIZE_MAX. Kernels also
+ * multiply dims of empty tensors (strides, batch counts), so the tensors
+ * ncc accepts keep the product of their nonzero dims in range too
+ * (ncc_dims_numel): [2^62, 0] is fine, [2^62, 2^62, 0] is not.
  */
 #include "ir.h"
 
@@ -21,21 +24,18 @@ bool ncc_size_add(size_t a, size_t b, size_t *out) {
 }
 
 bool ncc_dims_numel(int rank, const int64_t *dims, size_t *out) {
-  /* a 0 anywhere makes the product 0 whatever the others are */
+  /* the product of the nonzero dims must fit even when a 0 makes the
+   * tensor empty: kernels still form strides and counts from them */
+  size_t n = 1;
   bool empty = false;
   for (int d = 0; d < rank; d++) {
     if (dims[d] < 0) return false;
-    empty |= dims[d] == 0;
-  }
-  if (empty) {
-    *out = 0;
-    return true;
-  }
-  size_t n = 1;
-  for (int d = 0; d < rank; d++)
-    if ((uint64_t)dims[d] > NCC_SIZE_LIMIT || !ncc_size_mul(n, (size_t)dims[d], &n))
+    if (dims[d] == 0)
+      empty = true;
+    else if ((uint64_t)dims[d] > NCC_SIZE_LIMIT || !ncc_size_mul(n, (size_t)dims[d], &n))
       return false;
-  *out = n;
+  }
+  *out = empty ? 0 : n;
   return true;
 }
 

@@ -136,7 +136,7 @@ static ncc_status bind_input(run_state *s, const ncc_tensor *inputs, int i) {
                        v->name, d, ncc_graph_sym_name(g, ncc_dim_sym_id(vd)),
                        (long long)td, (long long)bound, g->inputs[bi]->name);
   }
-  size_t bytes; /* checked: [2^62, 0] is empty, [2^62, 4] overflows */
+  size_t bytes; /* checked: [2^62, 0] is empty, [2^62, 4] and [2^62, 2^62, 0] overflow */
   if (!ncc_dims_nbytes(ncc_dtype_size(t->dtype), t->rank, t->dims, &bytes))
     return ncc_error(NCC_ERR_INPUT, "input '%s': its size overflows", v->name);
   if (!t->data && bytes > 0)

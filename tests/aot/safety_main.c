@@ -97,6 +97,9 @@ static int sizes(void) {
   static float dummy;
   check(API(set_input)(m, 0, &dummy, 2, dx) == ST(OK), "x [2^62, 0]", m);
   check(API(set_input)(m, 1, &dummy, 2, dk) == ST(OK), "k [0, 4]", m);
+  dx[0] = INT64_MAX; /* the largest dim: its product with the others fits */
+  check(API(set_input)(m, 0, &dummy, 2, dx) == ST(OK), "x [2^63 - 1, 0]", m);
+  check(API(run)(m) == ST(BAD_ARG), "run with N = 2^63 - 1 is BAD_ARG", m);
   /* and the model still works afterwards */
   check(set3(m, 1, 2, z) == ST(OK), "set small again", m);
   check(API(run)(m) == ST(OK), "run small again", m);

@@ -1,9 +1,10 @@
 /* tests/unit/test_size_limits.c — sizes computed from dims are checked,
  * never wrapped: the helper (ir/size.c) at the limit and one past it,
- * tensors, .npy headers, and ncc_module_run on cpu and ref when an empty
- * input of [2^62, 0] binds a symbolic dim that sizes the outputs (the
- * AOT library's side is tests/aot/test_aot_safety.py). The limit is
- * PTRDIFF_MAX bytes; the oracle is plain integer arithmetic.
+ * tensors, .npy headers, and ncc_module_run when an empty input of
+ * [2^62, 0] binds a symbolic dim that sizes the outputs (cpu, ref, and
+ * opencl and cuda where available; the AOT library's side is
+ * tests/aot/test_aot_safety.py). The limit is PTRDIFF_MAX bytes; the
+ * oracle is plain integer arithmetic.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,9 +36,12 @@ static void test_helper(void **state) {
   assert_false(ncc_dims_numel(2, past, &r));
   assert_true(ncc_dims_nbytes(1, 2, at, &r) && r == LIM);
   assert_false(ncc_dims_nbytes(2, 2, at, &r));
-  /* a 0 anywhere: empty, however large the rest */
-  int64_t empty[3] = {BIG, BIG, 0}, neg[2] = {0, -1};
+  /* a 0 anywhere: empty, but the other dims' product must still fit */
+  int64_t empty[3] = {BIG, 0, 1}, lim_empty[2] = {(int64_t)LIM, 0};
+  int64_t wide_empty[3] = {BIG, 2, 0}, neg[2] = {0, -1};
   assert_true(ncc_dims_nbytes(8, 3, empty, &r) && r == 0);
+  assert_true(ncc_dims_nbytes(8, 2, lim_empty, &r) && r == 0); /* at the limit */
+  assert_false(ncc_dims_numel(3, wide_empty, &r));              /* 2^63: one past */
   assert_false(ncc_dims_numel(2, neg, &r));
   int64_t huge[2] = {BIG, 4};
   assert_false(ncc_dims_nbytes(4, 2, huge, &r));
@@ -51,8 +55,9 @@ static void test_tensors(void **state) {
   assert_int_equal(ncc_tensor_nbytes(&t), 0);
   assert_int_equal(ncc_tensor_numel(&t), 0);
   ncc_tensor_free(&t);
-  int64_t huge[2] = {BIG, 4};
+  int64_t huge[2] = {BIG, 4}, wide_empty[3] = {BIG, BIG, 0};
   assert_int_equal(ncc_tensor_alloc(&t, NCC_DT_F32, 2, huge), NCC_ERR_INPUT);
+  assert_int_equal(ncc_tensor_alloc(&t, NCC_DT_F32, 3, wide_empty), NCC_ERR_INPUT);
   ncc_tensor v = {.dtype = NCC_DT_F32, .rank = 2, .dims = {BIG / 4, 4}};
   assert_true(ncc_tensor_nbytes(&v) == SIZE_MAX); /* 2^64 does not wrap to 0 */
   assert_int_equal(ncc_tensor_numel(&v), BIG);
@@ -128,6 +133,7 @@ static void check_target(const char *target) {
   assert_int_equal(st, NCC_ERR_INPUT);
   /* at the limit (4N f32 = 2^63 - 16 bytes) and one past it */
   st = run_sz(m, ((int64_t)1 << 59) - 1, 2, out);
+  print_message("%s, N = 2^59 - 1: %s\n", target, ncc_error_message());
   assert_true(st == NCC_ERR_INPUT || st == NCC_ERR_NOMEM);
   assert_int_equal(run_sz(m, (int64_t)1 << 59, 2, out), NCC_ERR_INPUT);
   /* an input whose own size overflows */
@@ -150,11 +156,24 @@ static void test_module_ref(void **state) {
   check_target("ref");
 }
 
+/* The GPU targets size device buffers from the same dims (skipped where
+ * the target is unavailable; PoCL gives opencl on a CPU). */
+static void test_module_opencl(void **state) {
+  (void)state;
+  check_target("opencl");
+}
+
+static void test_module_cuda(void **state) {
+  (void)state;
+  check_target("cuda");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_helper),     cmocka_unit_test(test_tensors),
       cmocka_unit_test(test_npy),        cmocka_unit_test(test_module_cpu),
-      cmocka_unit_test(test_module_ref),
+      cmocka_unit_test(test_module_ref),  cmocka_unit_test(test_module_opencl),
+      cmocka_unit_test(test_module_cuda),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,7 +133,8 @@ ncc_status ncc_ref_run(const ncc_graph *g, const ncc_tensor *inputs, int n_in,
  * module from several threads at once; the runs are serialised on the
  * module's lock (each sees only its own inputs and outputs). Different
  * modules run concurrently and share only the process-wide kernel thread
- * pool, which runs a job that finds it busy on the calling thread.
+ * pool, which runs a job that finds it busy on the calling thread (the
+ * opencl and cuda targets serialise all runs on their device's lock).
  * ncc_module_free must not race with a run of the same module. Error
  * messages are per thread (ncc_error_message). */
 typedef struct ncc_module ncc_module;

@@ -70,6 +70,10 @@ typedef struct ncc_tensor {
 ncc_status ncc_tensor_alloc(ncc_tensor *t, ncc_dtype dt, int rank,
                             const int64_t *dims);
 void ncc_tensor_free(ncc_tensor *t);
+/* Sizes are checked, never wrapped: numel is -1 and nbytes SIZE_MAX when
+ * a dim is negative or the size passes PTRDIFF_MAX bytes (0 when a dim is
+ * 0, whatever the others are). ncc_tensor_alloc refuses such a shape
+ * (NCC_ERR_INPUT), and so do runs given such an input. */
 int64_t ncc_tensor_numel(const ncc_tensor *t);
 size_t ncc_tensor_nbytes(const ncc_tensor *t);
 
@@ -120,7 +124,19 @@ ncc_status ncc_ref_run(const ncc_graph *g, const ncc_tensor *inputs, int n_in,
  * target: "ref", "cpu" (LLVM JIT for this host; NULL means "cpu"), ...
  * The module borrows the graph, which must outlive it. Ops a target does not
  * compile run on the reference kernels inside the module ("host" kernels).
- * Run: like ncc_ref_run, outputs are allocated by the callee. */
+ * Run: like ncc_ref_run, outputs are allocated by the callee. A shape whose
+ * size overflows (e.g. an output sized from a huge symbolic dim bound by an
+ * empty input) is NCC_ERR_INPUT, one too large to allocate NCC_ERR_INPUT
+ * or NCC_ERR_NOMEM.
+ *
+ * Threads: ncc_module_run and ncc_module_run_into may be called on one
+ * module from several threads at once; the runs are serialised on the
+ * module's lock (each sees only its own inputs and outputs). Different
+ * modules run concurrently and share only the process-wide kernel thread
+ * pool, which runs a job that finds it busy on the calling thread (the
+ * opencl and cuda targets serialise all runs on their device's lock).
+ * ncc_module_free must not race with a run of the same module. Error
+ * messages are per thread (ncc_error_message). */
 typedef struct ncc_module ncc_module;
 ncc_status ncc_module_compile(const ncc_graph *g, const char *target,
                               ncc_module **out);

@@ -54,13 +54,18 @@ bool ncc_shape_eq(const ncc_shape *a, const ncc_shape *b) {
 
 /* ---- host tensors ---- */
 int64_t ncc_tensor_numel(const ncc_tensor *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
-  return n;
+  size_t n;
+  if (t->rank < 0 || t->rank > NCC_MAX_RANK || !ncc_dims_numel(t->rank, t->dims, &n))
+    return -1;
+  return (int64_t)n;
 }
 
 size_t ncc_tensor_nbytes(const ncc_tensor *t) {
-  return (size_t)ncc_tensor_numel(t) * ncc_dtype_size(t->dtype);
+  size_t n;
+  if (t->rank < 0 || t->rank > NCC_MAX_RANK ||
+      !ncc_dims_nbytes(ncc_dtype_size(t->dtype), t->rank, t->dims, &n))
+    return SIZE_MAX;
+  return n;
 }
 
 /* Largest tensor we agree to allocate: guards absurd dims in models. */
@@ -74,23 +79,18 @@ static ncc_status tensor_alloc(ncc_tensor *t, ncc_dtype dt, int rank,
                      NCC_MAX_RANK);
   if (dt <= NCC_DT_UNDEF || dt >= NCC_DT_COUNT)
     return ncc_error(NCC_ERR_INPUT, "tensor has no valid dtype");
-  int64_t n = 1;
-  for (int i = 0; i < rank; i++) {
+  for (int i = 0; i < rank; i++)
     if (dims[i] < 0)
       return ncc_error(NCC_ERR_INPUT, "tensor dim %d is negative (%lld)", i,
                        (long long)dims[i]);
-    if (dims[i] && n > NCC_TENSOR_MAX_BYTES / dims[i])
-      return ncc_error(NCC_ERR_INPUT, "tensor of %s is too large",
-                       ncc_dtype_name(dt));
-    n *= dims[i];
-  }
-  if (n > NCC_TENSOR_MAX_BYTES / (int64_t)ncc_dtype_size(dt))
-    return ncc_error(NCC_ERR_INPUT, "tensor of %lld elements is too large",
-                     (long long)n);
+  size_t bytes;
+  if (!ncc_dims_nbytes(ncc_dtype_size(dt), rank, dims, &bytes))
+    return ncc_error(NCC_ERR_INPUT, "tensor of %s: its size overflows", ncc_dtype_name(dt));
+  if (bytes > (size_t)NCC_TENSOR_MAX_BYTES)
+    return ncc_error(NCC_ERR_INPUT, "tensor of %zu bytes is too large", bytes);
   t->dtype = dt;
   t->rank = rank;
   if (rank) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
-  size_t bytes = (size_t)n * ncc_dtype_size(dt);
   t->data = zero ? ncc_calloc(1, bytes ? bytes : 1) : ncc_malloc(bytes ? bytes : 1);
   if (!t->data) return NCC_ERR_NOMEM;
   t->owns_data = 1;

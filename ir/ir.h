@@ -65,6 +65,24 @@ ncc_status ncc_tensor_alloc_uninit(ncc_tensor *t, ncc_dtype dt, int rank,
  * and dims; false (nothing copied) otherwise. */
 bool ncc_tensor_copy_into(ncc_tensor *dst, const ncc_tensor *src);
 
+/* ---- checked size arithmetic (ir/size.c) ----
+ * Every size computed from dims goes through these: a result above
+ * NCC_SIZE_LIMIT (min of SIZE_MAX, PTRDIFF_MAX, INT64_MAX; kernels index
+ * with int64) is refused (false, *out untouched), never wrapped. */
+#define NCC_SIZE_LIMIT                                                      \
+  ((size_t)(PTRDIFF_MAX < INT64_MAX ? PTRDIFF_MAX : INT64_MAX) < SIZE_MAX   \
+       ? (size_t)(PTRDIFF_MAX < INT64_MAX ? PTRDIFF_MAX : INT64_MAX)        \
+       : SIZE_MAX)
+bool ncc_size_mul(size_t a, size_t b, size_t *out);
+bool ncc_size_add(size_t a, size_t b, size_t *out);
+/* Elements / bytes of a shape; false when a dim is negative or the result
+ * exceeds the limit. An empty shape (a dim 0) has 0, but the product of
+ * its nonzero dims must still be within the limit, so no partial product
+ * of the dims (a stride, a batch count) can overflow: [2^62, 0] is valid,
+ * [2^62, 2^62, 0] is not. */
+bool ncc_dims_numel(int rank, const int64_t *dims, size_t *out);
+bool ncc_dims_nbytes(size_t esize, int rank, const int64_t *dims, size_t *out);
+
 /* ---- ops ---- */
 enum {
   NCC_OPF_ELTWISE = 1u << 0,

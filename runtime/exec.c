@@ -236,6 +236,10 @@ ncc_status ncc_exec_check_inputs(const ncc_graph *g, int64_t *syms,
     if (t->rank != v->shape.rank)
       return ncc_error(NCC_ERR_INPUT, "input '%s': rank %d, expected %d",
                        v->name, t->rank, v->shape.rank);
+    size_t bytes;
+    if (!ncc_dims_nbytes(ncc_dtype_size(t->dtype), t->rank, t->dims, &bytes))
+      return ncc_error(NCC_ERR_INPUT, "input '%s': a negative dim, or a size that overflows",
+                       v->name);
     for (int d = 0; d < t->rank; d++) {
       int64_t dd = v->shape.d[d];
       if (!ncc_dim_is_sym(dd) && dd != t->dims[d])
@@ -322,13 +326,14 @@ static ncc_status alloc_out(ncc_exec *x, const ncc_value *v, const ncc_tinfo *ti
     if (v) x->size_now[v->id] = ncc_tensor_nbytes(t);
     return NCC_OK;
   }
-  size_t bytes = ncc_dtype_size(ti->dtype);
+  size_t bytes = 0;
   bool ok = ti->dtype > NCC_DT_UNDEF && ti->dtype < NCC_DT_COUNT &&
             ti->shape.rank >= 0 && ti->shape.rank <= NCC_MAX_RANK;
-  for (int d = 0; ok && d < ti->shape.rank; d++) {
-    ok = ti->shape.d[d] >= 0;
-    if (ok) bytes *= (size_t)ti->shape.d[d];
-  }
+  /* checked: a wrapped size could match a small planned slice */
+  if (ok && !ncc_dims_nbytes(ncc_dtype_size(ti->dtype), ti->shape.rank, ti->shape.d, &bytes))
+    return ncc_error(NCC_ERR_INPUT, "value '%s' (%s, rank %d): its size overflows",
+                     v && v->name ? v->name : "?", ncc_dtype_name(ti->dtype),
+                     ti->shape.rank);
   if (v) x->size_now[v->id] = bytes;
   if (ok && x->planned && plannable(x, v) && x->plan_size[v->id] == bytes) {
     memset(t, 0, sizeof *t);
@@ -351,7 +356,9 @@ static bool reserve_arena(ncc_exec *x, size_t bytes) {
   ncc_free(x->arena_raw, 0);
   x->arena_raw = x->arena = NULL;
   x->arena_bytes = 0;
-  x->arena_raw = ncc_malloc(bytes + 64);
+  size_t padded;
+  if (!ncc_size_add(bytes, 64, &padded)) return false;
+  x->arena_raw = ncc_malloc(padded);
   if (!x->arena_raw) return false;
   x->arena = x->arena_raw + (64 - (uintptr_t)x->arena_raw % 64) % 64;
   x->arena_bytes = bytes;
@@ -438,18 +445,29 @@ static void make_linear_plan(ncc_exec *x) {
                      &x->lin_arena_b);
 }
 
-/* Evaluate the linear plan for this run's batch. */
+/* a * n + b as a size; false when negative or past NCC_SIZE_LIMIT. */
+static bool lin_eval(int64_t a, int64_t b, int64_t n, size_t *out) {
+  size_t an;
+  return a >= 0 && b >= 0 && n >= 0 && ncc_size_mul((size_t)a, (size_t)n, &an) &&
+         ncc_size_add(an, (size_t)b, out);
+}
+
+/* Evaluate the linear plan for this run's batch. A batch whose sizes
+ * overflow gets no plan: the heap path then reports the first such value. */
 static void use_linear_plan(ncc_exec *x) {
   const ncc_graph *g = x->g;
   int64_t n = x->lin_sym >= 0 ? x->syms[x->lin_sym] : 0;
   if (x->planned && x->planned_batch == n) return;
   x->planned = false;
-  if (n < 0 || !reserve_arena(x, (size_t)(x->lin_arena_a * n + x->lin_arena_b))) return;
+  size_t arena;
+  if (!lin_eval(x->lin_arena_a, x->lin_arena_b, n, &arena)) return;
   for (int v = 0; v < g->n_values; v++) {
     if (!plannable(x, g->values[v])) continue;
-    x->plan_size[v] = (size_t)(x->lin_a[v] * n + x->lin_b[v]);
-    x->plan_off[v] = (size_t)(x->lin_oa[v] * n + x->lin_ob[v]);
+    if (!lin_eval(x->lin_a[v], x->lin_b[v], n, &x->plan_size[v]) ||
+        !lin_eval(x->lin_oa[v], x->lin_ob[v], n, &x->plan_off[v]))
+      return;
   }
+  if (!reserve_arena(x, arena)) return;
   x->planned_batch = n;
   x->planned = true;
 }

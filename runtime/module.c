@@ -2,7 +2,13 @@
  *
  * A module is a graph compiled for one target: the backend's state plus the
  * backend itself. It borrows the graph, which must outlive it.
+ *
+ * Threads: a backend's state (executor buffers, plans, symbol values) is
+ * per run, so runs of one module are serialised on the module's mutex;
+ * different modules share nothing but the process-wide kernel pool, which
+ * takes one job at a time and runs a concurrent one inline.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +20,7 @@
 struct ncc_module {
   const ncc_backend *be;
   void *state;
+  pthread_mutex_t run_mu; /* one run at a time on this module */
 };
 
 /* Targets named in CLI.md that this build has no backend for. */
@@ -64,10 +71,15 @@ ncc_status ncc_module_compile(const ncc_graph *g, const char *target,
                      be->name, why);
   ncc_module *m = ncc_calloc(1, sizeof *m);
   if (!m) return NCC_ERR_NOMEM;
+  if (pthread_mutex_init(&m->run_mu, NULL) != 0) {
+    ncc_free(m, sizeof *m);
+    return ncc_error(NCC_ERR_NOMEM, "ncc_module_compile: cannot create the run lock");
+  }
   m->be = be;
   ncc_backend_opts opts = {0};
   st = be->compile(g, &opts, &m->state);
   if (st != NCC_OK) {
+    pthread_mutex_destroy(&m->run_mu);
     ncc_free(m, sizeof *m);
     return st;
   }
@@ -78,7 +90,10 @@ ncc_status ncc_module_compile(const ncc_graph *g, const char *target,
 ncc_status ncc_module_run(ncc_module *m, const ncc_tensor *in, int n_in,
                           ncc_tensor *out, int n_out) {
   if (!m) return ncc_error(NCC_ERR_USAGE, "ncc_module_run: no module");
-  return m->be->run(m->state, in, n_in, out, n_out);
+  pthread_mutex_lock(&m->run_mu);
+  ncc_status st = m->be->run(m->state, in, n_in, out, n_out);
+  pthread_mutex_unlock(&m->run_mu);
+  return st;
 }
 
 /* Backends without run_into: run into fresh outputs, then copy. */
@@ -103,8 +118,11 @@ ncc_status ncc_module_run_into(ncc_module *m, const ncc_tensor *in, int n_in,
   if (!m) return ncc_error(NCC_ERR_USAGE, "ncc_module_run_into: no module");
   if (n_out < 0 || (n_out && !out))
     return ncc_error(NCC_ERR_USAGE, "ncc_module_run_into: no output buffers");
-  if (m->be->run_into) return m->be->run_into(m->state, in, n_in, out, n_out);
-  return run_then_copy(m, in, n_in, out, n_out);
+  pthread_mutex_lock(&m->run_mu);
+  ncc_status st = m->be->run_into ? m->be->run_into(m->state, in, n_in, out, n_out)
+                                  : run_then_copy(m, in, n_in, out, n_out);
+  pthread_mutex_unlock(&m->run_mu);
+  return st;
 }
 
 int ncc_module_num_kernels(const ncc_module *m) {
@@ -122,6 +140,7 @@ const char *ncc_module_target(const ncc_module *m) {
 void ncc_module_free(ncc_module *m) {
   if (!m) return;
   m->be->free(m->state);
+  pthread_mutex_destroy(&m->run_mu);
   ncc_free(m, sizeof *m);
 }
 

@@ -237,15 +237,9 @@ static ncc_status parse_header(const char *text, size_t len, const char *name,
   if (!(seen & 1)) return bad_header(&h, "missing key 'descr'");
   if (!(seen & 2)) return bad_header(&h, "missing key 'fortran_order'");
   if (!(seen & 4)) return bad_header(&h, "missing key 'shape'");
-  uint64_t bytes = ncc_dtype_size(hd->dtype);
-  for (int i = 0; i < hd->rank; i++) {
-    uint64_t d = (uint64_t)hd->dims[i];
-    if (d && bytes > (UINT64_MAX >> 1) / d)
-      return bad_header(&h, "'shape' is too large");
-    bytes *= d;
-  }
-  if (bytes > SIZE_MAX) return bad_header(&h, "'shape' is too large");
-  hd->nbytes = (size_t)bytes;
+  /* checked: an empty array may have huge other dims, a full one not */
+  if (!ncc_dims_nbytes(ncc_dtype_size(hd->dtype), hd->rank, hd->dims, &hd->nbytes))
+    return bad_header(&h, "'shape' is too large");
   return NCC_OK;
 }
 
@@ -465,6 +459,8 @@ static ncc_status check_writable(const char *path, const ncc_tensor *t) {
     if (t->dims[i] < 0)
       return ncc_error(NCC_ERR_USAGE, "%s: tensor dim %d is negative", path,
                        i);
+  if (ncc_tensor_nbytes(t) == SIZE_MAX)
+    return ncc_error(NCC_ERR_USAGE, "%s: the tensor's size overflows", path);
   if (ncc_tensor_nbytes(t) && !t->data)
     return ncc_error(NCC_ERR_USAGE, "%s: tensor has no data", path);
   return NCC_OK;

@@ -2,7 +2,8 @@
 # tools/test.sh — the whole test suite from a clean clone: installs what is
 # missing, builds ncc with clang-19 + ASan/UBSan (+ libFuzzer targets), runs
 # every ctest test, and checks that the gcc release build compiles too
-# (-Werror with both compilers).
+# (-Werror with both compilers); then the concurrency tests (label tsan)
+# in a small ThreadSanitizer build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
@@ -18,5 +19,16 @@ cmake -S "$root" -B "$san" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_BUILD_TYPE=Debug 
   -DNCC_SANITIZE=ON -DNCC_FUZZ=ON >/dev/null
 cmake --build "$san" -j"$jobs"
 
-cd "$san"
-ctest --output-on-failure -j"$jobs" "$@"
+(cd "$san" && ctest --output-on-failure -j"$jobs" "$@")
+
+# ThreadSanitizer (cannot share a build with ASan): only the library, the
+# ncc command and the concurrency tests are built; ctest runs label tsan.
+tsan=${NCC_TSAN_BUILD:-$root/build-tsan}
+cmake -S "$root" -B "$tsan" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_BUILD_TYPE=Debug \
+  -DNCC_TSAN=ON >/dev/null
+cmake --build "$tsan" -j"$jobs" --target ncc_cli test_module_threads
+cd "$tsan"
+ctest --output-on-failure -j"$jobs" -L tsan
+n_tsan=$(ctest -N -L tsan | sed -n 's/^Total Tests: //p')
+[ "${n_tsan:-0}" -gt 0 ] || { echo "test.sh: no tsan tests were registered" >&2; exit 1; }
+echo "test.sh: ASan+UBSan suite passed; ThreadSanitizer: $n_tsan tests (label tsan) passed"

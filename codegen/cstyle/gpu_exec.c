@@ -237,6 +237,7 @@ static ncc_status alloc_module(const ncc_gpu_device *dev, const ncc_graph *g,
   return NCC_OK;
 }
 
+/* SIZE_MAX when the size overflows (checked in ncc_tensor_nbytes). */
 static size_t nbytes(const ncc_tensor *t) { return ncc_tensor_nbytes(t); }
 
 static ncc_status ensure_mem(ncc_gpu_module *m, int id, size_t bytes) {
@@ -547,6 +548,11 @@ static ncc_status run_node(ncc_gpu_module *m, int i) {
     v->t.dtype = m->tout[k].dtype;
     v->t.rank = m->tout[k].shape.rank;
     for (int d = 0; d < v->t.rank; d++) v->t.dims[d] = m->tout[k].shape.d[d];
+    /* device buffers are sized from these dims: never from a wrapped size */
+    if (nbytes(&v->t) == SIZE_MAX)
+      return ncc_error(NCC_ERR_INPUT, "%s: value '%s' (%s, rank %d): its size overflows",
+                       m->dev->target, n->out[k]->name, ncc_dtype_name(v->t.dtype),
+                       v->t.rank);
     v->bound = true;
     v->host_valid = v->dev_valid = v->host_owned = false;
     v->virt = m->inner[i];

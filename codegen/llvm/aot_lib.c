@@ -530,7 +530,16 @@ static void write_header(const lib *L, FILE *f, const char *lib_name,
   fprintf(f, " * Symbolic dims take their values from the input shapes of each "
              "run; a run\n * with new values plans the scratch memory anew "
              "(once per new size).\n"
-             " * A model is used by one thread at a time; models are independent.\n"
+             " * Sizes: every size computed from dims is checked; an input, output or\n"
+             " * scratch size that does not fit the address space (PTRDIFF_MAX bytes) is\n"
+             " * %s_STATUS_BAD_ARG with a message naming it, never a wrapped buffer.\n"
+             " *\n"
+             " * Threads: models are independent (one per thread needs no locking).\n"
+             " * A model serves one call at a time: a call made while another call on\n"
+             " * the same model is in progress (set_input, run, output) changes nothing\n"
+             " * and returns %s_STATUS_BUSY (output: NULL). Sharing one model between\n"
+             " * threads therefore needs the caller's own lock around the whole\n"
+             " * set_input/run/output sequence; free it only when no call is running.\n"
              " *\n"
              " *   %s_model *m = %s_create(0);    (0: a thread per core)\n"
              " *   %s_set_input(m, 0, data, rank, dims);\n"
@@ -538,7 +547,7 @@ static void write_header(const lib *L, FILE *f, const char *lib_name,
              " *   const float *y = %s_output(m, 0, &rank, dims);\n"
              " *   %s_free(m);\n"
              " */\n",
-          p, p, p, p, P, p, p, p);
+          P, P, p, p, p, p, P, p, p, p);
   fprintf(f, "#ifndef %s_H_INCLUDED\n#define %s_H_INCLUDED\n\n", P, P);
   fprintf(f, "#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   fprintf(f, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n"
@@ -549,8 +558,10 @@ static void write_header(const lib *L, FILE *f, const char *lib_name,
              "enum {\n  %s_STATUS_OK = 0,\n"
              "  %s_STATUS_BAD_ARG = 1,   /* a bad index, rank, dim or pointer */\n"
              "  %s_STATUS_NO_MEMORY = 2, /* out of memory */\n"
-             "  %s_STATUS_NOT_SET = 3    /* an input is not set */\n};\n\n",
-          P, P, P, P);
+             "  %s_STATUS_NOT_SET = 3,   /* an input is not set */\n"
+             "  %s_STATUS_BUSY = 4       /* another call on this model is in progress */\n"
+             "};\n\n",
+          P, P, P, P, P);
   fprintf(f, "typedef struct %s_model %s_model;\n\n", p, p);
   fprintf(f,
           "/* num_threads <= 0: one per online core. NULL when out of memory. */\n"
@@ -561,10 +572,13 @@ static void write_header(const lib *L, FILE *f, const char *lib_name,
           "int %s_set_input(%s_model *m, int i, const void *data, int rank,\n"
           "    const int64_t *dims);\n"
           "int %s_run(%s_model *m);\n"
-          "/* Output i after a successful run; rank and dims (room for\n"
-          " * %s_MAX_RANK) may be NULL. NULL before the first run. */\n"
+          "/* Output i of the last run when it succeeded; rank and dims (room\n"
+          " * for %s_MAX_RANK) may be NULL. NULL and rank 0 before the first\n"
+          " * run, after a failed run (it invalidates the outputs) and while\n"
+          " * another call is in progress. */\n"
           "const void *%s_output(const %s_model *m, int i, int *rank, int64_t *dims);\n"
-          "/* The last error of m, one line (\"\" when none). */\n"
+          "/* The last error of m, one line (\"\" when none); BUSY sets none.\n"
+          " * Read it from the thread whose call failed, before the next call. */\n"
           "const char *%s_error(const %s_model *m);\n\n"
           "int %s_num_inputs(void);\nint %s_num_outputs(void);\n"
           "/* Name and declared type (\"f32[N,3,224,224]\"); NULL out of range. */\n"

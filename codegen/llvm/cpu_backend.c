@@ -105,10 +105,11 @@ static ncc_status launch(void *kctx, const ncc_node *n,
   }
   ncc_threadpool *pool = ncc_threadpool_global();
   double work = (double)ncc_tensor_numel(&out[0]) * k->cost_per_elem;
-  int nth = (int)(work / ELEMS_PER_THREAD);
   int cap = ncc_threadpool_size(pool);
   if (k->max_threads > 0 && k->max_threads < cap) cap = k->max_threads;
-  if (nth > cap) nth = cap;
+  /* clamped as a double: converting a huge estimate to int is undefined */
+  double want = work / ELEMS_PER_THREAD;
+  int nth = want >= (double)cap ? cap : want >= 1.0 ? (int)want : 1;
   launch_ctx c = {k->fn, bufs, syms};
   ncc_threadpool_run(pool, launch_task, &c, nth < 1 ? 1 : nth);
   return NCC_OK;

@@ -167,6 +167,11 @@ static ncc_status d_alloc(void *ctx, size_t bytes, ncc_gpu_mem *out) {
   cl_int e;
   if (bytes == 0) bytes = 16; /* CL_INVALID_BUFFER_SIZE for 0 */
   cl_mem m = ocl.api.clCreateBuffer(ocl.ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+  /* a buffer larger than the device allows, or than it has, is out of memory */
+  if (e == CL_INVALID_BUFFER_SIZE || e == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
+      e == CL_OUT_OF_RESOURCES)
+    return ncc_error(NCC_ERR_NOMEM, "opencl: cannot allocate %zu bytes on the device (%d %s)",
+                     bytes, (int)e, cl_err_name(e));
   if (e != CL_SUCCESS) return cl_fail("clCreateBuffer", e);
   *out = (ncc_gpu_mem)(uintptr_t)m;
   return NCC_OK;

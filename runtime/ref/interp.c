@@ -114,14 +114,11 @@ static ncc_status bind_input(run_state *s, const ncc_tensor *inputs, int i) {
     return ncc_error(NCC_ERR_INPUT,
                      "input '%s': rank is %d here but the graph expects %d",
                      v->name, t->rank, v->shape.rank);
-  int64_t numel = 1;
   for (int d = 0; d < t->rank; d++) {
     int64_t td = t->dims[d], vd = v->shape.d[d];
     if (td < 0)
       return ncc_error(NCC_ERR_INPUT, "input '%s': dim %d is negative (%lld)",
                        v->name, d, (long long)td);
-    if (__builtin_mul_overflow(numel, td, &numel))
-      return ncc_error(NCC_ERR_INPUT, "input '%s' is too large", v->name);
     if (vd >= 0 && td != vd)
       return ncc_error(NCC_ERR_INPUT,
                        "input '%s': dim %d is %lld here but the graph "
@@ -139,7 +136,10 @@ static ncc_status bind_input(run_state *s, const ncc_tensor *inputs, int i) {
                        v->name, d, ncc_graph_sym_name(g, ncc_dim_sym_id(vd)),
                        (long long)td, (long long)bound, g->inputs[bi]->name);
   }
-  if (!t->data && numel > 0)
+  size_t bytes; /* checked: [2^62, 0] is empty, [2^62, 4] and [2^62, 2^62, 0] overflow */
+  if (!ncc_dims_nbytes(ncc_dtype_size(t->dtype), t->rank, t->dims, &bytes))
+    return ncc_error(NCC_ERR_INPUT, "input '%s': its size overflows", v->name);
+  if (!t->data && bytes > 0)
     return ncc_error(NCC_ERR_INPUT, "input '%s' has no data", v->name);
   view(&s->vals[v->id], t->dtype, t->rank, t->dims, t->data);
   s->ready[v->id] = true;

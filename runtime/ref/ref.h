@@ -45,6 +45,11 @@ void ncc_ref_set_i(ncc_tensor *t, int64_t i, int64_t v);
 /* Row-major strides of t (elements); broadcast strides of t aligned to a
  * result of rank `rank` with size-1 (or missing) dims given stride 0. */
 void ncc_ref_strides(const ncc_tensor *t, int64_t *strides);
+/* a * b for sub-products of one tensor's dims (strides, reduction
+ * counts): these can only overflow when the tensor is empty (a 0 among
+ * its other dims), where no element is touched, so an overflow gives 0
+ * instead of undefined behaviour. */
+int64_t ncc_ref_dim_mul(int64_t a, int64_t b);
 void ncc_ref_bcast_strides(const ncc_tensor *t, int rank, const int64_t *dims,
                            int64_t *strides);
 

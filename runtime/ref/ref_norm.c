@@ -358,9 +358,9 @@ static ncc_status red_plan_init(const ncc_node *n, const ncc_tensor *const *in,
     it->dims[i] = x->dims[i];
     it->ostr[i] = red ? 0 : s;
     if (red)
-      p->count *= x->dims[i];
+      p->count = ncc_ref_dim_mul(p->count, x->dims[i]);
     else
-      s *= x->dims[i];
+      s = ncc_ref_dim_mul(s, x->dims[i]);
   }
   if (p->noop ? p->n_out != p->n_in : p->n_out != s)
     return node_error(n, NCC_ERR_INPUT, "output size does not match the axes");

@@ -138,11 +138,17 @@ void ncc_ref_set_i(ncc_tensor *t, int64_t i, int64_t v) {
 
 /* ---- strides ---- */
 
+int64_t ncc_ref_dim_mul(int64_t a, int64_t b) {
+  size_t r;
+  if (a < 0 || b < 0 || !ncc_size_mul((size_t)a, (size_t)b, &r)) return 0;
+  return (int64_t)r;
+}
+
 void ncc_ref_strides(const ncc_tensor *t, int64_t *strides) {
   int64_t s = 1;
   for (int i = t->rank - 1; i >= 0; i--) {
     strides[i] = s;
-    s *= t->dims[i];
+    s = ncc_ref_dim_mul(s, t->dims[i]);
   }
 }
 

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "frontend.h"
+#include "ir/budget.h"
 #include "ir/shape.h"
 
 /* protobuf-c itself recurses once per nested message and has no depth
@@ -121,6 +122,7 @@ static ncc_status add_initializers(onnx_ctx *c) {
                      "sparse initializer '" ONNX_NAME "' is not supported",
                      sp->values ? onnx_str(sp->values->name) : "");
   }
+  int64_t total = 0; /* initializer bytes so far, against the budget */
   for (size_t i = 0; i < gp->n_initializer; i++) {
     const Onnx__TensorProto *t = gp->initializer[i];
     const char *name = onnx_str(t->name);
@@ -128,8 +130,27 @@ static ncc_status add_initializers(onnx_ctx *c) {
       return ncc_error(NCC_ERR_INPUT, "initializer #%zu has no name", i);
     char what[256];
     snprintf(what, sizeof what, "initializer '" ONNX_NAME "'", name);
+    ncc_dtype dt;
+    ncc_shape shape;
+    ncc_status st = onnx_tensor_header(t, what, &dt, &shape);
+    if (st) return st;
+    int64_t n = ncc_shape_numel(&shape);
+    /* check_size bounds one tensor by 2^36 bytes; the sum saturates */
+    int64_t add = n > 0 ? n * (int64_t)ncc_dtype_size(dt) : 0;
+    total = total > INT64_MAX - add ? INT64_MAX : total + add;
+    /* data that does not back the declared size is a bad model (exit 2,
+     * reported by onnx_tensor_to_value), not a budget matter */
+    size_t typed = t->n_float_data + t->n_int32_data + t->n_int64_data +
+                   t->n_double_data + t->n_uint64_data + t->n_string_data;
+    bool backed = t->has_raw_data ? (uint64_t)t->raw_data.len == (uint64_t)add
+                                  : (uint64_t)typed == (uint64_t)(n > 0 ? n : 0);
+    if (backed && !ncc_budget_fits(total)) {
+      char w[320];
+      snprintf(w, sizeof w, "%s (with the initializers before it)", what);
+      return ncc_budget_check(total, w);
+    }
     ncc_value *v;
-    ncc_status st = onnx_tensor_to_value(c->g, t, name, what, &v);
+    st = onnx_tensor_to_value(c->g, t, name, what, &v);
     if (st) return st;
   }
   return NCC_OK;

@@ -36,6 +36,17 @@ typedef void *(*ncc_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 /* Install an allocator for everything libncc allocates; NULL restores malloc. */
 void ncc_set_allocator(ncc_alloc_fn fn, void *ud);
 
+/* ---- memory budget ----
+ * The most bytes one model may make libncc allocate for its data: each
+ * folded or parsed constant and their running total, a planned activation
+ * arena, and a run's arena plus outputs once symbolic dims bind. Sizes are
+ * checked before allocating; over the budget is NCC_ERR_NOMEM, naming the
+ * node, constant or value, the size and the budget. Process-wide like the
+ * allocator; 0 restores the default, 75% of physical memory (no
+ * environment variable is read). */
+void ncc_set_max_memory(size_t bytes);
+size_t ncc_max_memory(void); /* the budget in force, in bytes */
+
 /* ---- dtypes ---- */
 typedef enum ncc_dtype {
   NCC_DT_UNDEF = 0,

@@ -79,6 +79,13 @@ void ncc_arena_release(ncc_arena *a) {
 }
 
 void *ncc_arena_alloc(ncc_arena *a, size_t n) {
+  void *p = ncc_arena_alloc_uninit(a, n);
+  size_t r = (n + 15) & ~(size_t)15;
+  if (p) memset(p, 0, r ? r : 16);
+  return p;
+}
+
+void *ncc_arena_alloc_uninit(ncc_arena *a, size_t n) {
   n = (n + 15) & ~(size_t)15;
   if (n == 0) n = 16;
   ncc_arena_block *b = a->head;
@@ -106,7 +113,6 @@ void *ncc_arena_alloc(ncc_arena *a, size_t n) {
   void *p = b->mem + b->used;
   b->used += n;
   a->used_bytes += n;
-  memset(p, 0, n);
   return p;
 }
 

@@ -1,6 +1,8 @@
 /* ir/dtype.c — dtype names and sizes, shape helpers, host tensors. */
+#include <stdio.h>
 #include <string.h>
 
+#include "budget.h"
 #include "ir.h"
 
 static const struct {
@@ -68,9 +70,6 @@ size_t ncc_tensor_nbytes(const ncc_tensor *t) {
   return n;
 }
 
-/* Largest tensor we agree to allocate: guards absurd dims in models. */
-#define NCC_TENSOR_MAX_BYTES ((int64_t)1 << 36)
-
 static ncc_status tensor_alloc(ncc_tensor *t, ncc_dtype dt, int rank,
                                const int64_t *dims, bool zero) {
   memset(t, 0, sizeof *t);
@@ -86,8 +85,11 @@ static ncc_status tensor_alloc(ncc_tensor *t, ncc_dtype dt, int rank,
   size_t bytes;
   if (!ncc_dims_nbytes(ncc_dtype_size(dt), rank, dims, &bytes))
     return ncc_error(NCC_ERR_INPUT, "tensor of %s: its size overflows", ncc_dtype_name(dt));
-  if (bytes > (size_t)NCC_TENSOR_MAX_BYTES)
-    return ncc_error(NCC_ERR_INPUT, "tensor of %zu bytes is too large", bytes);
+  /* the memory budget (ncc_set_max_memory) replaces a fixed cap */
+  char what[96];
+  snprintf(what, sizeof what, "a tensor of %s", ncc_dtype_name(dt));
+  ncc_status st = ncc_budget_check((int64_t)bytes, what);
+  if (st) return st;
   t->dtype = dt;
   t->rank = rank;
   if (rank) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);

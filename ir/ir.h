@@ -53,6 +53,8 @@ typedef struct ncc_arena {
 void ncc_arena_init(ncc_arena *a);
 void ncc_arena_release(ncc_arena *a);
 void *ncc_arena_alloc(ncc_arena *a, size_t n); /* zeroed, 16-aligned */
+/* Not zeroed: a big request's pages stay untouched until written. */
+void *ncc_arena_alloc_uninit(ncc_arena *a, size_t n);
 char *ncc_arena_strdup(ncc_arena *a, const char *s);
 char *ncc_arena_strndup(ncc_arena *a, const char *s, size_t n);
 void *ncc_arena_memdup(ncc_arena *a, const void *p, size_t n);

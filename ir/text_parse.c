@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "budget.h"
 #include "ir.h"
 #include "shape.h"
 
@@ -91,7 +92,20 @@ typedef struct parser {
   int cap_toks;
   result *res;
   int cap_res;
+  int64_t const_bytes; /* constant data so far, against the memory budget */
+  struct splat *splats; /* big splats, filled once the whole text parsed */
+  int n_splats, cap_splats;
 } parser;
+
+/* A big splat's storage is reserved (untouched pages) as it is read and
+ * filled only after the whole graph parsed, so that a text whose splats
+ * add up to more than the memory budget fails without touching memory. */
+typedef struct splat {
+  unsigned char *buf;
+  size_t nbytes, es;
+  unsigned char elem[8];
+} splat;
+#define SPLAT_DEFER ((size_t)1 << 20)
 
 /* ------------------------------------------------------------------------ */
 /* errors                                                                    */
@@ -674,6 +688,24 @@ static bool parse_hex_data(parser *p, size_t nbytes, const char *type,
   return true;
 }
 
+/* Count a constant's bytes against the memory budget: the total, not just
+ * each constant, so that many splats of a few hundred MB each cannot add
+ * up to more than the machine has. */
+static bool charge(parser *p, size_t nbytes, int line, int col, const char *type) {
+  int64_t total = p->const_bytes > INT64_MAX - (int64_t)nbytes
+                      ? -1
+                      : p->const_bytes + (int64_t)nbytes;
+  if (!ncc_budget_fits(total)) {
+    char what[300];
+    snprintf(what, sizeof what, "%s:%d:%d: constant %s (with the constants before it)",
+             p->file, line, col, type);
+    if (!p->st) p->st = ncc_budget_check(total, what);
+    return false;
+  }
+  p->const_bytes = total;
+  return true;
+}
+
 /* Data of a constant or tensor attribute of a static type: a list, a
  * splat, or hex. Sets *out to exactly numel * size bytes in the graph's
  * arena (where it stays: the value or attribute points at it). */
@@ -687,11 +719,13 @@ static bool parse_data(parser *p, ncc_dtype dt, const ncc_shape *s,
       (uint64_t)numel * es > SIZE_MAX / 2)
     return fail(p, "%s is too large for a constant", type);
   size_t nbytes = (size_t)numel * es;
-  if (p->t.k == T_LBRACK) return parse_list_data(p, dt, numel, type, out);
-  if (is_kw(p, "hex")) return parse_hex_data(p, nbytes, type, out);
+  int line = p->t.line, col = p->t.col;
+  if (p->t.k == T_LBRACK)
+    return charge(p, nbytes, line, col, type) && parse_list_data(p, dt, numel, type, out);
+  if (is_kw(p, "hex"))
+    return charge(p, nbytes, line, col, type) && parse_hex_data(p, nbytes, type, out);
   if (!is_kw(p, "splat"))
     return fail(p, "expected constant data: '[', 'splat(' or 'hex\"'");
-  int line = p->t.line, col = p->t.col;
   next(p);
   if (!expect(p, T_LPAREN, "'('")) return false;
   unsigned char elem[8];
@@ -699,10 +733,30 @@ static bool parse_data(parser *p, ncc_dtype dt, const ncc_shape *s,
   if (numel * (int64_t)es > SPLAT_MAX)
     return fail_at(p, line, col, "splat of %s is too large (at most %lld bytes)",
                    type, (long long)SPLAT_MAX);
-  unsigned char *buf = ncc_arena_alloc(&p->g->arena, nbytes);
+  if (!charge(p, nbytes, line, col, type)) return false;
+  unsigned char *buf = nbytes >= SPLAT_DEFER ? ncc_arena_alloc_uninit(&p->g->arena, nbytes)
+                                             : ncc_arena_alloc(&p->g->arena, nbytes);
   if (!buf) return oom(p);
-  for (size_t i = 0; i < nbytes; i += es) memcpy(buf + i, elem, es);
   *out = buf;
+  if (nbytes >= SPLAT_DEFER) {
+    if (!grow(p, (void **)&p->splats, &p->cap_splats, p->n_splats + 1, sizeof *p->splats))
+      return false;
+    splat *sp = &p->splats[p->n_splats++];
+    sp->buf = buf;
+    sp->nbytes = nbytes;
+    sp->es = es;
+    memcpy(sp->elem, elem, sizeof elem);
+    return true;
+  }
+  for (size_t i = 0; i < nbytes; i += es) memcpy(buf + i, elem, es);
+  return true;
+}
+
+static bool fill_splats(parser *p) {
+  for (int k = 0; k < p->n_splats; k++) {
+    const splat *sp = &p->splats[k];
+    for (size_t i = 0; i < sp->nbytes; i += sp->es) memcpy(sp->buf + i, sp->elem, sp->es);
+  }
   return true;
 }
 
@@ -1155,7 +1209,8 @@ ncc_status ncc_graph_parse_text(const char *text, size_t len, const char *name,
   if (len > MAX_TEXT)
     return ncc_error(NCC_ERR_INPUT, "%s: text IR is too large", p.file);
   next(&p);
-  if (parse_graph(&p)) finish(&p);
+  if (parse_graph(&p) && fill_splats(&p)) finish(&p);
+  ncc_free(p.splats, 0);
   ncc_free(p.buf, p.buf_cap);
   ncc_free(p.decls, 0);
   ncc_free(p.nlocs, 0);

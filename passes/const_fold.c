@@ -7,9 +7,13 @@
  * dim out of [N,8,64], the Concat feeding a Reshape — become constants
  * too, which is what resolves PyTorch-style shape arithmetic at compile
  * time. Outputs that would blow a small input up into a big constant
- * (ConstantOfShape, Expand, Range) are left to run time. */
+ * (ConstantOfShape, Expand, Range, Concat(c, c)) are left to run time;
+ * what is folded is checked against the memory budget first (per output
+ * and in total), so a tiny model cannot make the compiler allocate more
+ * than the machine has. */
 #include <string.h>
 
+#include "../ir/budget.h"
 #include "../ir/shape.h"
 #include "../runtime/ref/ref.h"
 #include "pass.h"
@@ -55,7 +59,9 @@ static ncc_status fold_content(ncc_graph *g, ncc_value *v) {
              : make_const(g, v, buf32, sizeof(int32_t) * (size_t)v->content_len);
 }
 
-static ncc_status evaluate(ncc_graph *g, ncc_node *n) {
+static size_t sat_add(size_t x, size_t y) { return x > SIZE_MAX - y ? SIZE_MAX : x + y; }
+
+static ncc_status evaluate(ncc_graph *g, ncc_node *n, size_t *folded_bytes) {
   ncc_tensor in[16], out[8];
   const ncc_tensor *inp[16];
   ncc_tinfo ti[16], to[8];
@@ -79,15 +85,34 @@ static ncc_status evaluate(ncc_graph *g, ncc_node *n) {
     ncc_tinfo_from_tensor(&ti[k], &in[k]);
   }
   if ((st = ncc_infer_node(NULL, n, ti, to))) return st;
-  size_t total = 0, in_total = 0;
-  for (int k = 0; k < n->n_in; k++)
-    if (n->in[k]) in_total += value_bytes(n->in[k]);
-  for (int k = 0; k < n->n_out; k++) {
-    int64_t cnt = ncc_shape_numel(&to[k].shape);
-    if (to[k].dtype == NCC_DT_UNDEF || cnt < 0) continue;
-    total += (size_t)cnt * ncc_dtype_size(to[k].dtype);
+  /* Input bytes count each distinct value once: Concat(c, c) reads c
+   * twice but holds it once, and counting it twice let a chain of such
+   * Concats double a constant 34 times. */
+  size_t in_total = 0;
+  for (int k = 0; k < n->n_in; k++) {
+    bool dup = false;
+    for (int j = 0; j < k && !dup; j++) dup = n->in[j] == n->in[k];
+    if (n->in[k] && !dup) in_total = sat_add(in_total, value_bytes(n->in[k]));
   }
+  /* output bytes; SIZE_MAX when unknown or past size_t */
+  size_t total = 0;
+  for (int k = 0; k < n->n_out; k++) {
+    if (to[k].dtype == NCC_DT_UNDEF) continue;
+    int64_t cnt = ncc_shape_numel(&to[k].shape);
+    size_t es = ncc_dtype_size(to[k].dtype);
+    total = cnt < 0 || (uint64_t)cnt > SIZE_MAX / es ? SIZE_MAX
+                                                     : sat_add(total, (size_t)cnt * es);
+  }
+  /* A fold that grows the constants past FOLD_MAX_BYTES is left to run
+   * time; within that, every output and the running total of what this
+   * pass folded must fit the memory budget before anything is allocated. */
   if (total > FOLD_MAX_BYTES && total > in_total) return NCC_OK;
+  size_t sum = sat_add(*folded_bytes, total);
+  if ((st = ncc_budget_check(total > INT64_MAX ? -1 : (int64_t)total, "const-fold")) ||
+      (st = ncc_budget_check(sum > INT64_MAX ? -1 : (int64_t)sum,
+                             "const-fold (with the constants folded before)")))
+    return st;
+  *folded_bytes = sum;
   for (int k = 0; k < n->n_out; k++) {
     if (to[k].dtype == NCC_DT_UNDEF) continue;
     if ((st = ncc_tensor_alloc(&out[k], to[k].dtype, to[k].shape.rank, to[k].shape.d)))
@@ -105,6 +130,7 @@ done:
 
 static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
   int folded = 0;
+  size_t folded_bytes = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     ncc_node *n = g->nodes[i];
     /* constants are plain: a node producing a blocked value stays */
@@ -117,7 +143,7 @@ static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
       if (n->in[k] && n->in[k]->kind != NCC_VAL_CONST) all_const = false;
     ncc_status st;
     if (all_const) {
-      if ((st = evaluate(g, n))) {
+      if ((st = evaluate(g, n, &folded_bytes))) {
         char lb[128];
         ncc_error_prefix("%s", ncc_node_label(n, lb, sizeof lb));
         return st;

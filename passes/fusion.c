@@ -491,8 +491,7 @@ bool ncc_fuse_value_internal(const ncc_fuse_plan *p, const ncc_value *v) {
 }
 
 /* Structural checks of a group read from attributes (see fusion.h). */
-static bool group_valid(const ncc_graph *g, const ncc_fuse_plan *p, int gi,
-                        const bool *is_out) {
+static bool group_valid(const ncc_fuse_plan *p, int gi, const bool *is_out) {
   const ncc_fuse_group *gr = &p->groups[gi];
   if (gr->n_members < 2 || gr->n_members > NCC_FUSE_MAX_MEMBERS) return false;
   int n_contr = 0;
@@ -510,19 +509,24 @@ static bool group_valid(const ncc_graph *g, const ncc_fuse_plan *p, int gi,
     const ncc_value *v = m->out[0];
     if (is_out[v->id]) return false;
   }
-  if (gr->kind == NCC_FUSE_EPILOGUE && n_contr != 1) return false;
-  /* internal values are read only by members */
+  return !(gr->kind == NCC_FUSE_EPILOGUE && n_contr != 1);
+}
+
+/* Internal values are read only by members: one sweep over all readers
+ * marks every group whose non-root value escapes (per group, the sweep
+ * made building the plan quadratic in the graph). */
+static void mark_escaping(const ncc_graph *g, const ncc_fuse_plan *p, bool *bad) {
   for (int i = 0; i < g->n_nodes; i++) {
     const ncc_node *n = g->nodes[i];
-    if (p->group_of[i] == gi) continue;
     for (int k = 0; k < n->n_in; k++) {
       const ncc_value *v = n->in[k];
-      if (v && v->producer && p->group_of[v->producer->id] == gi &&
-          v->producer != gr->members[gr->n_members - 1])
-        return false;
+      if (!v || !v->producer) continue;
+      int gi = p->group_of[v->producer->id];
+      if (gi < 0 || gi == p->group_of[i] || p->groups[gi].n_members == 0) continue;
+      const ncc_fuse_group *gr = &p->groups[gi];
+      if (v->producer != gr->members[gr->n_members - 1]) bad[gi] = true;
     }
   }
-  return true;
 }
 
 static ncc_status collect_ext(ncc_fuse_group *gr, const ncc_fuse_plan *p, int gi) {
@@ -554,17 +558,27 @@ ncc_status ncc_fuse_plan_build(const ncc_graph *g, ncc_fuse_plan **out) {
   bool *is_out = ncc_calloc((size_t)g->n_values + 1, sizeof(bool));
   ncc_status st = NCC_OK;
   if (!p->group_of || !ids || !is_out) st = NCC_ERR_NOMEM;
-  int n_ids = 0;
+  /* group numbers -> dense indices in order of first use, through an
+   * open-addressing table (a linear search made large graphs quadratic) */
+  int n_ids = 0, cap = 16;
+  while (cap < 2 * g->n_nodes) cap *= 2;
+  int *tab = st ? NULL : ncc_malloc(sizeof(int) * (size_t)cap);
+  if (!st && !tab) st = NCC_ERR_NOMEM;
+  for (int i = 0; i < cap && tab; i++) tab[i] = -1;
   for (int i = 0; i < g->n_nodes && !st; i++) {
     p->group_of[i] = -1;
     const ncc_attr *a = ncc_node_attr(g->nodes[i], "fuse.group");
     if (!a || a->kind != NCC_ATTR_INT) continue;
-    int gi = -1;
-    for (int j = 0; j < n_ids && gi < 0; j++)
-      if (ids[j] == a->i) gi = j;
-    if (gi < 0) ids[gi = n_ids++] = a->i;
-    p->group_of[i] = gi;
+    uint64_t h = (uint64_t)a->i * 0x9E3779B97F4A7C15ull;
+    size_t slot = (size_t)(h >> 20) & (size_t)(cap - 1);
+    while (tab[slot] >= 0 && ids[tab[slot]] != a->i) slot = (slot + 1) & (size_t)(cap - 1);
+    if (tab[slot] < 0) {
+      tab[slot] = n_ids;
+      ids[n_ids++] = a->i;
+    }
+    p->group_of[i] = tab[slot];
   }
+  ncc_free(tab, 0);
   if (!st && n_ids) {
     p->groups = ncc_calloc((size_t)n_ids, sizeof *p->groups);
     if (!p->groups) st = NCC_ERR_NOMEM;
@@ -574,29 +588,34 @@ ncc_status ncc_fuse_plan_build(const ncc_graph *g, ncc_fuse_plan **out) {
   bool *bad = st ? NULL : ncc_calloc((size_t)n_ids + 1, sizeof(bool));
   if (!st && !bad) st = NCC_ERR_NOMEM;
   if (!st) p->n_groups = n_ids;
+  /* one sweep counts members and reads kinds (kind -1: none seen yet) */
+  int *count = st ? NULL : ncc_calloc(2 * (size_t)n_ids + 1, sizeof(int));
+  int *kinds = count ? count + n_ids : NULL;
+  if (!st && !count) st = NCC_ERR_NOMEM;
+  for (int gi = 0; gi < n_ids && !st; gi++) kinds[gi] = -1;
+  for (int i = 0; i < g->n_nodes && !st; i++) {
+    int gi = p->group_of[i];
+    if (gi < 0) continue;
+    count[gi]++;
+    int k = kind_from_name(ncc_attr_string(g->nodes[i], "fuse.kind", ""));
+    if (k < 0 || (kinds[gi] >= 0 && k != kinds[gi])) bad[gi] = true;
+    kinds[gi] = k;
+  }
   for (int gi = 0; gi < n_ids && !st; gi++) {
     ncc_fuse_group *gr = &p->groups[gi];
     gr->id = ids[gi];
-    int count = 0, kind = -1;
-    for (int i = 0; i < g->n_nodes; i++)
-      if (p->group_of[i] == gi) {
-        count++;
-        const char *ks = ncc_attr_string(g->nodes[i], "fuse.kind", "");
-        int k = kind_from_name(ks);
-        if (k < 0 || (kind >= 0 && k != kind)) bad[gi] = true;
-        kind = k;
-      }
-    gr->kind = kind < 0 ? NCC_FUSE_ELTWISE : (ncc_fuse_kind)kind;
-    gr->members = ncc_calloc((size_t)count + 1, sizeof *gr->members);
-    if (!gr->members) {
-      st = NCC_ERR_NOMEM;
-      break;
-    }
-    for (int i = 0; i < g->n_nodes; i++)
-      if (p->group_of[i] == gi) gr->members[gr->n_members++] = g->nodes[i];
+    gr->kind = kinds[gi] < 0 ? NCC_FUSE_ELTWISE : (ncc_fuse_kind)kinds[gi];
+    gr->members = ncc_calloc((size_t)count[gi] + 1, sizeof *gr->members);
+    if (!gr->members) st = NCC_ERR_NOMEM;
   }
+  ncc_free(count, 0);
+  for (int i = 0; i < g->n_nodes && !st; i++) {
+    int gi = p->group_of[i];
+    if (gi >= 0) p->groups[gi].members[p->groups[gi].n_members++] = g->nodes[i];
+  }
+  if (!st) mark_escaping(g, p, bad);
   for (int gi = 0; gi < n_ids && !st; gi++) {
-    if (!bad[gi] && !group_valid(g, p, gi, is_out)) bad[gi] = true;
+    if (!bad[gi] && !group_valid(p, gi, is_out)) bad[gi] = true;
     if (!bad[gi]) {
       ncc_status e = collect_ext(&p->groups[gi], p, gi);
       if (e == NCC_ERR_NOMEM) st = e;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ir/budget.h"
 #include "memplan.h"
 #include "pass.h"
 
@@ -79,33 +80,192 @@ static bool below(int64_t ua, int64_t ub, int64_t va, int64_t vb) {
   return ua <= va && ub <= vb;
 }
 
-/* First fit in the order of e[]; offsets into oa/ob (by buffer index). */
-static void first_fit(const ncc_membuf *bufs, const ent *e, int n, int64_t *oa,
-                      int64_t *ob, int64_t *arena_a, int64_t *arena_b) {
+/* ---- which placed buffers are alive together with a new one ----
+ * A segment tree over the steps. A placed buffer is listed in `cover` at
+ * the O(log T) nodes its lifetime decomposes into, and in `part` at those
+ * nodes and their ancestors. The buffers alive together with [lo, hi] are
+ * then `part` of hi's decomposition nodes plus `cover` of those nodes'
+ * ancestors: every overlap is found, in O(log T) lists. The lists are
+ * CSR arrays sized up front (every buffer is eventually placed). Scanning
+ * all placed buffers instead made planning quadratic in the graph. */
+typedef struct stree {
+  int size; /* leaves, a power of two */
+  int *cover_off, *cover_fill, *cover;
+  int *part_off, *part_fill, *part;
+} stree;
+
+/* Calls visit(node, is_decomposition_node) for the nodes of [lo, hi]. */
+typedef void (*stree_fn)(stree *t, int node, bool full, void *ud);
+
+static void stree_walk(stree *t, int node, int nl, int nr, int lo, int hi,
+                       stree_fn fn, void *ud) {
+  if (hi < nl || nr < lo) return;
+  if (lo <= nl && nr <= hi) {
+    fn(t, node, true, ud);
+    return;
+  }
+  fn(t, node, false, ud);
+  int mid = nl + (nr - nl) / 2;
+  stree_walk(t, 2 * node, nl, mid, lo, hi, fn, ud);
+  stree_walk(t, 2 * node + 1, mid + 1, nr, lo, hi, fn, ud);
+}
+
+static void count_fn(stree *t, int node, bool full, void *ud) {
+  (void)ud;
+  if (full) t->cover_off[node + 1]++;
+  t->part_off[node + 1]++;
+}
+
+typedef struct {
+  int id;
+} put_ud;
+
+static void put_fn(stree *t, int node, bool full, void *ud) {
+  int id = ((put_ud *)ud)->id;
+  if (full) t->cover[t->cover_off[node] + t->cover_fill[node]++] = id;
+  t->part[t->part_off[node] + t->part_fill[node]++] = id;
+}
+
+typedef struct {
+  int *out, n, *stamp, mark;
+} get_ud;
+
+static void add_list(get_ud *q, const int *l, int n) {
+  for (int i = 0; i < n; i++)
+    if (q->stamp[l[i]] != q->mark) {
+      q->stamp[l[i]] = q->mark;
+      q->out[q->n++] = l[i];
+    }
+}
+
+static void get_fn(stree *t, int node, bool full, void *ud) {
+  get_ud *q = ud;
+  if (full) add_list(q, t->part + t->part_off[node], t->part_fill[node]);
+  else add_list(q, t->cover + t->cover_off[node], t->cover_fill[node]);
+}
+
+static void stree_free(stree *t) {
+  ncc_free(t->cover_off, 0);
+  ncc_free(t->part_off, 0);
+  ncc_free(t->cover, 0);
+  ncc_free(t->part, 0);
+}
+
+/* steps are shifted by -t0 into [0, size) */
+static ncc_status stree_init(stree *t, const ncc_membuf *bufs, const ent *e, int n,
+                             int t0) {
+  memset(t, 0, sizeof *t);
+  int span = 1;
+  for (int i = 0; i < n; i++) {
+    int end = bufs[e[i].idx].end > bufs[e[i].idx].begin ? bufs[e[i].idx].end
+                                                         : bufs[e[i].idx].begin;
+    if (end - t0 + 1 > span) span = end - t0 + 1;
+  }
+  t->size = 1;
+  while (t->size < span) t->size *= 2;
+  size_t nodes = 2 * (size_t)t->size + 1;
+  t->cover_off = ncc_calloc(2 * nodes, sizeof(int));
+  t->part_off = ncc_calloc(2 * nodes, sizeof(int));
+  if (!t->cover_off || !t->part_off) return NCC_ERR_NOMEM;
+  t->cover_fill = t->cover_off + nodes;
+  t->part_fill = t->part_off + nodes;
+  for (int i = 0; i < n; i++) {
+    const ncc_membuf *b = &bufs[e[i].idx];
+    stree_walk(t, 1, 0, t->size - 1, b->begin - t0,
+               (b->end > b->begin ? b->end : b->begin) - t0, count_fn, NULL);
+  }
+  for (size_t k = 1; k < nodes; k++) {
+    t->cover_off[k] += t->cover_off[k - 1];
+    t->part_off[k] += t->part_off[k - 1];
+  }
+  t->cover = ncc_malloc(sizeof(int) * ((size_t)t->cover_off[nodes - 1] + 1));
+  t->part = ncc_malloc(sizeof(int) * ((size_t)t->part_off[nodes - 1] + 1));
+  return t->cover && t->part ? NCC_OK : NCC_ERR_NOMEM;
+}
+
+static int by_int(const void *x, const void *y) {
+  int p = *(const int *)x, q = *(const int *)y;
+  return (p > q) - (p < q);
+}
+
+static _Thread_local const int64_t *sort_off;
+
+static int by_off(const void *x, const void *y) {
+  int64_t p = sort_off[*(const int *)x], q = sort_off[*(const int *)y];
+  return (p > q) - (p < q);
+}
+
+/* First fit in the order of e[]; offsets into oa/ob (by buffer index).
+ * With static sizes the first fit offset is the lowest one clear of every
+ * buffer alive at the same time: one pass over those sorted by offset
+ * finds it. With linear sizes a bump is to the componentwise maximum, so
+ * the old fixed-point loop runs, over the same buffers in placement order
+ * (its result is unchanged; only the buffers it skipped are not visited). */
+static ncc_status first_fit(const ncc_membuf *bufs, const ent *e, int n, int64_t *oa,
+                            int64_t *ob, int64_t *arena_a, int64_t *arena_b) {
   *arena_a = *arena_b = 0;
+  bool linear = false;
+  int t0 = bufs[e[0].idx].begin;
+  for (int i = 0; i < n; i++) {
+    linear |= e[i].a != 0;
+    if (bufs[e[i].idx].begin < t0) t0 = bufs[e[i].idx].begin;
+  }
+  stree t;
+  ncc_status st = stree_init(&t, bufs, e, n, t0);
+  int *cand = ncc_malloc(sizeof(int) * ((size_t)n + 1));
+  int *stamp = ncc_calloc((size_t)n + 1, sizeof(int));
+  if (st || !cand || !stamp) {
+    stree_free(&t);
+    ncc_free(cand, 0);
+    ncc_free(stamp, 0);
+    return NCC_ERR_NOMEM;
+  }
+  /* cand[] holds positions in e[] (placement order) */
   for (int i = 0; i < n; i++) {
     const ncc_membuf *v = &bufs[e[i].idx];
+    int lo = v->begin - t0, hi = (v->end > v->begin ? v->end : v->begin) - t0;
     int64_t va = 0, vb = 0;
     bool empty = e[i].a + e[i].b == 0;
-    for (bool moved = !empty; moved;) {
-      moved = false;
-      for (int j = 0; j < i; j++) {
-        const ncc_membuf *u = &bufs[e[j].idx];
-        if (u->end < v->begin || v->end < u->begin) continue; /* not alive together */
-        if (e[j].a + e[j].b == 0) continue;
-        int64_t ua = oa[e[j].idx], ub = ob[e[j].idx];
-        int64_t uea = ua + e[j].a, ueb = ub + e[j].b;
-        if (below(uea, ueb, va, vb) || below(va + e[i].a, vb + e[i].b, ua, ub)) continue;
-        va = va > uea ? va : uea;
-        vb = vb > ueb ? vb : ueb;
-        moved = true;
+    if (!empty) {
+      get_ud q = {.out = cand, .n = 0, .stamp = stamp, .mark = i + 1};
+      stree_walk(&t, 1, 0, t.size - 1, lo, hi, get_fn, &q);
+      if (!linear) {
+        sort_off = ob;
+        for (int c = 0; c < q.n; c++) cand[c] = e[cand[c]].idx; /* by buffer */
+        qsort(cand, (size_t)q.n, sizeof *cand, by_off);
+        for (int c = 0; c < q.n; c++) {
+          int u = cand[c];
+          int64_t ue = ob[u] + round_up(bufs[u].b);
+          if (ob[u] < vb + e[i].b && ue > vb) vb = ue;
+        }
+      } else {
+        qsort(cand, (size_t)q.n, sizeof *cand, by_int);
+        for (bool moved = true; moved;) {
+          moved = false;
+          for (int c = 0; c < q.n; c++) {
+            int j = cand[c];
+            int64_t ua = oa[e[j].idx], ub = ob[e[j].idx];
+            int64_t uea = ua + e[j].a, ueb = ub + e[j].b;
+            if (below(uea, ueb, va, vb) || below(va + e[i].a, vb + e[i].b, ua, ub))
+              continue;
+            va = va > uea ? va : uea;
+            vb = vb > ueb ? vb : ueb;
+            moved = true;
+          }
+        }
       }
+      put_ud pu = {.id = i};
+      stree_walk(&t, 1, 0, t.size - 1, lo, hi, put_fn, &pu);
     }
     oa[e[i].idx] = va;
     ob[e[i].idx] = vb;
     if (va + e[i].a > *arena_a) *arena_a = va + e[i].a;
     if (vb + e[i].b > *arena_b) *arena_b = vb + e[i].b;
   }
+  stree_free(&t);
+  ncc_free(cand, 0);
+  ncc_free(stamp, 0);
+  return NCC_OK;
 }
 
 /* Two orders are tried, largest first and by start time (each wins on
@@ -129,9 +289,14 @@ ncc_status ncc_memplan_layout(ncc_membuf *bufs, int n, int64_t *arena_a,
   }
   int64_t sa[2], sb[2];
   qsort(e, (size_t)n, sizeof *e, by_size_desc);
-  first_fit(bufs, e, n, off, off + n, &sa[0], &sb[0]);
+  ncc_status st = first_fit(bufs, e, n, off, off + n, &sa[0], &sb[0]);
   qsort(e, (size_t)n, sizeof *e, by_begin);
-  first_fit(bufs, e, n, off + 2 * n, off + 3 * n, &sa[1], &sb[1]);
+  if (!st) st = first_fit(bufs, e, n, off + 2 * n, off + 3 * n, &sa[1], &sb[1]);
+  if (st) {
+    ncc_free(e, 0);
+    ncc_free(off, 0);
+    return st;
+  }
   int k = sa[1] < sa[0] || (sa[1] == sa[0] && sb[1] < sb[0]);
   for (int i = 0; i < n; i++) {
     bufs[i].off_a = off[2 * k * n + i];
@@ -236,6 +401,8 @@ done:
 
 /* ---- the pass ---- */
 
+static double value_bytes(const ncc_value *v, int64_t batch);
+
 static int clear_mem_attrs(ncc_graph *g) {
   int cleared = 0;
   for (int i = 0; i < g->n_nodes; i++) {
@@ -277,12 +444,44 @@ static ncc_status annotate(ncc_graph *g, const ncc_memplan *mp, int *planned) {
   return NCC_OK;
 }
 
+/* The static part of the plan (the arena at batch 0 plus the static graph
+ * outputs) against the memory budget, so that a model whose activations
+ * cannot fit fails at compile time, naming the largest value's node. */
+static ncc_status check_budget(const ncc_graph *g, const ncc_fuse_plan *fp,
+                               const ncc_memplan *mp) {
+  double total = mp->ok ? (double)mp->arena_b : 0, big = -1;
+  const ncc_value *bv = NULL;
+  /* the values the graph's nodes write (g->values may hold dead ones) */
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i]->n_out; k++) {
+      const ncc_value *val = g->nodes[i]->out[k];
+      if (!val || ncc_fuse_value_internal(fp, val) || !ncc_shape_is_static(&val->shape))
+        continue;
+      double b = value_bytes(val, 0);
+      if (!mp->ok && b > total) total = b; /* no plan: at least this */
+      if (b > big) big = b, bv = val;
+    }
+  for (int o = 0; o < g->n_outputs; o++) { /* written by a node, listed once */
+    const ncc_value *val = g->outputs[o];
+    bool dup = val->kind != NCC_VAL_NODE || !ncc_shape_is_static(&val->shape);
+    for (int j = 0; j < o && !dup; j++) dup = g->outputs[j] == val;
+    if (!dup) total += value_bytes(val, 0);
+  }
+  if (total < 9.2e18 && ncc_budget_fits((int64_t)total)) return NCC_OK;
+  ncc_status st = ncc_budget_check(total < 9.2e18 ? (int64_t)total : -1,
+                                   "the activation plan (arena and outputs)");
+  char lb[160];
+  if (bv) ncc_error_prefix("%s", ncc_node_label(bv->producer, lb, sizeof lb));
+  return st;
+}
+
 static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
   int cleared = clear_mem_attrs(g);
   ncc_fuse_plan *fp = NULL;
   ncc_memplan *mp = NULL;
   ncc_status st = ncc_fuse_plan_build(g, &fp);
   if (!st) st = ncc_memplan_build(g, fp, &mp);
+  if (!st) st = check_budget(g, fp, mp);
   int planned = 0;
   if (!st && mp->ok) st = annotate(g, mp, &planned);
   ncc_memplan_free(mp);

@@ -85,6 +85,11 @@ void ncc_exec_bind_syms(const ncc_graph *g, int64_t *syms, const ncc_value *v,
 ncc_status ncc_exec_check_declared(const int64_t *syms, const ncc_value *v,
                                    const ncc_tensor *t);
 
+/* The peak of a run's live bytes (declared shapes, symbols bound by the
+ * inputs, no reuse) against the memory budget, before anything is
+ * allocated: NCC_ERR_NOMEM naming the largest value (runtime/run_budget.c). */
+ncc_status ncc_run_budget_check(const ncc_graph *g, const ncc_tensor *in, int n_in);
+
 ncc_status ncc_exec_create(const ncc_graph *g, ncc_exec **out);
 void ncc_exec_free(ncc_exec *x);
 /* Install a kernel for node index `i` (graph order); the default is host. */

@@ -58,6 +58,8 @@ struct ncc_exec {
   /* buffer plan */
   int *def;           /* per value: producing node index, -1 none */
   size_t *size_now;   /* per value: bytes in the current run */
+  int64_t budget_syms[8]; /* the symbols of the last run checked against */
+  bool budget_checked;    /* the memory budget (ncc_run_budget_check) */
   size_t *plan_size;  /* per value: bytes the plan was made for */
   size_t *plan_off;   /* per value: offset in the arena */
   bool planned;       /* arena valid for plan_size */
@@ -610,6 +612,14 @@ static ncc_status exec_run(ncc_exec *x, const ncc_tensor *in, int n_in, ncc_tens
   x->run_matches = true;
   if (x->dirty) finalize(x);
   ncc_status st = bind_inputs(x, in, n_in);
+  /* the memory budget, once per binding of the symbols (a steady-state
+   * loop allocates nothing) */
+  bool same = x->budget_checked && g->n_syms <= 8;
+  for (int s = 0; same && s < g->n_syms; s++) same = x->budget_syms[s] == x->syms[s];
+  if (st == NCC_OK && !same && (st = ncc_run_budget_check(g, in, n_in)) == NCC_OK) {
+    for (int s = 0; s < g->n_syms && s < 8; s++) x->budget_syms[s] = x->syms[s];
+    x->budget_checked = true;
+  }
   if (st == NCC_OK && !x->lin_tried) make_linear_plan(x);
   if (st == NCC_OK && x->lin_ok) use_linear_plan(x);
   if (st == NCC_OK) {

@@ -627,6 +627,7 @@ ncc_status ncc_gpu_run(void *state, const ncc_tensor *in, int n_in, ncc_tensor *
   end_run(m);
   memset(m->syms, 0, sizeof *m->syms * (size_t)(g->n_syms + 1));
   ncc_status st = bind_inputs(m, in, n_in);
+  if (st == NCC_OK) st = ncc_run_budget_check(g, in, n_in);
   if (st == NCC_OK) {
     bind_consts(m);
     for (int i = 0; i < g->n_nodes && st == NCC_OK; i++) st = run_node(m, i);

@@ -106,6 +106,11 @@ ncc_status ncc_aot_emit_module(const ncc_aot_object *o, const ncc_llvm_host *h,
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("ncc", ctx);
   ncc_status st = ncc_llvm_build_module(ctx, mod, o->kernels, o->n_kernels, h, tm);
+  for (int i = 0; st == NCC_OK && i < o->n_aliases; i++) {
+    LLVMValueRef f = LLVMGetNamedFunction(mod, o->alias_targets[i]);
+    if (!f) st = ncc_error(NCC_ERR_INTERNAL, "LLVM: no kernel '%s'", o->alias_targets[i]);
+    else LLVMAddAlias2(mod, LLVMGlobalGetValueType(f), 0, f, o->alias_names[i]);
+  }
   if (st == NCC_OK && o->hide_kernels) hide_defined_functions(mod);
   if (st == NCC_OK && o->weights_symbol) st = add_weights(ctx, mod, o);
   if (st == NCC_OK && strcmp(kind, "llvm") == 0) {
@@ -163,8 +168,29 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
   if (st == NCC_OK && strcmp(kind, "kir") == 0) {
     st = emit_kir(list, nk, path);
   } else if (st == NCC_OK) {
-    ncc_aot_object o = {.kernels = list, .n_kernels = nk};
-    st = ncc_aot_emit_module(&o, h, kind, path);
+    /* equal kernels (a long chain repeats a few) are compiled once; the
+     * others become aliases: LLVM's time was linear in the graph */
+    int *rep = ncc_calloc((size_t)g->n_nodes + 1, sizeof *rep);
+    const char **names = ncc_calloc(2 * (size_t)g->n_nodes + 1, sizeof *names);
+    int nd = 0, na = 0;
+    if (!rep || !names || kir_dedupe(kernels, g->n_nodes, rep) < 0) {
+      st = NCC_ERR_NOMEM;
+    } else {
+      for (int i = 0; i < g->n_nodes; i++) {
+        if (!kernels[i]) continue;
+        if (rep[i] == i) {
+          list[nd++] = kernels[i];
+        } else {
+          names[na] = kernels[i]->name;
+          names[g->n_nodes + na++] = kernels[rep[i]]->name;
+        }
+      }
+      ncc_aot_object o = {.kernels = list, .n_kernels = nd, .alias_names = names,
+                          .alias_targets = names + g->n_nodes, .n_aliases = na};
+      st = ncc_aot_emit_module(&o, h, kind, path);
+    }
+    ncc_free(rep, 0);
+    ncc_free(names, 0);
   }
   for (int i = 0; i < g->n_nodes; i++) kir_kernel_free(kernels[i]);
   ncc_free(kernels, 0);

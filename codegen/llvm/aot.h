@@ -28,6 +28,11 @@ typedef struct ncc_aot_object {
   int n_blobs;
   size_t weights_bytes;
   bool hide_kernels; /* hidden visibility: not exported from a library */
+  /* kernels structurally equal to one in `kernels` (kir_dedupe): each
+   * alias_names[i] becomes an alias of the function alias_targets[i], so
+   * every kernel keeps its symbol but is compiled once */
+  const char *const *alias_names, *const *alias_targets;
+  int n_aliases;
 } ncc_aot_object;
 
 /* Build, optimize and write the kernels (and weights) for `h` as kind

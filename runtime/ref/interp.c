@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../../ir/shape.h"
+#include "../backend.h"
 #include "ref.h"
 
 typedef struct run_state {
@@ -272,6 +273,7 @@ ncc_status ncc_ref_run(const ncc_graph *g, const ncc_tensor *inputs, int n_in,
   }
   for (int i = 0; i < n_in && st == NCC_OK; i++)
     st = bind_input(&s, inputs, i);
+  if (st == NCC_OK) st = ncc_run_budget_check(g, inputs, n_in);
   for (int k = 0; k < g->n_nodes && st == NCC_OK; k++) {
     const ncc_node *n = g->nodes[k];
     st = run_node(&s, n);

@@ -6,6 +6,7 @@
  * an error rather than silently ignored. `--help` anywhere before `--` wins
  * over everything else, as in git.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ typedef enum opt_id {
   OPT_TARGET, OPT_PASSES, OPT_DISABLE, OPT_PRINT_AFTER, OPT_TIME_PASSES,
   OPT_VERIFY_EACH, OPT_INPUT, OPT_OUTPUT_DIR, OPT_EMIT, OPT_BATCH,
   OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_ABLATE, OPT_CHECK_EACH_PASS,
-  OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK,
+  OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK, OPT_MAX_MEMORY,
 } opt_id;
 
 typedef struct long_opt {
@@ -47,6 +48,7 @@ static const long_opt long_opts[] = {
     {"check-each-pass", OPT_CHECK_EACH_PASS, CLI_F_DRIFT, false},
     {"rtol", OPT_RTOL, CLI_F_DRIFT, true},
     {"atol", OPT_ATOL, CLI_F_DRIFT, true},
+    {"max-memory", OPT_MAX_MEMORY, CLI_F_MEMORY, true},
 };
 
 /* -o has no long form. */
@@ -96,6 +98,30 @@ static ncc_status set_tolerance(const char *flag, const char *v, double *dst,
                      v);
   *dst = d;
   *seen = true;
+  return NCC_OK;
+}
+
+/* --max-memory=SIZE: bytes, or a number with K, M, G or T (binary:
+ * 1K = 1024), optionally followed by "B" or "iB" ("2G", "512MiB"). */
+static ncc_status set_max_memory(const char *v) {
+  char *end;
+  errno = 0;
+  double d = (v[0] >= '0' && v[0] <= '9') ? strtod(v, &end) : -1;
+  static const char units[] = "KMGT";
+  const char *u = d >= 0 && *end ? strchr(units, end[0] & ~0x20) : NULL;
+  if (u && end[0]) {
+    for (int i = 0; i <= (int)(u - units); i++) d *= 1024;
+    end++;
+    if (*end == 'i' && end[1] == 'B') end += 2;
+    else if (*end == 'B') end++;
+  } else if (d >= 0 && *end == 'B') {
+    end++;
+  }
+  if (d < 1 || errno || *end || d >= 18446744073709551615.0)
+    return ncc_error(NCC_ERR_USAGE,
+                     "--max-memory expects a size in bytes with an optional K, M, "
+                     "G or T suffix (e.g. 512M), got '%s'", v);
+  ncc_set_max_memory((size_t)d);
   return NCC_OK;
 }
 
@@ -153,6 +179,7 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
   case OPT_JSON: o->json = true; break;
   case OPT_ABLATE: o->ablate = true; break;
   case OPT_CHECK_EACH_PASS: o->check_each_pass = true; break;
+  case OPT_MAX_MEMORY: return set_max_memory(v);
   case OPT_RTOL: return set_tolerance("--rtol", v, &o->rtol, &o->tol_set);
   case OPT_ATOL: return set_tolerance("--atol", v, &o->atol, &o->tol_set);
   case OPT_OUT:

@@ -26,6 +26,7 @@ enum {
   CLI_F_EMIT = 1u << 5,     /* --emit=KIND */
   CLI_F_BENCH = 1u << 6,    /* --batch, --warmup, --iters, --json, --ablate */
   CLI_F_DRIFT = 1u << 7,    /* --check-each-pass, --rtol, --atol */
+  CLI_F_MEMORY = 1u << 8,   /* --max-memory=SIZE */
 };
 
 /* Exit status of `ncc run --check-each-pass` when a pass drifts (1-4 are

@@ -24,6 +24,12 @@
   "  --layout-block=K       NCHW[K]c block of the layout pass (1, 2, 4, ..., 64;\n" \
   "                         default: the target's vector width, 1 = plain)\n"
 
+#define MEMORY_HELP                                                            \
+  "  --max-memory=SIZE      memory budget: the most the model may make ncc\n"  \
+  "                         allocate for constants, activations and outputs\n" \
+  "                         (bytes, or K/M/G/T, binary; default 75% of the\n"  \
+  "                         physical memory); over it is exit status 4\n"
+
 #define TARGET_HELP                                                            \
   "  --target=T             ref, cpu (default), x86_64, aarch64, opencl, "    \
   "cuda\n"                                                                     \
@@ -41,13 +47,13 @@ static const char usage_import[] =
     "\n"
     "Convert an ONNX model to ncc's text IR (stdout without -o).\n"
     "\n"
-    "  -o FILE                write the IR to FILE\n";
+    "  -o FILE                write the IR to FILE\n" MEMORY_HELP;
 
 static const char usage_opt[] =
     "usage: ncc opt IN.(nir|onnx) [PIPELINE FLAGS] [-o OUT.nir]\n"
     "\n"
     "Run the pass pipeline on a model and print the resulting text IR.\n"
-    "\n" PIPELINE_HELP "  -o FILE                write the IR to FILE\n";
+    "\n" PIPELINE_HELP "  -o FILE                write the IR to FILE\n" MEMORY_HELP;
 
 static const char usage_compile[] =
     "usage: ncc compile MODEL [--target=T] [PIPELINE FLAGS] [--emit=KIND] "
@@ -61,7 +67,7 @@ static const char usage_compile[] =
     "                         relocatable NAME.o) and its C header NAME.h\n"
     "  -o FILE                output file (stdout for text kinds without "
     "-o;\n"
-    "                         obj and lib default to the model's name)\n";
+    "                         obj and lib default to the model's name)\n" MEMORY_HELP;
 
 static const char usage_run[] =
     "usage: ncc run MODEL [--target=T] [PIPELINE FLAGS] "
@@ -75,6 +81,7 @@ static const char usage_run[] =
     "DIR leave the files of one run.\n"
     "\n" TARGET_HELP PIPELINE_HELP INPUT_HELP
     "  --output-dir DIR       where to write the outputs (default: .)\n"
+    MEMORY_HELP
     "\n"
     "Drift finder: with --check-each-pass nothing is written; instead the\n"
     "reference interpreter runs the unoptimized model and then the model\n"
@@ -102,7 +109,7 @@ static const char usage_bench[] =
     "                         with that pass disabled (and the passes that\n"
     "                         need it), run all variants interleaved, and\n"
     "                         print each pass's effect: latency %, kernels,\n"
-    "                         bytes moved, compile time (a table, or --json)\n";
+    "                         bytes moved, compile time (a table, or --json)\n" MEMORY_HELP;
 
 static const char usage_passes[] =
     "usage: ncc passes\n"
@@ -116,15 +123,17 @@ static const char usage_targets[] =
     "List the targets and whether each is usable on this machine.\n";
 
 const cli_command cli_commands[] = {
-    {"import", CLI_F_OUT, true, usage_import, cmd_import},
-    {"opt", CLI_F_OUT | CLI_F_PIPELINE, true, usage_opt, cmd_opt},
-    {"compile", CLI_F_OUT | CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_EMIT, true,
+    {"import", CLI_F_OUT | CLI_F_MEMORY, true, usage_import, cmd_import},
+    {"opt", CLI_F_OUT | CLI_F_PIPELINE | CLI_F_MEMORY, true, usage_opt, cmd_opt},
+    {"compile", CLI_F_OUT | CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_EMIT | CLI_F_MEMORY,
+     true,
      usage_compile, cmd_compile},
     {"run",
-     CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_OUTDIR | CLI_F_DRIFT,
+     CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_OUTDIR | CLI_F_DRIFT |
+         CLI_F_MEMORY,
      true,
      usage_run, cmd_run},
-    {"bench", CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH, true,
+    {"bench", CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH | CLI_F_MEMORY, true,
      usage_bench, cmd_bench},
     {"passes", 0, false, usage_passes, cmd_passes},
     {"targets", 0, false, usage_targets, cmd_targets},
@@ -150,7 +159,8 @@ static void print_usage(FILE *f) {
           "'ncc <command> --help' describes a command; 'ncc --version' "
           "prints the version.\n"
           "Exit status: 0 ok, 1 bad command line, 2 bad input, 3 "
-          "unsupported, 4 out of memory,\n"
+          "unsupported, 4 out of memory\n"
+          "(over the --max-memory budget, default 75%% of physical memory),\n"
           "5 internal error, 6 a pass drifts ('ncc run --check-each-pass')."
           "\n");
 }

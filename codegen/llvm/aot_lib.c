@@ -352,7 +352,8 @@ static ncc_status plan_kernel(lib *L, int i) {
       slot = write_slot(L, v, step);
       if (s->size_slot < 0 || kb->index == 0) s->size_slot = slot;
     } else {
-      if (!kb->data || !kb->data_bytes)
+      /* zero bytes is legal (weights packed from an empty constant) */
+      if (!kb->data && kb->data_bytes)
         return ncc_error(NCC_ERR_INTERNAL,
                          "kernel %s: constant data of unknown size", k->name);
       slot = add_blob(L, kb->data, kb->data_bytes);

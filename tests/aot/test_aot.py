@@ -223,6 +223,35 @@ def host_has_avx2():
         return False
 
 
+def check_empty_weights(work):
+    """y = MatMul(x[N,0], w[0,4]) + b: the packed weights of an empty
+    initializer are zero bytes; every row of y is b (numpy's answer)."""
+    d = au.fresh_dir(os.path.join(work, "emptyw"))
+    path = os.path.join(d, "emptyw.onnx")
+    F = TensorProto.FLOAT
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]),
+         helper.make_node("Add", ["m", "b"], ["y"])], "emptyw",
+        [helper.make_tensor_value_info("x", F, ["N", 0])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [helper.make_tensor("w", F, [0, 4], []),
+         helper.make_tensor("b", F, [4], [1.0, -2.0, 3.5, 0.25])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    lib = os.path.join(d, "emptyw.so")
+    header = au.compile_lib(path, lib, "cpu", extra=("-O0",))
+    prog = os.path.join(d, "emptyw_prog")
+    au.build_program(lib, header, prog)
+    batches = [1, 3]
+    got = au.run_program(prog, [[np.zeros((n, 0), np.float32)] for n in batches], 1,
+                         2, d)
+    b = np.array([1.0, -2.0, 3.5, 0.25], np.float32)
+    for n, res in zip(batches, got):
+        want = np.zeros((n, 0), np.float32) @ np.zeros((0, 4), np.float32) + b
+        au.compare("emptyw batch %d" % n, res[0], want, 0, 0)
+
+
 def main():
     r = au.Runner()
     with tempfile.TemporaryDirectory(prefix="ncc-aot-") as work:
@@ -238,6 +267,7 @@ def main():
         r.check("generated glue is warning-free", check_glue_warnings, work)
         r.check("emit kinds", check_emit_kinds, work)
         r.check("errors", check_errors, work)
+        r.check("lib with empty weights", check_empty_weights, work)
     return r.finish()
 
 

@@ -18,7 +18,7 @@ extern "C" {
 
 #define NCC_VERSION_STRING "0.1.0"
 
-/* Status codes double as the `ncc` command's exit codes (CLI.md). */
+/* Status codes double as the `ncc` command's exit codes (docs/CLI.md). */
 typedef enum ncc_status {
   NCC_OK = 0,
   NCC_ERR_USAGE = 1,       /* bad command line or API misuse */

@@ -3,7 +3,7 @@
 
 One spec (block type, depth, width, seed, sizes) builds one ONNX model with
 identical weights every time, so ncc, ONNX Runtime and every vendor compiler
-see the same graph (docs: /work/shared/design/EXPERIMENTS.md).  The batch
+see the same graph (docs/EXPERIMENTS.md).  The batch
 dimension is symbolic ("N" by default).  Blocks:
 
   eltwise      a chain of k elementwise ops on one tensor (fusion-friendly)

@@ -1,5 +1,5 @@
 /* codegen/kir.h — the kernel IR: a small loop-level IR shared by every
- * code generator (LLVM now; CUDA C / OpenCL C renderers later), so it holds
+ * code generator (LLVM, and the CUDA C / OpenCL C renderer), so it holds
  * no LLVM types.
  *
  * A kernel is a loop nest over buffers. Loops carry schedule marks:
@@ -207,7 +207,7 @@ bool kir_kernel_equal(const kir_kernel *a, const kir_kernel *b);
  * entries: rep -1). Returns the number of distinct kernels, -1 on OOM. */
 int kir_dedupe(kir_kernel *const *ks, int n, int *rep);
 
-/* Human-readable form (tests, NCC_DEBUG, --emit=kir later). */
+/* Human-readable form (tests, NCC_DEBUG_KIR, --emit=kir). */
 void kir_print(const kir_kernel *k, FILE *f);
 const char *kir_op_name(kir_op op);
 

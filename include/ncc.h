@@ -18,7 +18,7 @@ extern "C" {
 
 #define NCC_VERSION_STRING "0.1.0"
 
-/* Status codes double as the `ncc` command's exit codes (CLI.md). */
+/* Status codes double as the `ncc` command's exit codes (docs/CLI.md). */
 typedef enum ncc_status {
   NCC_OK = 0,
   NCC_ERR_USAGE = 1,       /* bad command line or API misuse */
@@ -168,6 +168,12 @@ void ncc_module_free(ncc_module *m);
 /* NCC_OK when `target` can run here; otherwise a status and, in `why`, the
  * reason (unknown target, not built in, no device, ...). */
 ncc_status ncc_target_available(const char *target, char *why, size_t cap);
+/* NCC_OK when this build can compile code for `target` (ncc_module_emit,
+ * `ncc compile --emit=...`), even where it cannot run: the LLVM cross
+ * targets x86_64 and aarch64, and a GPU target's source without a device.
+ * Otherwise a status and, in `why`, the reason ("ref" emits no code; not
+ * built in; this LLVM lacks the target; unknown target: NCC_ERR_USAGE). */
+ncc_status ncc_target_can_compile(const char *target, char *why, size_t cap);
 /* Ahead-of-time output of the compiled kernels (host-run ops are not part
  * of it): kind "kir" (kernel IR text), "llvm" (LLVM IR), "asm", "obj"; for
  * target "cpu" (this host), "x86_64" (AVX2 baseline) or "aarch64" (NEON).

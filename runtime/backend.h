@@ -2,7 +2,7 @@
  *
  * A backend turns a graph into an opaque state it can run (ggml_backend_i
  * style): `ref` wraps the reference interpreter, `cpu` JIT-compiles kernels
- * with LLVM. Backends for real hardware come later behind the same table.
+ * with LLVM, `opencl` and `cuda` run on a GPU device (runtime/opencl, cuda).
  *
  * The executor (runtime/exec.c) is what host backends share: it walks the
  * nodes in order, computes concrete shapes with ncc_infer_node, allocates

@@ -23,9 +23,27 @@ struct ncc_module {
   pthread_mutex_t run_mu; /* one run at a time on this module */
 };
 
-/* Targets named in CLI.md that this build has no backend for. */
-static const char *const known_targets[] = {"x86_64", "aarch64", "opencl",
-                                            "cuda", NULL};
+/* Targets ncc knows (docs/CLI.md) that have no run-time backend in this
+ * build: the LLVM cross targets never run in-process (they only compile),
+ * and a GPU target configured off or an LLVM-less build has none at all. */
+static const char *const cross_targets[] = {"x86_64", "aarch64", NULL};
+static const char *const gpu_targets[] = {"opencl", "cuda", NULL};
+
+static bool in_list(const char *s, const char *const *list) {
+  for (int i = 0; list[i]; i++)
+    if (strcmp(list[i], s) == 0) return true;
+  return false;
+}
+
+static ncc_status not_built(const char *target) {
+  if (in_list(target, gpu_targets))
+    return ncc_error(NCC_ERR_UNSUPPORTED,
+                     "target '%s' is not built into this ncc (configured with "
+                     "-DNCC_%s=OFF)",
+                     target, strcmp(target, "cuda") == 0 ? "CUDA" : "OPENCL");
+  return ncc_error(NCC_ERR_UNSUPPORTED,
+                   "target '%s' needs LLVM; this ncc was built without it", target);
+}
 
 static ncc_status find_target(const char *target, const ncc_backend **out) {
   *out = NULL;
@@ -35,14 +53,42 @@ static ncc_status find_target(const char *target, const ncc_backend **out) {
     *out = be;
     return NCC_OK;
   }
-  for (int i = 0; known_targets[i]; i++)
-    if (strcmp(known_targets[i], target) == 0)
-      return ncc_error(NCC_ERR_UNSUPPORTED,
-                       "target '%s' is not implemented in this build", target);
-  if (strcmp(target, "cpu") == 0)
+#ifdef NCC_HAVE_LLVM
+  if (in_list(target, cross_targets))
     return ncc_error(NCC_ERR_UNSUPPORTED,
-                     "target 'cpu' needs LLVM; this ncc was built without it");
+                     "target '%s' is an LLVM cross target: it compiles (ncc "
+                     "compile --target=%s) but does not run in ncc; use "
+                     "--target=cpu to run here",
+                     target, target);
+#endif
+  if (in_list(target, cross_targets) || in_list(target, gpu_targets) ||
+      strcmp(target, "cpu") == 0)
+    return not_built(target);
   return ncc_error(NCC_ERR_USAGE, "unknown target '%s'", target);
+}
+
+ncc_status ncc_target_can_compile(const char *target, char *why, size_t cap) {
+  if (why && cap) why[0] = '\0';
+  if (!target) target = "cpu";
+  ncc_status st;
+  const ncc_backend *be = ncc_backend_find(target);
+  if (strcmp(target, "ref") == 0)
+    st = ncc_error(NCC_ERR_UNSUPPORTED,
+                   "target 'ref' interprets the graph; it emits no code");
+  else if (be && be->emit)
+    st = NCC_OK; /* a GPU target writes its source without a device */
+  else if (strcmp(target, "cpu") == 0 || in_list(target, cross_targets))
+#ifdef NCC_HAVE_LLVM
+    st = ncc_llvm_can_emit(target);
+#else
+    st = not_built(target);
+#endif
+  else if (in_list(target, gpu_targets))
+    st = not_built(target);
+  else
+    st = ncc_error(NCC_ERR_USAGE, "unknown target '%s'", target);
+  if (st && why && cap) snprintf(why, cap, "%s", ncc_error_message());
+  return st;
 }
 
 ncc_status ncc_target_available(const char *target, char *why, size_t cap) {

@@ -1,4 +1,4 @@
-# tests/cli.cmake — the `ncc` command line against its contract (CLI.md):
+# tests/cli.cmake — the `ncc` command line against its contract (docs/CLI.md):
 # exit codes, the one-line "ncc: error:" diagnostics, sub-commands on tiny
 # generated ONNX / text-IR models compared with numpy, malformed .npy inputs
 # and all-or-nothing output writing. Needs python3 with numpy and onnx.

@@ -2,7 +2,7 @@
 
 One spec (a preset in bench/specs/ or a file) describes a sweep: blocks x
 depth x batch x compilers x configurations, grouped into the experiments
-E1..E7 of /work/shared/design/EXPERIMENTS.md.  The harness expands the spec
+E1..E7 of docs/EXPERIMENTS.md.  The harness expands the spec
 into measurements, runs each one through a compiler adapter (ncc through its
 command line, vendors in-process), cross-checks every output against ncc's
 reference interpreter before timing, and appends one self-describing row per

@@ -1,4 +1,4 @@
-"""bench/harness/metrics.py — the formulas of ARCHITECTURE.md (Measurement).
+"""bench/harness/metrics.py — the formulas of docs/ARCHITECTURE.md (Measurement).
 
 Pure functions on numbers, so that tests can check the arithmetic on known
 values and the report cannot drift from the definitions:

@@ -48,6 +48,21 @@ ncc_status ncc_aot_target(const char *target, const ncc_llvm_host **out) {
   return NCC_OK;
 }
 
+ncc_status ncc_llvm_can_emit(const char *target) {
+  const ncc_llvm_host *h;
+  ncc_status st = ncc_aot_target(target, &h);
+  if (st) return st;
+  /* an LLVM built without this target's backend cannot emit for it */
+  LLVMTargetRef t;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(h->triple, &t, &err)) {
+    st = ncc_error(NCC_ERR_UNSUPPORTED, "this LLVM cannot target %s: %s", h->triple,
+                   err ? err : "?");
+    LLVMDisposeMessage(err);
+  }
+  return st;
+}
+
 int ncc_target_layout_block(const char *target) {
   if (target && strcmp(target, "ref") == 0) target = "cpu";
   if (target && strcmp(target, "cpu") != 0 && strcmp(target, "x86_64") != 0 &&

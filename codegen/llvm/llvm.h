@@ -29,6 +29,11 @@ typedef struct ncc_llvm_host {
 /* NCC_OK with *out set, or an error when LLVM cannot target this host. */
 ncc_status ncc_llvm_host_info(const ncc_llvm_host **out);
 
+/* NCC_OK when ncc_llvm_emit_file can write code for `target` ("cpu" or
+ * NULL: this host; "x86_64", "aarch64": the cross targets), else an error
+ * saying why (not an LLVM target, or this LLVM lacks its backend). */
+ncc_status ncc_llvm_can_emit(const char *target);
+
 /* A JIT holding the code of one module (one graph). */
 typedef struct ncc_jit ncc_jit;
 

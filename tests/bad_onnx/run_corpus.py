@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/bad_onnx/run_corpus.py — run `ncc import FILE -o OUT` on every model of
 the malformed-ONNX corpus (written by make_corpus.py) and check that ncc
-fails the way CLI.md promises:
+fails the way docs/CLI.md promises:
 
   - the exit status is the one manifest.json expects (2 bad input,
     3 unsupported);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/cli/test_cli.py -- the `ncc` command line against its contract
-(docs: /work/shared/design/CLI.md): exit codes, the single "ncc: error:" line,
+(docs/CLI.md): exit codes, the single "ncc: error:" line,
 sub-commands on tiny ONNX and text-IR models checked against numpy, a corpus
 of malformed .npy inputs, and all-or-nothing output writing.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/gpu/gpu_errors.py — the GPU targets' error paths through the `ncc`
 command: each must be one `ncc: error:` line and the right exit status
-(CLI.md: 3 for an unavailable target or an unsupported request, 5 for
+(docs/CLI.md: 3 for an unavailable target or an unsupported request, 5 for
 generated code a compiler rejects, 1 for a bad command line).
 
 --target opencl: no OpenCL platform (OCL_ICD_VENDORS at an empty

@@ -4,7 +4,7 @@
  * args.c parses the flags they share into one cli_opts, and each cmd_*.c
  * implements one sub-command as `ncc_status cmd_X(const cli_opts *)`. A
  * failing command leaves its message in ncc_error_message(); main prints it
- * as the single "ncc: error:" line and exits with the status (CLI.md).
+ * as the single "ncc: error:" line and exits with the status (docs/CLI.md).
  */
 #ifndef NCC_CLI_H
 #define NCC_CLI_H
@@ -30,7 +30,7 @@ enum {
 };
 
 /* Exit status of `ncc run --check-each-pass` when a pass drifts (1-4 are
- * the ncc_status codes of CLI.md, 5 an internal error). */
+ * the ncc_status codes of docs/CLI.md, 5 an internal error). */
 #define CLI_EXIT_DRIFT 6
 
 typedef struct cli_opts cli_opts;
@@ -54,7 +54,7 @@ struct cli_opts {
   bool help;
   const char *model;
   const char *out;
-  const char *target; /* default "cpu" (CLI.md) */
+  const char *target; /* default "cpu" (docs/CLI.md) */
   /* pipeline */
   int opt_level;        /* default 2 */
   const char *passes;   /* explicit pipeline, NULL for the -O one */

@@ -1,6 +1,6 @@
 /* tools/ncc/cmd_bench.c — `ncc bench`: compile (load + pipeline) once, then
  * run the model --warmup untimed and --iters timed times and report latency
- * statistics (ARCHITECTURE.md, "Measurement") as a table or one JSON object.
+ * statistics (docs/ARCHITECTURE.md, "Measurement") as a table or one JSON object.
  *
  * Percentiles interpolate linearly between order statistics (numpy's
  * default), cv is the population standard deviation over the mean, and

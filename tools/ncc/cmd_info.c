@@ -21,17 +21,27 @@ ncc_status cmd_passes(const cli_opts *o) {
   return NCC_OK;
 }
 
+/* One row per target: RUN (ncc run/bench work here), COMPILE (ncc compile
+ * --emit=<code> works here; "-" for ref, which emits no code) and a note
+ * that says why a target only compiles or is not built. */
 ncc_status cmd_targets(const cli_opts *o) {
   (void)o;
-  printf("%-8s %-6s %s\n", "NAME", "USABLE", "DESCRIPTION");
+  printf("%-8s %-4s %-8s %s\n", "TARGET", "RUN", "COMPILE", "NOTE");
   for (int i = 0; i < cli_n_targets; i++) {
     const cli_target *t = &cli_targets[i];
-    char why[256], text[CLI_TEXT_MAX];
-    if (ncc_target_available(t->name, why, sizeof why) == NCC_OK)
-      printf("%-8s %-6s %s\n", t->name, "yes", t->what);
-    else
-      printf("%-8s %-6s %s (%s)\n", t->name, "no", t->what,
-             why[0] ? cli_text(why, text, sizeof text) : "unavailable");
+    char why[256], cwhy[256], text[CLI_TEXT_MAX];
+    bool run = ncc_target_available(t->name, why, sizeof why) == NCC_OK;
+    bool ref = strcmp(t->name, "ref") == 0;
+    bool compile = !ref && ncc_target_can_compile(t->name, cwhy, sizeof cwhy) == NCC_OK;
+    printf("%-8s %-4s %-8s %s", t->name, run ? "yes" : "no",
+           ref ? "-" : compile ? "yes" : "no", t->what);
+    if (!run && compile)
+      printf(" (compile only: %s)", why[0] ? cli_text(why, text, sizeof text) : "cannot run here");
+    else if (!run)
+      printf(" (unavailable: %s)", why[0] ? cli_text(why, text, sizeof text) : "unavailable");
+    else if (!compile && !ref)
+      printf(" (cannot compile: %s)", cli_text(cwhy, text, sizeof text));
+    printf("\n");
   }
   return NCC_OK;
 }

@@ -120,7 +120,10 @@ static const char usage_passes[] =
 static const char usage_targets[] =
     "usage: ncc targets\n"
     "\n"
-    "List the targets and whether each is usable on this machine.\n";
+    "List the targets, one row each: RUN (ncc run/bench work on this\n"
+    "machine), COMPILE (ncc compile --emit=<code> works here; '-' for ref,\n"
+    "which emits no code) and a NOTE saying why a target only compiles\n"
+    "(an LLVM cross target, no device) or is unavailable (not built in).\n";
 
 const cli_command cli_commands[] = {
     {"import", CLI_F_OUT | CLI_F_MEMORY, true, usage_import, cmd_import},

@@ -1,6 +1,6 @@
-/* tools/ncc/targets.c — the targets `ncc` knows (CLI.md) and whether this
- * build can use them. Availability comes from the runtime
- * (ncc_target_available), so a backend that lands in libncc shows up here
+/* tools/ncc/targets.c — the targets `ncc` knows (docs/CLI.md) and whether
+ * this build can use them. Whether a target runs here or only compiles
+ * comes from the runtime (ncc_target_available, ncc_target_can_compile), so a backend that lands in libncc shows up here
  * without touching the driver; a known target that is not built stays in
  * the table, so asking for it says why it is unavailable (exit 3) rather
  * than "unknown target" (exit 1).
@@ -12,8 +12,10 @@
 const cli_target cli_targets[] = {
     {"ref", "reference interpreter (defines every op's semantics)"},
     {"cpu", "this host through the LLVM JIT"},
-    {"x86_64", "x86-64 through LLVM (cross-compilation)"},
-    {"aarch64", "AArch64 through LLVM (cross-compilation)"},
+    {"x86_64", "x86-64 (AVX2 baseline) through LLVM; its --emit=obj|lib output "
+               "runs on an x86-64 host"},
+    {"aarch64", "AArch64 (NEON) through LLVM; its --emit=obj|lib output runs on "
+                "AArch64 or under qemu-aarch64"},
     {"opencl", "OpenCL C kernels"},
     {"cuda", "CUDA C kernels through NVRTC"},
 };

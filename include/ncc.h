@@ -206,7 +206,8 @@ void ncc_pipeline_set_layout_block(ncc_pipeline *p, int block);
 /* The default block for `target`: its f32 vector width for CPU targets
  * ("cpu" = this host, honouring NCC_VECTOR_WIDTH; x86_64 8; aarch64 4; "ref"
  * and NULL as "cpu", so the interpreter checks the graph cpu runs), 1 for
- * GPU targets (blocked layouts are a CPU schedule). */
+ * GPU targets (blocked layouts are a CPU schedule). Built without LLVM,
+ * the host's width comes from the CPU's features (runtime/targets.c). */
 int ncc_target_layout_block(const char *target);
 /* Symbolic dims count as this value in the statistics (default 1). */
 void ncc_pipeline_set_stats_batch(ncc_pipeline *p, int64_t batch);

@@ -2,8 +2,9 @@
 # tools/test.sh — the whole test suite from a clean clone: installs what is
 # missing, builds ncc with clang-19 + ASan/UBSan (+ libFuzzer targets), runs
 # every ctest test, and checks that the gcc release build compiles too
-# (-Werror with both compilers); then the concurrency tests (label tsan)
-# in a small ThreadSanitizer build.
+# (-Werror with both compilers); then the whole suite of a build without
+# LLVM and GPU targets (build-nollvm), and the concurrency tests (label
+# tsan) in a small ThreadSanitizer build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
@@ -21,6 +22,17 @@ cmake --build "$san" -j"$jobs"
 
 (cd "$san" && ctest --output-on-failure -j"$jobs" "$@")
 
+# The smallest configuration: no LLVM (no cpu/x86_64/aarch64 targets, no
+# --emit=obj/lib/asm/llvm/kir) and no GPU targets; ref is the default target.
+# gcc, -Werror, its whole ctest (tests that need a missing target are not
+# registered or skip; about a minute of tests on 2 cores).
+nollvm=${NCC_NOLLVM_BUILD:-$root/build-nollvm}
+cmake -S "$root" -B "$nollvm" -DCMAKE_BUILD_TYPE=Release -DNCC_LLVM=OFF \
+  -DNCC_OPENCL=OFF -DNCC_CUDA=OFF >/dev/null
+cmake --build "$nollvm" -j"$jobs"
+(cd "$nollvm" && ctest --output-on-failure -j"$jobs")
+n_nollvm=$(cd "$nollvm" && ctest -N | sed -n 's/^Total Tests: //p')
+
 # ThreadSanitizer (cannot share a build with ASan): only the library, the
 # ncc command and the concurrency tests are built; ctest runs label tsan.
 tsan=${NCC_TSAN_BUILD:-$root/build-tsan}
@@ -31,4 +43,5 @@ cd "$tsan"
 ctest --output-on-failure -j"$jobs" -L tsan
 n_tsan=$(ctest -N -L tsan | sed -n 's/^Total Tests: //p')
 [ "${n_tsan:-0}" -gt 0 ] || { echo "test.sh: no tsan tests were registered" >&2; exit 1; }
-echo "test.sh: ASan+UBSan suite passed; ThreadSanitizer: $n_tsan tests (label tsan) passed"
+echo "test.sh: ASan+UBSan suite passed; no-LLVM/no-GPU build: $n_nollvm tests passed;" \
+  "ThreadSanitizer: $n_tsan tests (label tsan) passed"

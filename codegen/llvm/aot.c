@@ -31,6 +31,8 @@ static void init_all_targets(void) {
   LLVMInitializeAllAsmPrinters();
 }
 
+/* The vector widths (8, 4) are also the layout blocks of these targets in
+ * runtime/targets.c, which every configuration builds: keep them equal. */
 static const ncc_llvm_host cross_targets[] = {
     {"x86_64-unknown-linux-gnu", "x86-64-v3", "", 8},
     {"aarch64-unknown-linux-gnu", "generic", "+neon", 4},
@@ -61,16 +63,6 @@ ncc_status ncc_llvm_can_emit(const char *target) {
     LLVMDisposeMessage(err);
   }
   return st;
-}
-
-int ncc_target_layout_block(const char *target) {
-  if (target && strcmp(target, "ref") == 0) target = "cpu";
-  if (target && strcmp(target, "cpu") != 0 && strcmp(target, "x86_64") != 0 &&
-      strcmp(target, "aarch64") != 0)
-    return 1;
-  const ncc_llvm_host *h;
-  if (ncc_aot_target(target, &h) != NCC_OK) return 1; /* no LLVM host */
-  return h->vector_width;
 }
 
 static ncc_status emit_kir(kir_kernel *const *ks, int n, const char *path) {

@@ -328,10 +328,13 @@ def test_run(d):
     check_error("output dir is a file", ncc("run", one, "--target=ref", "--input", xp,
                                             "--output-dir", afile), 2, afile)
 
-    # the default target is cpu: usable, or exit 3 naming it
+    # the default target is cpu where LLVM is built (usable, or exit 3
+    # naming it); a -DNCC_LLVM=OFF build has no cpu, so its default is ref
     _, usable = targets_usable()
     r = ncc("run", one, "--input", xp, "--output-dir", os.path.join(d, "out-cpu"))
-    if usable.get("cpu"):
+    if os.environ.get("NCC_WITH_LLVM", "1") == "0":
+        check("default target ref runs (no LLVM)", r.rc == 0, r)
+    elif usable.get("cpu"):
         check("default target cpu runs", r.rc == 0, r)
     else:
         check_error("default target cpu unavailable", r, 3, "cpu")

@@ -108,7 +108,7 @@ static void run_jobs(job *jobs, int n) {
 static void shared_module(const char *target) {
   if (ncc_target_available(target, NULL, 0) != NCC_OK) {
     print_message("target %s unavailable: skipped\n", target);
-    return;
+    skip();
   }
   ncc_graph *g;
   ncc_module *m = compile(target, &g);
@@ -137,7 +137,7 @@ static void test_shared_ref(void **state) {
  * share is the global kernel pool. */
 static void test_two_modules(void **state) {
   (void)state;
-  if (ncc_target_available("cpu", NULL, 0) != NCC_OK) return;
+  if (ncc_target_available("cpu", NULL, 0) != NCC_OK) skip();
   ncc_graph *g1, *g2;
   ncc_module *m1 = compile("cpu", &g1), *m2 = compile("cpu", &g2);
   job jobs[4];

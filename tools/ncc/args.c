@@ -249,7 +249,13 @@ static bool wants_help(int argc, char **argv, int first) {
 static void set_defaults(const cli_command *cmd, cli_opts *o) {
   memset(o, 0, sizeof *o);
   o->cmd = cmd;
+  /* cpu where it is built; a -DNCC_LLVM=OFF build has no cpu target, so
+   * its default is the one target every build has. */
+#ifdef NCC_HAVE_LLVM
   o->target = "cpu";
+#else
+  o->target = "ref";
+#endif
   o->opt_level = 2;
   o->output_dir = ".";
   o->batch = 1;

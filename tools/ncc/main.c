@@ -33,7 +33,8 @@
 #define TARGET_HELP                                                            \
   "  --target=T             ref, cpu (default), x86_64, aarch64, opencl, "    \
   "cuda\n"                                                                     \
-  "                         (see 'ncc targets')\n"
+  "                         (see 'ncc targets'; without LLVM the default\n"   \
+  "                         is ref)\n"
 
 #define INPUT_HELP                                                             \
   "  --input NAME=FILE.npy  the value of model input NAME (repeatable);\n"    \

@@ -1,0 +1,52 @@
+/* runtime/targets.c — target facts every configuration needs, LLVM or not.
+ *
+ * The layout pass blocks tensors by the target's f32 vector width, and the
+ * driver asks for that block before it knows whether the target's code
+ * generator was built. So the answer lives here, not in codegen/llvm:
+ *   cpu, ref, NULL  this host's width (ref checks the graph cpu runs);
+ *   x86_64          8 (x86-64-v3, AVX2), aarch64 4 (NEON) — the same widths
+ *                   as the LLVM cross targets in codegen/llvm/aot.c;
+ *   anything else   1 (GPU targets: blocked layouts are a CPU schedule).
+ * With LLVM the host width is LLVM's (its host CPU features, honouring
+ * NCC_VECTOR_WIDTH), exactly as the cpu target compiles. Without LLVM there
+ * is no cpu target, but `ref` still checks the graph cpu would run on this
+ * host: the width comes from the compiler's CPU feature check
+ * (__builtin_cpu_supports: cpuid plus the OS's xgetbv state on x86; NEON is
+ * part of every aarch64), with the same NCC_VECTOR_WIDTH override.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncc.h"
+#ifdef NCC_HAVE_LLVM
+#include "../codegen/llvm/llvm.h"
+#endif
+
+static int host_vector_width(void) {
+#ifdef NCC_HAVE_LLVM
+  const ncc_llvm_host *h;
+  if (ncc_llvm_host_info(&h) != NCC_OK) return 1; /* LLVM cannot target the host */
+  return h->vector_width;
+#else
+  int w = 1;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) w = 16;
+  else if (__builtin_cpu_supports("avx2") || __builtin_cpu_supports("avx")) w = 8;
+  else if (__builtin_cpu_supports("sse2")) w = 4;
+#elif defined(__aarch64__)
+  w = 4;
+#endif
+  const char *e = getenv("NCC_VECTOR_WIDTH"); /* as codegen/llvm/jit.c */
+  if (e && (atoi(e) == 1 || atoi(e) == 4 || atoi(e) == 8 || atoi(e) == 16)) w = atoi(e);
+  return w;
+#endif
+}
+
+int ncc_target_layout_block(const char *target) {
+  if (!target || strcmp(target, "cpu") == 0 || strcmp(target, "ref") == 0)
+    return host_vector_width();
+  if (strcmp(target, "x86_64") == 0) return 8;
+  if (strcmp(target, "aarch64") == 0) return 4;
+  return 1;
+}

@@ -105,7 +105,7 @@ def test_cli_help_texts():
         p = subprocess.run([NCC, *cmd.split()], capture_output=True, text=True)
         check(f"docs/CLI.md `ncc {cmd}` is what ncc prints",
               p.returncode == 0 and p.stdout.rstrip() == text.rstrip(),
-              f"rc={p.returncode}; update docs/CLI.md from `ncc {cmd}`")
+              f"rc={p.returncode}; run tools/update-cli-doc.py")
 
 
 def main():

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../runtime/atomic_file.h"
+#include "../../ir/options.h"
 #include "aot.h"
 
 static pthread_once_t all_once = PTHREAD_ONCE_INIT;
@@ -151,6 +152,14 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
   const ncc_llvm_host *h;
   ncc_status st = ncc_aot_target(target, &h);
   if (st != NCC_OK) return st;
+  /* the caller's width (ncc_options.vector_width) for this host only:
+   * a cross target's width is part of its description */
+  ncc_llvm_host narrowed;
+  if ((!target || strcmp(target, "cpu") == 0) && ncc_opts()->vector_width > 0) {
+    narrowed = *h;
+    narrowed.vector_width = ncc_opts()->vector_width;
+    h = &narrowed;
+  }
   if (strcmp(kind, "lib") == 0) return ncc_aot_emit_lib(g, target, h, path);
   kir_kernel **kernels = ncc_calloc((size_t)g->n_nodes + 1, sizeof *kernels);
   kir_kernel **list = ncc_calloc((size_t)g->n_nodes + 1, sizeof *list);
@@ -173,7 +182,10 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
     int *rep = ncc_calloc((size_t)g->n_nodes + 1, sizeof *rep);
     const char **names = ncc_calloc(2 * (size_t)g->n_nodes + 1, sizeof *names);
     int nd = 0, na = 0;
-    if (!rep || !names || kir_dedupe(kernels, g->n_nodes, rep) < 0) {
+    if (rep && !ncc_opts()->kernel_reuse) /* each kernel its own function */
+      for (int i = 0; i < g->n_nodes; i++) rep[i] = i;
+    if (!rep || !names ||
+        (ncc_opts()->kernel_reuse && kir_dedupe(kernels, g->n_nodes, rep) < 0)) {
       st = NCC_ERR_NOMEM;
     } else {
       for (int i = 0; i < g->n_nodes; i++) {

@@ -51,7 +51,7 @@ size_t ncc_max_memory(void); /* the budget in force, in bytes */
  * What a caller can set for one compile or emit (and the runs of the module
  * it makes). libncc reads no environment variable for any of these: the
  * `ncc` driver reads NCC_NUM_THREADS, NCC_VECTOR_WIDTH, ... and passes them
- * here (docs/CLI.md). Fill with ncc_options_init, then set fields; `size`
+ * here (docs/CONFIGURATION.md). Fill with ncc_options_init, then set fields; `size`
  * lets later versions add fields at the end without breaking callers. */
 enum {
   NCC_DUMP_KERNEL_IR = 1u << 0, /* each kernel's kernel IR, as lowered */

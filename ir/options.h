@@ -8,7 +8,7 @@
  * and a module's runs) put the caller's options in scope for the calling
  * thread for the length of the call; code reads them with ncc_opts(). This
  * replaces the environment variables those places used to read: nothing in
- * the library reads NCC_* from the environment any more (docs/CLI.md). */
+ * the library reads NCC_* from the environment any more (docs/CONFIGURATION.md). */
 #ifndef NCC_IR_OPTIONS_H
 #define NCC_IR_OPTIONS_H
 

@@ -97,7 +97,8 @@ void cli_opts_free(cli_opts *o);
 /* Fill library options from the environment variables ncc honours. */
 void cli_env_options(ncc_options *o);
 #define CLI_ENV_HELP                                                           \
-  "environment (read by this command; libncc itself reads none of them):\n"   \
+  "environment (read by ncc and passed to libncc as options, except the GPU\n" \
+  "ones at the end; docs/CONFIGURATION.md):\n"   \
   "  NCC_NUM_THREADS=N      kernel threads (default: one per core; --threads)\n" \
   "  NCC_VECTOR_WIDTH=W     f32 lanes of cpu kernels and of the layout block\n" \
   "                         (1, 4, 8, 16; default: the host's)\n"             \

@@ -196,11 +196,11 @@ ncc_status ncc_module_run_into(ncc_module *m, const ncc_tensor *in, int n_in,
  * a copy, so `opts` need not outlive the call (its dump_file must). */
 ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
                                    const ncc_options *opts, ncc_module **out);
-/* The kernel threads the module's runs use at most: num_threads, or one
- * per online core; runs share the process-wide pool, which is created by
- * the first run with max(cores, that module's count) threads, so a later
- * module asking for more than the pool has gets the pool's size. 1 for
- * targets without CPU kernels' threads ("ref", GPU targets). */
+/* The kernel threads the module asked for: num_threads, or one per online
+ * core. Runs use at most that many from the process-wide pool, which the
+ * first run of any module creates with that module's count, so a later
+ * module asking for more than the pool has runs on the pool's size. 1 for
+ * targets whose kernels do not run on the pool ("ref", GPU targets). */
 int ncc_module_num_threads(const ncc_module *m);
 int ncc_module_num_kernels(const ncc_module *m);      /* compiled */
 int ncc_module_num_host_kernels(const ncc_module *m); /* run by ref kernels */

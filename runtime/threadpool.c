@@ -213,8 +213,10 @@ static _Atomic int global_want; /* the first caller's count */
 static void global_init(void) {
   /* Allocated with plain malloc paths via the hook; the pool lives for the
    * process (workers sleep when idle), so it is never freed. */
-  int n = ncc_threadpool_default_threads(), want = atomic_load(&global_want);
-  if (want > n) n = want;
+  /* exactly the first caller's count, as NCC_NUM_THREADS sized it when
+   * the library read it: idle extra workers would still wake per job */
+  int want = atomic_load(&global_want);
+  int n = want > 0 ? want : ncc_threadpool_default_threads();
   if (ncc_threadpool_create(n, &global_pool) != NCC_OK) global_pool = NULL;
 }
 

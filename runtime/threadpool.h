@@ -26,9 +26,9 @@ int ncc_threadpool_size(const ncc_threadpool *p);
  * runs inline on the caller (correct, just not parallel). */
 void ncc_threadpool_run(ncc_threadpool *p, ncc_task_fn fn, void *ctx, int nth);
 
-/* The process-wide pool, created on first use with one thread per online
- * core, or `want` threads if the first caller asks for more. NULL when it
- * could not be created; callers then run serially. */
+/* The process-wide pool, created on first use with `want` threads (the
+ * first caller's ncc_options.num_threads; 0: one per online core). NULL
+ * when it could not be created; callers then run serially. */
 ncc_threadpool *ncc_threadpool_global(void);
 ncc_threadpool *ncc_threadpool_global_sized(int want);
 

@@ -222,7 +222,8 @@ ncc_status ncc_module_emit(const ncc_graph *g, const char *target,
                            const char *kind, const char *path);
 
 /* ncc_module_emit with options (NULL: the defaults): vector_width (target
- * "cpu"), kernel_reuse, dumps, the C compiler and keep_temps for "lib". */
+ * "cpu"), dumps, and for kind "lib" kernel_reuse, the C compiler and
+ * keep_temps. */
 ncc_status ncc_module_emit_opts(const ncc_graph *g, const char *target,
                                 const ncc_options *opts, const char *kind,
                                 const char *path);

@@ -182,10 +182,7 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
     int *rep = ncc_calloc((size_t)g->n_nodes + 1, sizeof *rep);
     const char **names = ncc_calloc(2 * (size_t)g->n_nodes + 1, sizeof *names);
     int nd = 0, na = 0;
-    if (rep && !ncc_opts()->kernel_reuse) /* each kernel its own function */
-      for (int i = 0; i < g->n_nodes; i++) rep[i] = i;
-    if (!rep || !names ||
-        (ncc_opts()->kernel_reuse && kir_dedupe(kernels, g->n_nodes, rep) < 0)) {
+    if (!rep || !names || kir_dedupe(kernels, g->n_nodes, rep) < 0) {
       st = NCC_ERR_NOMEM;
     } else {
       for (int i = 0; i < g->n_nodes; i++) {

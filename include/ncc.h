@@ -43,7 +43,8 @@ void ncc_set_allocator(ncc_alloc_fn fn, void *ud);
  * checked before allocating; over the budget is NCC_ERR_NOMEM, naming the
  * node, constant or value, the size and the budget. Process-wide like the
  * allocator; 0 restores the default, 75% of physical memory (no
- * environment variable is read). */
+ * environment variable is read). ncc_options.max_memory overrides it for
+ * one compile and its module's runs (ncc_max_memory says so inside them). */
 void ncc_set_max_memory(size_t bytes);
 size_t ncc_max_memory(void); /* the budget in force, in bytes */
 

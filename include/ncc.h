@@ -43,9 +43,41 @@ void ncc_set_allocator(ncc_alloc_fn fn, void *ud);
  * checked before allocating; over the budget is NCC_ERR_NOMEM, naming the
  * node, constant or value, the size and the budget. Process-wide like the
  * allocator; 0 restores the default, 75% of physical memory (no
- * environment variable is read). */
+ * environment variable is read). ncc_options.max_memory overrides it for
+ * one compile and its module's runs (ncc_max_memory says so inside them). */
 void ncc_set_max_memory(size_t bytes);
 size_t ncc_max_memory(void); /* the budget in force, in bytes */
+
+/* ---- options ----
+ * What a caller can set for one compile or emit (and the runs of the module
+ * it makes). libncc reads no environment variable for any of these: the
+ * `ncc` driver reads NCC_NUM_THREADS, NCC_VECTOR_WIDTH, ... and passes them
+ * here (docs/CONFIGURATION.md). Fill with ncc_options_init, then set fields; `size`
+ * lets later versions add fields at the end without breaking callers. */
+enum {
+  NCC_DUMP_KERNEL_IR = 1u << 0, /* each kernel's kernel IR, as lowered */
+  NCC_DUMP_LLVM_IR = 1u << 1,   /* each LLVM module (and an invalid one) */
+  NCC_DUMP_ASM = 1u << 2,       /* the JIT's assembly */
+  NCC_DUMP_GPU = 1u << 3        /* GPU program sources and compiler logs */
+};
+
+typedef struct ncc_options {
+  size_t size;       /* sizeof(ncc_options), set by ncc_options_init */
+  int num_threads;   /* kernel threads of a module's runs; 0: one per core */
+  int vector_width;  /* f32 lanes of cpu kernels (1, 4, 8, 16); 0: the host's */
+  int kernel_reuse;  /* 1 (default): equal kernels share one function */
+  unsigned dump;     /* NCC_DUMP_* bits (debugging); 0: none */
+  FILE *dump_file;   /* where dumps go; NULL: stderr */
+  const char *cc;         /* --emit=lib C compiler, cpu/x86_64; NULL: "cc" */
+  const char *aarch64_cc; /* the same for aarch64; NULL: aarch64-linux-gnu-gcc */
+  int keep_temps;    /* --emit=lib: keep its work directory (debugging) */
+  size_t max_memory; /* memory budget of this compile and its module's runs;
+                        0: the process-wide one (ncc_set_max_memory) */
+  int gpu_test_bad_kernel; /* test hook: GPU programs fail to compile */
+} ncc_options;
+
+/* Defaults: the values ncc_module_compile and ncc_module_emit use. */
+void ncc_options_init(ncc_options *o);
 
 /* ---- dtypes ---- */
 typedef enum ncc_dtype {
@@ -161,6 +193,16 @@ ncc_status ncc_module_run(ncc_module *m, const ncc_tensor *in, int n_in,
  * NCC_ERR_USAGE; the caller keeps ownership either way. */
 ncc_status ncc_module_run_into(ncc_module *m, const ncc_tensor *in, int n_in,
                                ncc_tensor *out, int n_out);
+/* ncc_module_compile with options (NULL: the defaults); the module keeps
+ * a copy, so `opts` need not outlive the call (its dump_file must). */
+ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
+                                   const ncc_options *opts, ncc_module **out);
+/* The kernel threads the module asked for: num_threads, or one per online
+ * core. Runs use at most that many from the process-wide pool, which the
+ * first run of any module creates with that module's count, so a later
+ * module asking for more than the pool has runs on the pool's size. 1 for
+ * targets whose kernels do not run on the pool ("ref", GPU targets). */
+int ncc_module_num_threads(const ncc_module *m);
 int ncc_module_num_kernels(const ncc_module *m);      /* compiled */
 int ncc_module_num_host_kernels(const ncc_module *m); /* run by ref kernels */
 const char *ncc_module_target(const ncc_module *m);
@@ -186,6 +228,13 @@ ncc_status ncc_target_can_compile(const char *target, char *why, size_t cap);
 ncc_status ncc_module_emit(const ncc_graph *g, const char *target,
                            const char *kind, const char *path);
 
+/* ncc_module_emit with options (NULL: the defaults): vector_width (target
+ * "cpu"), dumps, and for kind "lib" kernel_reuse, the C compiler and
+ * keep_temps. */
+ncc_status ncc_module_emit_opts(const ncc_graph *g, const char *target,
+                                const ncc_options *opts, const char *kind,
+                                const char *path);
+
 /* ---- pass pipelines (passes/) ----
  * A pipeline is the -O level's passes, or an explicit list, less the
  * disabled ones. Asking to drop a pass another enabled pass needs is an
@@ -204,10 +253,12 @@ void ncc_pipeline_set_verify_each(ncc_pipeline *p, int on);
  * plain, the default); see ncc_target_layout_block. */
 void ncc_pipeline_set_layout_block(ncc_pipeline *p, int block);
 /* The default block for `target`: its f32 vector width for CPU targets
- * ("cpu" = this host, honouring NCC_VECTOR_WIDTH; x86_64 8; aarch64 4; "ref"
+ * ("cpu" = this host's; x86_64 8; aarch64 4; "ref"
  * and NULL as "cpu", so the interpreter checks the graph cpu runs), 1 for
  * GPU targets (blocked layouts are a CPU schedule). Built without LLVM,
- * the host's width comes from the CPU's features (runtime/targets.c). */
+ * the host's width comes from the CPU's features (runtime/targets.c). A
+ * caller that sets ncc_options.vector_width for "cpu" passes that width
+ * here instead. */
 int ncc_target_layout_block(const char *target);
 /* Symbolic dims count as this value in the statistics (default 1). */
 void ncc_pipeline_set_stats_batch(ncc_pipeline *p, int64_t batch);

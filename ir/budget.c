@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../include/ncc.h"
+#include "options.h"
 
 static _Atomic size_t max_memory; /* 0: the default */
 
@@ -25,7 +26,10 @@ static size_t default_budget(void) {
 }
 
 size_t ncc_max_memory(void) {
-  size_t b = atomic_load(&max_memory);
+  /* a compile's or run's own budget (ncc_options.max_memory) first */
+  size_t b = ncc_opts()->max_memory;
+  if (b) return b;
+  b = atomic_load(&max_memory);
   return b ? b : default_budget();
 }
 

@@ -19,8 +19,12 @@
 #include "../ir/ir.h"
 #include "../passes/fusion.h"
 
+/* What a backend's compile takes from the caller's ncc_options (the rest,
+ * dumps and tool settings, is in scope through ir/options.h). */
 typedef struct ncc_backend_opts {
-  int num_threads; /* 0: the pool's default (NCC_NUM_THREADS or all cores) */
+  int num_threads;  /* >= 1: kernel threads at most (module.c resolves 0) */
+  int vector_width; /* f32 lanes of cpu kernels; 0: the host's */
+  bool kernel_reuse; /* equal kernels share one compiled function */
 } ncc_backend_opts;
 
 typedef struct ncc_backend {

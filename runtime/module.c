@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ir/options.h"
 #include "backend.h"
+#include "threadpool.h"
 #ifdef NCC_HAVE_LLVM
 #include "../codegen/llvm/llvm.h"
 #endif
@@ -21,6 +23,8 @@ struct ncc_module {
   const ncc_backend *be;
   void *state;
   pthread_mutex_t run_mu; /* one run at a time on this module */
+  ncc_options opts;       /* the caller's, in scope during runs */
+  int num_threads;        /* resolved: >= 1 */
 };
 
 /* Targets ncc knows (docs/CLI.md) that have no run-time backend in this
@@ -107,7 +111,22 @@ ncc_status ncc_target_available(const char *target, char *why, size_t cap) {
 
 ncc_status ncc_module_compile(const ncc_graph *g, const char *target,
                               ncc_module **out) {
+  return ncc_module_compile_opts(g, target, NULL, out);
+}
+
+ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
+                                   const ncc_options *opts, ncc_module **out) {
+  if (!out) return ncc_error(NCC_ERR_USAGE, "ncc_module_compile: no output handle");
   *out = NULL;
+  ncc_options o;
+  ncc_opts_copy(&o, opts);
+  if (o.num_threads < 0 || o.num_threads > 1024)
+    return ncc_error(NCC_ERR_USAGE, "num_threads %d: expected 0 (one per core) to 1024",
+                     o.num_threads);
+  if (o.vector_width != 0 && o.vector_width != 1 && o.vector_width != 4 &&
+      o.vector_width != 8 && o.vector_width != 16)
+    return ncc_error(NCC_ERR_USAGE, "vector_width %d: expected 0 (the host's), 1, 4, 8 or 16",
+                     o.vector_width);
   const ncc_backend *be;
   char why[256];
   ncc_status st = find_target(target, &be);
@@ -122,8 +141,14 @@ ncc_status ncc_module_compile(const ncc_graph *g, const char *target,
     return ncc_error(NCC_ERR_NOMEM, "ncc_module_compile: cannot create the run lock");
   }
   m->be = be;
-  ncc_backend_opts opts = {0};
-  st = be->compile(g, &opts, &m->state);
+  m->opts = o;
+  m->num_threads = o.num_threads > 0 ? o.num_threads : ncc_threadpool_default_threads();
+  ncc_backend_opts bo = {.num_threads = m->num_threads,
+                         .vector_width = o.vector_width,
+                         .kernel_reuse = o.kernel_reuse != 0};
+  const ncc_options *prev = ncc_opts_enter(&m->opts);
+  st = be->compile(g, &bo, &m->state);
+  ncc_opts_leave(prev);
   if (st != NCC_OK) {
     pthread_mutex_destroy(&m->run_mu);
     ncc_free(m, sizeof *m);
@@ -137,7 +162,9 @@ ncc_status ncc_module_run(ncc_module *m, const ncc_tensor *in, int n_in,
                           ncc_tensor *out, int n_out) {
   if (!m) return ncc_error(NCC_ERR_USAGE, "ncc_module_run: no module");
   pthread_mutex_lock(&m->run_mu);
+  const ncc_options *prev = ncc_opts_enter(&m->opts);
   ncc_status st = m->be->run(m->state, in, n_in, out, n_out);
+  ncc_opts_leave(prev);
   pthread_mutex_unlock(&m->run_mu);
   return st;
 }
@@ -165,8 +192,10 @@ ncc_status ncc_module_run_into(ncc_module *m, const ncc_tensor *in, int n_in,
   if (n_out < 0 || (n_out && !out))
     return ncc_error(NCC_ERR_USAGE, "ncc_module_run_into: no output buffers");
   pthread_mutex_lock(&m->run_mu);
+  const ncc_options *prev = ncc_opts_enter(&m->opts);
   ncc_status st = m->be->run_into ? m->be->run_into(m->state, in, n_in, out, n_out)
                                   : run_then_copy(m, in, n_in, out, n_out);
+  ncc_opts_leave(prev);
   pthread_mutex_unlock(&m->run_mu);
   return st;
 }
@@ -177,6 +206,12 @@ int ncc_module_num_kernels(const ncc_module *m) {
 
 int ncc_module_num_host_kernels(const ncc_module *m) {
   return m ? m->be->num_host_kernels(m->state) : 0;
+}
+
+int ncc_module_num_threads(const ncc_module *m) {
+  if (!m) return 0;
+  /* only the cpu target runs kernels on the thread pool */
+  return strcmp(m->be->name, "cpu") == 0 ? m->num_threads : 1;
 }
 
 const char *ncc_module_target(const ncc_module *m) {
@@ -192,6 +227,11 @@ void ncc_module_free(ncc_module *m) {
 
 ncc_status ncc_module_emit(const ncc_graph *g, const char *target,
                            const char *kind, const char *path) {
+  return ncc_module_emit_opts(g, target, NULL, kind, path);
+}
+
+static ncc_status emit(const ncc_graph *g, const char *target, const char *kind,
+                       const char *path) {
   /* a backend with its own emitter (the GPU targets) */
   const ncc_backend *be = target ? ncc_backend_find(target) : NULL;
   if (be && be->emit) return be->emit(g, kind, path);
@@ -204,4 +244,19 @@ ncc_status ncc_module_emit(const ncc_graph *g, const char *target,
   return ncc_error(NCC_ERR_UNSUPPORTED,
                    "target '%s': this ncc was built without LLVM", target ? target : "cpu");
 #endif
+}
+
+ncc_status ncc_module_emit_opts(const ncc_graph *g, const char *target,
+                                const ncc_options *opts, const char *kind,
+                                const char *path) {
+  ncc_options o;
+  ncc_opts_copy(&o, opts);
+  if (o.vector_width != 0 && o.vector_width != 1 && o.vector_width != 4 &&
+      o.vector_width != 8 && o.vector_width != 16)
+    return ncc_error(NCC_ERR_USAGE, "vector_width %d: expected 0 (the host's), 1, 4, 8 or 16",
+                     o.vector_width);
+  const ncc_options *prev = ncc_opts_enter(&o);
+  ncc_status st = emit(g, target, kind, path);
+  ncc_opts_leave(prev);
+  return st;
 }

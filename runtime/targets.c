@@ -7,14 +7,15 @@
  *   x86_64          8 (x86-64-v3, AVX2), aarch64 4 (NEON) — the same widths
  *                   as the LLVM cross targets in codegen/llvm/aot.c;
  *   anything else   1 (GPU targets: blocked layouts are a CPU schedule).
- * With LLVM the host width is LLVM's (its host CPU features, honouring
- * NCC_VECTOR_WIDTH), exactly as the cpu target compiles. Without LLVM there
+ * With LLVM the host width is LLVM's (its host CPU features), exactly as
+ * the cpu target compiles. Without LLVM there
  * is no cpu target, but `ref` still checks the graph cpu would run on this
  * host: the width comes from the compiler's CPU feature check
  * (__builtin_cpu_supports: cpuid plus the OS's xgetbv state on x86; NEON is
- * part of every aarch64), with the same NCC_VECTOR_WIDTH override.
+ * part of every aarch64). A width chosen through ncc_options (the driver's
+ * NCC_VECTOR_WIDTH) is applied by the caller; the library reads no
+ * environment.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "ncc.h"
@@ -37,8 +38,6 @@ static int host_vector_width(void) {
 #elif defined(__aarch64__)
   w = 4;
 #endif
-  const char *e = getenv("NCC_VECTOR_WIDTH"); /* as codegen/llvm/jit.c */
-  if (e && (atoi(e) == 1 || atoi(e) == 4 || atoi(e) == 8 || atoi(e) == 16)) w = atoi(e);
   return w;
 #endif
 }

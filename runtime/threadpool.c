@@ -200,28 +200,33 @@ void ncc_threadpool_run(ncc_threadpool *p, ncc_task_fn fn, void *ctx,
 }
 
 int ncc_threadpool_default_threads(void) {
-  const char *s = getenv("NCC_NUM_THREADS");
-  if (s && *s) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end == '\0' && v >= 1 && v <= 1024) return (int)v;
-  }
+  /* no environment variable: the caller's count comes through
+   * ncc_options.num_threads (the driver reads NCC_NUM_THREADS) */
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n >= 1 && n <= 1024 ? (int)n : 1;
 }
 
 static ncc_threadpool *global_pool;
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static _Atomic int global_want; /* the first caller's count */
 
 static void global_init(void) {
   /* Allocated with plain malloc paths via the hook; the pool lives for the
    * process (workers sleep when idle), so it is never freed. */
-  if (ncc_threadpool_create(ncc_threadpool_default_threads(), &global_pool) !=
-      NCC_OK)
-    global_pool = NULL;
+  /* exactly the first caller's count, as NCC_NUM_THREADS sized it when
+   * the library read it: idle extra workers would still wake per job */
+  int want = atomic_load(&global_want);
+  int n = want > 0 ? want : ncc_threadpool_default_threads();
+  if (ncc_threadpool_create(n, &global_pool) != NCC_OK) global_pool = NULL;
 }
 
-ncc_threadpool *ncc_threadpool_global(void) {
+ncc_threadpool *ncc_threadpool_global_sized(int want) {
+  if (want > 0 && want <= 1024) {
+    int zero = 0;
+    atomic_compare_exchange_strong(&global_want, &zero, want);
+  }
   pthread_once(&global_once, global_init);
   return global_pool;
 }
+
+ncc_threadpool *ncc_threadpool_global(void) { return ncc_threadpool_global_sized(0); }

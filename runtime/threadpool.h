@@ -26,12 +26,13 @@ int ncc_threadpool_size(const ncc_threadpool *p);
  * runs inline on the caller (correct, just not parallel). */
 void ncc_threadpool_run(ncc_threadpool *p, ncc_task_fn fn, void *ctx, int nth);
 
-/* The process-wide pool, created on first use with NCC_NUM_THREADS threads
- * (default: every online core). NULL when it could not be created; callers
- * then run serially. */
+/* The process-wide pool, created on first use with `want` threads (the
+ * first caller's ncc_options.num_threads; 0: one per online core). NULL
+ * when it could not be created; callers then run serially. */
 ncc_threadpool *ncc_threadpool_global(void);
+ncc_threadpool *ncc_threadpool_global_sized(int want);
 
-/* The thread count NCC_NUM_THREADS asks for (default: online cores). */
+/* One per online core (no environment variable is read). */
 int ncc_threadpool_default_threads(void);
 
 #endif /* NCC_THREADPOOL_H */

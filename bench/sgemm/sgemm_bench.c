@@ -9,9 +9,10 @@
  * are); OpenBLAS (cblas_sgemm) and oneDNN (dnnl_sgemm) get the same arrays
  * each call and pack internally. Reported: median GFLOP/s over R runs after
  * a warm-up, and the largest relative difference from OpenBLAS's result.
- * Thread counts are fixed through the environment (NCC_NUM_THREADS,
- * OPENBLAS_NUM_THREADS, OMP_NUM_THREADS) by re-executing itself, because
- * the libraries read them when they load.
+ * ncc gets the thread count through ncc_options.num_threads (libncc reads
+ * no environment); OpenBLAS and oneDNN through OPENBLAS_NUM_THREADS and
+ * OMP_NUM_THREADS, fixed by re-executing itself, because those libraries
+ * read them when they load.
  */
 #include <math.h>
 #include <stdio.h>
@@ -81,12 +82,15 @@ typedef struct result {
 } result;
 
 static result bench_ncc(int64_t n, const float *a, const float *b,
-                        const float *ref, int reps) {
+                        const float *ref, int reps, int threads) {
   result r = {0, 0, 0};
   ncc_graph *g = matmul_graph(n, b);
   ncc_module *m = NULL;
+  ncc_options o;
+  ncc_options_init(&o);
+  o.num_threads = threads;
   double t0 = now();
-  if (!g || ncc_module_compile(g, "cpu", &m) != NCC_OK) {
+  if (!g || ncc_module_compile_opts(g, "cpu", &o, &m) != NCC_OK) {
     fprintf(stderr, "sgemm_bench: ncc: %s\n", ncc_error_message());
     exit(1);
   }
@@ -148,7 +152,6 @@ static void pin_threads(int threads, char **argv) {
   if (getenv("NCC_SGEMM_BENCH_CHILD")) return;
   char buf[16];
   snprintf(buf, sizeof buf, "%d", threads);
-  setenv("NCC_NUM_THREADS", buf, 1);
   setenv("OPENBLAS_NUM_THREADS", buf, 1);
   setenv("OMP_NUM_THREADS", buf, 1);
   setenv("NCC_SGEMM_BENCH_CHILD", "1", 1);
@@ -194,7 +197,7 @@ int main(int argc, char **argv) {
 #ifdef NCC_HAVE_DNNL
     gd = bench_dnnl(n, a, b, c, ref, &dd, reps);
 #endif
-    result r = bench_ncc(n, a, b, ref, reps);
+    result r = bench_ncc(n, a, b, ref, reps, threads);
     printf("%6lld %10.1f %10.1f %10.1f %9.2f %9.2f %10.1f %10.2g\n", (long long)n,
            r.gflops, gb, gd, r.gflops / gb, r.gflops / gd, r.compile_ms,
            fmax(r.diff, dd));

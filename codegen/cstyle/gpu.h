@@ -68,8 +68,9 @@ ncc_status ncc_gpu_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
                                kir_kernel **kernels, bool *fused);
 /* Render the prelude and kernels[0..n) (NULL entries skipped) as one
  * program; infos[i] describes kernels[i]. Test hook: with
- * NCC_GPU_TEST_BAD_KERNEL set in the environment the program gets an
- * `#error`, so the "kernel fails to compile" path can be tested. */
+ * ncc_options.gpu_test_bad_kernel set (the driver's NCC_GPU_TEST_BAD_KERNEL)
+ * the program gets an `#error`, so the "kernel fails to compile" path can
+ * be tested. */
 ncc_status ncc_gpu_render_program(const ncc_cstyle_lang *lang,
                                   kir_kernel *const *kernels, int n,
                                   ncc_sbuf *out, ncc_cstyle_info *infos);

@@ -19,6 +19,7 @@
 #include "../../runtime/atomic_file.h"
 #include "../../runtime/ref/ref.h"
 #include "../escape.h"
+#include "../../ir/options.h"
 #include "gpu.h"
 
 /* ---- lowering and rendering ---- */
@@ -33,7 +34,8 @@ static void kernel_name(char *name, size_t cap, int i, const char *op, const cha
 
 ncc_status ncc_gpu_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
                                kir_kernel **kernels, bool *fused) {
-  bool debug = getenv("NCC_DEBUG_KIR") != NULL;
+  bool debug = ncc_opts_dump(NCC_DUMP_KERNEL_IR);
+  FILE *df = ncc_opts_dump_file();
   char name[96];
   for (int gi = 0; fp && gi < fp->n_groups; gi++) {
     const ncc_fuse_group *gr = &fp->groups[gi];
@@ -44,7 +46,7 @@ ncc_status ncc_gpu_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
     if (st == NCC_ERR_UNSUPPORTED) continue;
     if (st != NCC_OK) return st;
     fused[gi] = true;
-    if (debug) kir_print(kernels[root], stderr);
+    if (debug) kir_print(kernels[root], df);
   }
   for (int i = 0; i < g->n_nodes; i++) {
     const ncc_node *n = g->nodes[i];
@@ -54,7 +56,7 @@ ncc_status ncc_gpu_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
     ncc_status st = ncc_gpu_lower_node(n, name, &kernels[i]);
     if (st == NCC_ERR_UNSUPPORTED) continue;
     if (st != NCC_OK) return st;
-    if (debug) kir_print(kernels[i], stderr);
+    if (debug) kir_print(kernels[i], df);
   }
   return NCC_OK;
 }
@@ -81,7 +83,7 @@ ncc_status ncc_gpu_render_program(const ncc_cstyle_lang *lang,
     ncc_status st = ncc_cstyle_render(lang, kernels[i], out, &infos[i]);
     if (st != NCC_OK) return st;
   }
-  if (getenv("NCC_GPU_TEST_BAD_KERNEL"))
+  if (ncc_opts()->gpu_test_bad_kernel)
     ncc_sbuf_puts(out, "#error ncc test hook: NCC_GPU_TEST_BAD_KERNEL is set\n");
   if (out->oom) return ncc_error(NCC_ERR_NOMEM, "out of memory rendering %s kernels", lang->name);
   return NCC_OK;
@@ -303,7 +305,7 @@ ncc_status ncc_gpu_compile(const ncc_gpu_device *dev, const ncc_graph *g,
   if (st != NCC_OK) goto done;
   st = ncc_gpu_render_program(dev->lang, ks, g->n_nodes, &src, infos);
   if (st != NCC_OK) goto done;
-  if (getenv("NCC_DEBUG_GPU")) fprintf(stderr, "%s", src.s);
+  if (ncc_opts_dump(NCC_DUMP_GPU)) fputs(src.s, ncc_opts_dump_file());
   for (int i = 0; i < g->n_nodes; i++)
     if (ks[i]) m->nk++;
   m->ks = ncc_calloc((size_t)m->nk + 1, sizeof *m->ks);

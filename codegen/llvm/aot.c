@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../runtime/atomic_file.h"
+#include "../../ir/options.h"
 #include "aot.h"
 
 static pthread_once_t all_once = PTHREAD_ONCE_INIT;
@@ -158,6 +159,14 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
   const ncc_llvm_host *h;
   ncc_status st = ncc_aot_target(target, &h);
   if (st != NCC_OK) return st;
+  /* the caller's width (ncc_options.vector_width) for this host only:
+   * a cross target's width is part of its description */
+  ncc_llvm_host narrowed;
+  if ((!target || strcmp(target, "cpu") == 0) && ncc_opts()->vector_width > 0) {
+    narrowed = *h;
+    narrowed.vector_width = ncc_opts()->vector_width;
+    h = &narrowed;
+  }
   if (strcmp(kind, "lib") == 0) return ncc_aot_emit_lib(g, target, h, path);
   kir_kernel **kernels = ncc_calloc((size_t)g->n_nodes + 1, sizeof *kernels);
   kir_kernel **list = ncc_calloc((size_t)g->n_nodes + 1, sizeof *list);

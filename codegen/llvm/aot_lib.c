@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../ir/options.h"
 #include "../../passes/fusion.h"
 #include "../../runtime/atomic_file.h"
 #include "../escape.h"
@@ -461,7 +462,7 @@ static ncc_status dedupe(lib *L) {
   int *rep = ncc_calloc((size_t)L->n_kernels + 1, sizeof *rep);
   int *fn_of = ncc_calloc((size_t)L->n_kernels + 1, sizeof *fn_of);
   bool ok = rep && fn_of;
-  if (ok && getenv("NCC_KERNEL_REUSE") && strcmp(getenv("NCC_KERNEL_REUSE"), "0") == 0)
+  if (ok && !ncc_opts()->kernel_reuse)
     for (int k = 0; k < L->n_kernels; k++) rep[k] = k;
   else if (ok)
     ok = kir_dedupe(L->klist, L->n_kernels, rep) >= 0;
@@ -755,6 +756,7 @@ static void workdir_remove(workdir *w, bool keep) {
 /* Whether `prog` names an executable (a path, or found on PATH). */
 static bool find_program(const char *prog) {
   if (strchr(prog, '/')) return access(prog, X_OK) == 0;
+  /* the exception: PATH is the search path any exec would use */
   const char *path = getenv("PATH");
   if (!path) path = "/usr/bin:/bin";
   char buf[4096];
@@ -769,13 +771,15 @@ static bool find_program(const char *prog) {
   return false;
 }
 
-/* The C compiler for the target: $NCC_AARCH64_CC or aarch64-linux-gnu-gcc
- * for aarch64, $NCC_CC or cc for the host and x86_64. */
+/* The C compiler for the target: ncc_options.aarch64_cc or
+ * aarch64-linux-gnu-gcc for aarch64, ncc_options.cc or cc for the host and
+ * x86_64 (the driver fills them from NCC_AARCH64_CC and NCC_CC, the names
+ * the message gives). */
 static ncc_status pick_cc(const char *target, const char **cc) {
   bool arm = target && strcmp(target, "aarch64") == 0;
   const char *var = arm ? "NCC_AARCH64_CC" : "NCC_CC";
-  const char *env = getenv(var);
-  *cc = env && *env ? env : arm ? "aarch64-linux-gnu-gcc" : "cc";
+  const char *set = arm ? ncc_opts()->aarch64_cc : ncc_opts()->cc;
+  *cc = set && *set ? set : arm ? "aarch64-linux-gnu-gcc" : "cc";
   if (!find_program(*cc))
     return ncc_error(NCC_ERR_UNSUPPORTED,
                      "--emit=lib for target '%s' needs a C compiler: '%s' not "
@@ -953,7 +957,7 @@ ncc_status ncc_aot_emit_lib(const ncc_graph *g, const char *target,
   workdir w = {0};
   if (st == NCC_OK) st = workdir_make(&w, path);
   if (st == NCC_OK) st = build(&L, target, path, cc, &w);
-  workdir_remove(&w, getenv("NCC_KEEP_AOT_TEMPS") != NULL);
+  workdir_remove(&w, ncc_opts()->keep_temps != 0);
   lib_free(&L);
   return st;
 }

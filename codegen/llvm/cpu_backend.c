@@ -10,11 +10,14 @@
  * into one LLVM module and one JIT. Run: the executor calls `launch` for
  * compiled nodes and groups, which binds buffers and runs the kernel on the
  * persistent thread pool, as many threads as the work warrants.
- * NCC_KERNEL_REUSE=0 turns sharing off (for measuring it).
+ * ncc_options.kernel_reuse = 0 (NCC_KERNEL_REUSE=0 in the driver) turns
+ * sharing off (for measuring it); num_threads and vector_width come from
+ * the options too (runtime/backend.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../ir/options.h"
 #include "../../runtime/backend.h"
 #include "../../runtime/threadpool.h"
 #include "../escape.h"
@@ -103,7 +106,7 @@ static ncc_status launch(void *kctx, const ncc_node *n,
     case KIR_BIND_DATA: bufs[b] = (void *)k->data[b]; break;
     }
   }
-  ncc_threadpool *pool = ncc_threadpool_global();
+  ncc_threadpool *pool = ncc_threadpool_global_sized(k->max_threads);
   double work = (double)ncc_tensor_numel(&out[0]) * k->cost_per_elem;
   int cap = ncc_threadpool_size(pool);
   if (k->max_threads > 0 && k->max_threads < cap) cap = k->max_threads;
@@ -118,7 +121,8 @@ static ncc_status launch(void *kctx, const ncc_node *n,
 ncc_status ncc_llvm_lower_graph_fused(const ncc_graph *g, const ncc_lower_opts *lo,
                                       const ncc_fuse_plan *fp, kir_kernel **kernels,
                                       bool *group_kernel, int *n_lowered) {
-  bool debug = getenv("NCC_DEBUG_KIR") != NULL;
+  bool debug = ncc_opts_dump(NCC_DUMP_KERNEL_IR);
+  FILE *df = ncc_opts_dump_file();
   *n_lowered = 0;
   char name[64], head[24]; /* names: codegen/escape.h */
   for (int gi = 0; fp && gi < fp->n_groups; gi++) {
@@ -133,7 +137,7 @@ ncc_status ncc_llvm_lower_graph_fused(const ncc_graph *g, const ncc_lower_opts *
     if (st == NCC_ERR_UNSUPPORTED) continue;
     if (st != NCC_OK) return st;
     if (group_kernel) group_kernel[gi] = true;
-    if (debug) kir_print(kernels[root], stderr);
+    if (debug) kir_print(kernels[root], df);
     (*n_lowered)++;
   }
   for (int i = 0; i < g->n_nodes; i++) {
@@ -148,7 +152,7 @@ ncc_status ncc_llvm_lower_graph_fused(const ncc_graph *g, const ncc_lower_opts *
     ncc_status st = ncc_lower_node(n, name, lo, &kernels[i]);
     if (st == NCC_ERR_UNSUPPORTED) continue;
     if (st != NCC_OK) return st;
-    if (debug) kir_print(kernels[i], stderr);
+    if (debug) kir_print(kernels[i], df);
     (*n_lowered)++;
   }
   return NCC_OK;
@@ -218,13 +222,13 @@ static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
   if ((st = ncc_fuse_plan_build(g, &fp)) != NCC_OK) goto done;
   st = ncc_exec_create(g, &s->exec);
   if (st != NCC_OK) goto done;
-  ncc_lower_opts lo = {.vector_width = h->vector_width};
+  ncc_lower_opts lo = {.vector_width = opts && opts->vector_width > 0
+                                            ? opts->vector_width : h->vector_width};
   int nk = 0;
   st = ncc_llvm_lower_graph_fused(g, &lo, fp, kernels, gk, &nk);
   if (st != NCC_OK) goto done;
   /* one function per distinct kernel */
-  const char *reuse = getenv("NCC_KERNEL_REUSE");
-  if (reuse && strcmp(reuse, "0") == 0) {
+  if (opts && !opts->kernel_reuse) {
     for (int i = 0; i < g->n_nodes; i++) rep[i] = kernels[i] ? i : -1;
   } else if (kir_dedupe(kernels, g->n_nodes, rep) < 0) {
     st = NCC_ERR_NOMEM;

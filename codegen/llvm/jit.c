@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../ir/options.h"
 #include "llvm.h"
 
 struct ncc_jit {
@@ -70,10 +71,9 @@ static void host_init(void) {
   host.triple = triple;
   host.cpu = LLVMGetHostCPUName();
   host.features = LLVMGetHostCPUFeatures();
+  /* a caller's narrower width is ncc_options.vector_width (the driver
+   * reads NCC_VECTOR_WIDTH), applied where kernels are lowered */
   host.vector_width = width_from_features(host.features);
-  const char *w = getenv("NCC_VECTOR_WIDTH"); /* for experiments and tests */
-  if (w && (atoi(w) == 1 || atoi(w) == 4 || atoi(w) == 8 || atoi(w) == 16))
-    host.vector_width = atoi(w);
 }
 
 ncc_status ncc_llvm_host_info(const ncc_llvm_host **out) {
@@ -129,6 +129,13 @@ static ncc_status build_module(LLVMContextRef ctx, LLVMModuleRef mod,
   return ncc_llvm_build_module(ctx, mod, ks, n, h, tm);
 }
 
+/* The module's text to the dump stream (LLVMDumpModule only knows stderr). */
+static void dump_module(LLVMModuleRef mod) {
+  char *text = LLVMPrintModuleToString(mod);
+  fputs(text, ncc_opts_dump_file());
+  LLVMDisposeMessage(text);
+}
+
 ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
                                  kir_kernel *const *ks, int n,
                                  const ncc_llvm_host *h, void *llvm_tm) {
@@ -146,7 +153,7 @@ ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
   char *msg = NULL;
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
     ncc_status st = ncc_error(NCC_ERR_INTERNAL, "emitted LLVM IR is invalid: %.200s", msg);
-    if (getenv("NCC_DUMP_LLVM")) LLVMDumpModule(mod);
+    if (ncc_opts_dump(NCC_DUMP_LLVM_IR)) dump_module(mod);
     LLVMDisposeMessage(msg);
     return st;
   }
@@ -155,12 +162,12 @@ ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
   LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) return llvm_error(e, "optimization");
-  if (getenv("NCC_DUMP_LLVM")) LLVMDumpModule(mod);
-  if (getenv("NCC_DUMP_ASM")) {
+  if (ncc_opts_dump(NCC_DUMP_LLVM_IR)) dump_module(mod);
+  if (ncc_opts_dump(NCC_DUMP_ASM)) {
     LLVMMemoryBufferRef buf = NULL;
     char *err = NULL;
     if (!LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &buf)) {
-      fwrite(LLVMGetBufferStart(buf), 1, LLVMGetBufferSize(buf), stderr);
+      fwrite(LLVMGetBufferStart(buf), 1, LLVMGetBufferSize(buf), ncc_opts_dump_file());
       LLVMDisposeMemoryBuffer(buf);
     }
     LLVMDisposeMessage(err);

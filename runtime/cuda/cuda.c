@@ -145,6 +145,9 @@ static void probe(void) {
   char nvwhy[320];
   int major = 0, minor = 0;
   bool nvrtc = ncc_nvrtc_available(nvwhy, sizeof nvwhy, &major, &minor);
+  /* A documented exception to "libncc reads no environment" (docs/CLI.md):
+   * which driver library and device to load is process-wide, probed once
+   * before any options exist, like the vendor's own variables. */
   const char *env = getenv("NCC_CUDA_DRIVER_LIB");
   cu.lib = dlopen(env ? env : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!cu.lib) {
@@ -203,6 +206,9 @@ static void probe(void) {
   cu.cuDeviceGetAttribute(&max_threads, NCC_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, cu.device);
   cu.cuDeviceGetAttribute(&smem, NCC_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, cu.device);
   snprintf(cu.arch, sizeof cu.arch, "sm_%d%d", cc_major, cc_minor);
+  /* A documented exception to "libncc reads no environment" (docs/CLI.md):
+   * which driver library and device to load is process-wide, probed once
+   * before any options exist, like the vendor's own variables. */
   const char *want = getenv("NCC_CUDA_ARCH");
   if (want && *want) snprintf(cu.arch, sizeof cu.arch, "%s", want);
   ncc_gpu_device *d = &cu.dev;
@@ -223,6 +229,7 @@ static void probe(void) {
 }
 
 const char *ncc_cuda_default_arch(void) {
+  /* the exception above: the device's architecture override */
   const char *want = getenv("NCC_CUDA_ARCH");
   if (want && *want) return want;
   pthread_mutex_lock(&cu.lock);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../../codegen/cstyle/gpu.h"
+#include "../../ir/options.h"
 #include "cuda_api.h"
 #include "cuda_internal.h"
 
@@ -34,6 +35,9 @@ static struct {
 static void *try_open(const char *name) { return dlopen(name, RTLD_NOW | RTLD_LOCAL); }
 
 static void nvrtc_load(void) {
+  /* A documented exception to "libncc reads no environment" (docs/CLI.md):
+   * which driver library and device to load is process-wide, probed once
+   * before any options exist, like the vendor's own variables. */
   const char *env = getenv("NCC_NVRTC_LIB");
   char home[512];
   const char *home_env = getenv("NCC_CUDA_HOME");
@@ -130,7 +134,7 @@ ncc_status ncc_cuda_compile_ptx(const char *source, const char *arch, char **ptx
     if (nv.nvrtcGetProgramLogSize(prog, &ll) == 0 && ll > 0) {
       char *log = ncc_calloc(ll + 1, 1);
       if (log && nv.nvrtcGetProgramLog(prog, log) == 0) {
-        if (getenv("NCC_DEBUG_GPU")) fprintf(stderr, "%s\n", log);
+        if (ncc_opts_dump(NCC_DUMP_GPU)) fprintf(ncc_opts_dump_file(), "%s\n", log);
         const char *p = strstr(log, "error");
         if (!p) p = log;
         while (p > log && p[-1] != '\n') p--;

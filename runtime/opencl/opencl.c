@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../../codegen/cstyle/gpu.h"
+#include "../../ir/options.h"
 
 #define CL_FNS(X)                                                              \
   X(clGetPlatformIDs)                                                          \
@@ -93,6 +94,9 @@ static ncc_status cl_fail(const char *what, cl_int e) {
 static void probe(void) {
   if (ocl.probed) return;
   ocl.probed = true;
+  /* A documented exception to "libncc reads no environment" (docs/CLI.md):
+   * which driver library and device to load is process-wide, probed once
+   * before any options exist, like the vendor's own variables. */
   const char *libname = getenv("NCC_OPENCL_LIB");
   ocl_api *a = &ocl.api;
   a->lib = dlopen(libname ? libname : "libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -130,6 +134,9 @@ static void probe(void) {
   }
   if (np > 16) np = 16;
   int want_p = -1, want_d = -1;
+  /* A documented exception to "libncc reads no environment" (docs/CLI.md):
+   * which driver library and device to load is process-wide, probed once
+   * before any options exist, like the vendor's own variables. */
   const char *sel = getenv("NCC_OPENCL_DEVICE");
   if (sel && sscanf(sel, "%d.%d", &want_p, &want_d) != 2) want_p = want_d = -1;
   bool found = false, found_gpu = false;
@@ -225,7 +232,7 @@ static ncc_status d_build(void *ctx, const char *source, const char *const *name
     char line[240] = "(no build log)";
     if (log && a->clGetProgramBuildInfo(p, ocl.device, CL_PROGRAM_BUILD_LOG, len, log, NULL) ==
                    CL_SUCCESS) {
-      if (getenv("NCC_DEBUG_GPU")) fprintf(stderr, "%s\n", log);
+      if (ncc_opts_dump(NCC_DUMP_GPU)) fprintf(ncc_opts_dump_file(), "%s\n", log);
       first_error_line(log, line, sizeof line);
     }
     ncc_free(log, len + 1);

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "runtime/ref/ref.h"
+#include "test_env.h"
 #include "test_graph.h"
 
 /* ---- helpers ---- */
@@ -40,7 +41,7 @@ static int check(const int64_t *d, double atol, double rtol, const char *what) {
   if (st != NCC_OK) print_error("ref: %s\n", ncc_error_message());
   assert_int_equal(st, NCC_OK);
   ncc_module *m = NULL;
-  st = ncc_module_compile(G, "cpu", &m);
+  st = test_module_compile(G, "cpu", &m);
   if (st != NCC_OK) print_error("compile: %s\n", ncc_error_message());
   assert_int_equal(st, NCC_OK);
   st = ncc_module_run(m, &x, 1, &cpu, 1);

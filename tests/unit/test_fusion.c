@@ -34,6 +34,7 @@
 #include "passes/memplan.h"
 #include "passes/pass.h"
 #include "test_alloc.h"
+#include "test_env.h"
 
 /* ---- graphs ---- */
 
@@ -321,7 +322,7 @@ static bool have_cpu(void) {
 static int check_cpu(const ncc_graph *g, const char *what) {
   if (!have_cpu()) skip();
   ncc_module *m = NULL;
-  ncc_status st = ncc_module_compile(g, "cpu", &m);
+  ncc_status st = test_module_compile(g, "cpu", &m);
   if (st != NCC_OK) print_error("compile %s: %s\n", what, ncc_error_message());
   assert_int_equal(st, NCC_OK);
   static const int64_t batches[] = {3, 1, 3};
@@ -459,7 +460,8 @@ static int distinct_kernels(const ncc_graph *g, int *total) {
 #else
   const ncc_llvm_host *h;
   assert_int_equal(ncc_llvm_host_info(&h), NCC_OK);
-  ncc_lower_opts lo = {.vector_width = h->vector_width};
+  int w = test_env_vector_width();
+  ncc_lower_opts lo = {.vector_width = w ? w : h->vector_width};
   kir_kernel **ks = calloc((size_t)g->n_nodes + 1, sizeof *ks);
   int *rep = calloc((size_t)g->n_nodes + 1, sizeof *rep);
   assert_non_null(ks);

@@ -19,6 +19,7 @@ typedef enum opt_id {
   OPT_VERIFY_EACH, OPT_INPUT, OPT_OUTPUT_DIR, OPT_EMIT, OPT_BATCH,
   OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_ABLATE, OPT_CHECK_EACH_PASS,
   OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK, OPT_MAX_MEMORY,
+  OPT_THREADS,
 } opt_id;
 
 typedef struct long_opt {
@@ -49,6 +50,7 @@ static const long_opt long_opts[] = {
     {"rtol", OPT_RTOL, CLI_F_DRIFT, true},
     {"atol", OPT_ATOL, CLI_F_DRIFT, true},
     {"max-memory", OPT_MAX_MEMORY, CLI_F_MEMORY, true},
+    {"threads", OPT_THREADS, CLI_F_THREADS, true},
 };
 
 /* -o has no long form. */
@@ -180,6 +182,13 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
   case OPT_ABLATE: o->ablate = true; break;
   case OPT_CHECK_EACH_PASS: o->check_each_pass = true; break;
   case OPT_MAX_MEMORY: return set_max_memory(v);
+  case OPT_THREADS: {
+    int64_t t;
+    if (!cli_parse_int(v, 1, 1024, &t))
+      return ncc_error(NCC_ERR_USAGE, "--threads expects an integer from 1 to 1024, got '%s'", v);
+    o->lib.num_threads = (int)t;
+    break;
+  }
   case OPT_RTOL: return set_tolerance("--rtol", v, &o->rtol, &o->tol_set);
   case OPT_ATOL: return set_tolerance("--atol", v, &o->atol, &o->tol_set);
   case OPT_OUT:
@@ -263,6 +272,8 @@ static void set_defaults(const cli_command *cmd, cli_opts *o) {
   o->iters = 20;
   o->rtol = 1e-4;
   o->atol = 1e-5;
+  ncc_options_init(&o->lib);
+  cli_env_options(&o->lib);
 }
 
 ncc_status cli_parse(const cli_command *cmd, int argc, char **argv, int first,

@@ -27,6 +27,7 @@ enum {
   CLI_F_BENCH = 1u << 6,    /* --batch, --warmup, --iters, --json, --ablate */
   CLI_F_DRIFT = 1u << 7,    /* --check-each-pass, --rtol, --atol */
   CLI_F_MEMORY = 1u << 8,   /* --max-memory=SIZE */
+  CLI_F_THREADS = 1u << 9,  /* --threads N */
 };
 
 /* Exit status of `ncc run --check-each-pass` when a pass drifts (1-4 are
@@ -77,6 +78,8 @@ struct cli_opts {
   bool check_each_pass;
   double rtol, atol; /* default 1e-4, 1e-5 */
   bool tol_set;      /* --rtol or --atol given */
+  /* what libncc is given: the environment (env.c), then --threads */
+  ncc_options lib;
 };
 
 /* ---- main.c ---- */
@@ -89,6 +92,26 @@ extern const int cli_n_commands;
 ncc_status cli_parse(const cli_command *cmd, int argc, char **argv, int first,
                      cli_opts *o);
 void cli_opts_free(cli_opts *o);
+
+/* ---- env.c ---- */
+/* Fill library options from the environment variables ncc honours. */
+void cli_env_options(ncc_options *o);
+#define CLI_ENV_HELP                                                           \
+  "environment (read by ncc and passed to libncc as options, except the GPU\n" \
+  "ones at the end; docs/CONFIGURATION.md):\n"   \
+  "  NCC_NUM_THREADS=N      kernel threads (default: one per core; --threads)\n" \
+  "  NCC_VECTOR_WIDTH=W     f32 lanes of cpu kernels and of the layout block\n" \
+  "                         (1, 4, 8, 16; default: the host's)\n"             \
+  "  NCC_KERNEL_REUSE=0     compile each kernel on its own, not shared\n"     \
+  "  NCC_CC, NCC_AARCH64_CC C compiler of --emit=lib (default cc,\n"          \
+  "                         aarch64-linux-gnu-gcc)\n"                         \
+  "  NCC_KEEP_AOT_TEMPS=1   keep the work directory of --emit=lib\n"          \
+  "  NCC_DEBUG_KIR, NCC_DUMP_LLVM, NCC_DUMP_ASM, NCC_DEBUG_GPU\n"              \
+  "                         print kernel IR, LLVM IR, assembly, GPU sources\n" \
+  "                         and compiler logs to stderr\n"                    \
+  "  NCC_OPENCL_LIB, NCC_OPENCL_DEVICE, NCC_CUDA_DRIVER_LIB, NCC_NVRTC_LIB,\n" \
+  "  NCC_CUDA_HOME, NCC_CUDA_ARCH   GPU driver and device (docs/GPU.md;\n"   \
+  "                         read by libncc when it loads a GPU driver)\n"
 
 /* ---- targets.c ---- */
 typedef struct cli_target {

@@ -104,7 +104,7 @@ static ncc_status compile_variant(const ablation *a, variant *v) {
   ncc_status st = cli_pipeline_build(a->o, v->dropped, v->n_dropped, &p);
   if (!st) st = cli_load_model(a->o->model, &v->g);
   if (!st) st = ncc_pipeline_run(p, v->g);
-  if (!st) st = ncc_module_compile(v->g, a->o->target, &v->m);
+  if (!st) st = ncc_module_compile_opts(v->g, a->o->target, &a->o->lib, &v->m);
   v->compile_ms = cli_now_ms() - t0;
   if (!st) {
     v->n_ran = ncc_pipeline_num_ran(p);

@@ -21,6 +21,7 @@ typedef struct bench_result {
   double compile_ms;
   double median, p90, p99, min, mean, cv;
   int kernels;
+  int threads; /* kernel threads the module runs with at most */
   const char *passes[MAX_PASSES_REPORTED];
   int n_passes;
 } bench_result;
@@ -130,7 +131,7 @@ static void print_json(const bench_result *r) {
   cli_json_number(r->cv);
   printf(", \"throughput_per_s\": ");
   cli_json_number(throughput(r));
-  printf(", \"kernels\": %d, \"passes\": [", r->kernels);
+  printf(", \"kernels\": %d, \"threads\": %d, \"passes\": [", r->kernels, r->threads);
   for (int i = 0; i < r->n_passes; i++) {
     if (i) printf(", ");
     cli_json_string(r->passes[i]);
@@ -151,6 +152,7 @@ static void print_table(const bench_result *r) {
   printf("%-12s %.2f %%\n", "cv", r->cv * 100);
   printf("%-12s %.2f /s\n", "throughput", throughput(r));
   printf("%-12s %d\n", "kernels", r->kernels);
+  printf("%-12s %d\n", "threads", r->threads);
   printf("%-12s", "passes");
   if (r->n_passes == 0) printf(" (none)");
   for (int i = 0; i < r->n_passes; i++)
@@ -177,11 +179,12 @@ static ncc_status bench_loaded(ncc_graph *g, const cli_opts *o,
   ncc_module *m = NULL;
   ncc_status st = cli_pipeline_run(g, o, o->batch, r->passes, MAX_PASSES_REPORTED,
                                    &r->n_passes);
-  if (!st) st = ncc_module_compile(g, o->target, &m);
+  if (!st) st = ncc_module_compile_opts(g, o->target, &o->lib, &m);
   if (!st) {
     r->compile_ms = cli_now_ms() - t0;
     /* Every node is a kernel: compiled, or run by a reference kernel. */
     r->kernels = ncc_module_num_kernels(m) + ncc_module_num_host_kernels(m);
+    r->threads = ncc_module_num_threads(m);
     st = bench_module(g, m, o, r);
   }
   ncc_module_free(m);

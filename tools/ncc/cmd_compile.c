@@ -81,7 +81,7 @@ static char *default_output(const char *model, const char *ext) {
  * work dir $TMPDIR/.ncc-<pid>-XXXXXX, removed on SIGINT/SIGTERM and swept
  * by a later run after a SIGKILL (runtime/atomic_file.c). */
 static ncc_status emit_to_stdout(const ncc_graph *g, const char *target,
-                                 const char *emit) {
+                                 const char *emit, const cli_opts *o) {
   const char *dir = getenv("TMPDIR");
   char probe[4096], path[4200];
   snprintf(probe, sizeof probe, "%s/ncc-emit", dir && *dir ? dir : "/tmp");
@@ -91,7 +91,7 @@ static ncc_status emit_to_stdout(const ncc_graph *g, const char *target,
   if (st) return st;
   snprintf(path, sizeof path, "%s/out", work);
   int slot = ncc_atomic_register(path, false);
-  st = ncc_module_emit(g, target, emit, path);
+  st = ncc_module_emit_opts(g, target, &o->lib, emit, path);
   FILE *f = st ? NULL : fopen(path, "rb");
   if (!st && !f)
     st = ncc_error(NCC_ERR_INPUT, "%s: cannot read back: %s", path, strerror(errno));
@@ -122,11 +122,11 @@ static ncc_status emit_code(const ncc_graph *g, const cli_opts *o,
     out = NULL;
     binary = false; /* an object to stdout, when asked for explicitly */
   }
-  if (out) return ncc_module_emit(g, o->target, emit, out);
-  if (!binary) return emit_to_stdout(g, o->target, emit);
+  if (out) return ncc_module_emit_opts(g, o->target, &o->lib, emit, out);
+  if (!binary) return emit_to_stdout(g, o->target, emit, o);
   char *path = default_output(o->model, strcmp(emit, "lib") == 0 ? ".so" : ".o");
   if (!path) return NCC_ERR_NOMEM;
-  ncc_status st = ncc_module_emit(g, o->target, emit, path);
+  ncc_status st = ncc_module_emit_opts(g, o->target, &o->lib, emit, path);
   ncc_free(path, 0);
   return st;
 }

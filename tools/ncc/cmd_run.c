@@ -171,7 +171,7 @@ static ncc_status run_loaded(ncc_graph *g, const cli_opts *o) {
   int n_ran;
   ncc_module *m = NULL;
   ncc_status st = cli_pipeline_run(g, o, 1, NULL, 0, &n_ran);
-  if (!st) st = ncc_module_compile(g, o->target, &m);
+  if (!st) st = ncc_module_compile_opts(g, o->target, &o->lib, &m);
   if (!st) st = run_module(g, m, o);
   ncc_module_free(m);
   return st;

@@ -30,6 +30,10 @@
   "                         (bytes, or K/M/G/T, binary; default 75% of the\n"  \
   "                         physical memory); over it is exit status 4\n"
 
+#define THREADS_HELP                                                           \
+  "  --threads N            kernel threads (default: NCC_NUM_THREADS, else one\n" \
+  "                         per core)\n"
+
 #define TARGET_HELP                                                            \
   "  --target=T             ref, cpu (default), x86_64, aarch64, opencl, "    \
   "cuda\n"                                                                     \
@@ -82,7 +86,7 @@ static const char usage_run[] =
     "DIR leave the files of one run.\n"
     "\n" TARGET_HELP PIPELINE_HELP INPUT_HELP
     "  --output-dir DIR       where to write the outputs (default: .)\n"
-    MEMORY_HELP
+    THREADS_HELP MEMORY_HELP
     "\n"
     "Drift finder: with --check-each-pass nothing is written; instead the\n"
     "reference interpreter runs the unoptimized model and then the model\n"
@@ -110,7 +114,8 @@ static const char usage_bench[] =
     "                         with that pass disabled (and the passes that\n"
     "                         need it), run all variants interleaved, and\n"
     "                         print each pass's effect: latency %, kernels,\n"
-    "                         bytes moved, compile time (a table, or --json)\n" MEMORY_HELP;
+    "                         bytes moved, compile time (a table, or --json)\n"
+    THREADS_HELP MEMORY_HELP;
 
 static const char usage_passes[] =
     "usage: ncc passes\n"
@@ -134,10 +139,12 @@ const cli_command cli_commands[] = {
      usage_compile, cmd_compile},
     {"run",
      CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_OUTDIR | CLI_F_DRIFT |
-         CLI_F_MEMORY,
+         CLI_F_MEMORY | CLI_F_THREADS,
      true,
      usage_run, cmd_run},
-    {"bench", CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH | CLI_F_MEMORY, true,
+    {"bench",
+     CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH | CLI_F_MEMORY | CLI_F_THREADS,
+     true,
      usage_bench, cmd_bench},
     {"passes", 0, false, usage_passes, cmd_passes},
     {"targets", 0, false, usage_targets, cmd_targets},
@@ -166,7 +173,7 @@ static void print_usage(FILE *f) {
           "unsupported, 4 out of memory\n"
           "(over the --max-memory budget, default 75%% of physical memory),\n"
           "5 internal error, 6 a pass drifts ('ncc run --check-each-pass')."
-          "\n");
+          "\n\n" CLI_ENV_HELP);
 }
 
 static const cli_command *find_command(const char *name) {

@@ -10,6 +10,16 @@
 #include "cli.h"
 
 /* The flags' pipeline less drop[], with the reports when `reports`. */
+/* The target's block, or the width of NCC_VECTOR_WIDTH for this host's
+ * kernels ("cpu", and "ref", which checks the graph cpu runs), so the
+ * layout and the kernels agree as when the library read the variable. */
+static int layout_block(const cli_opts *o) {
+  const char *t = o->target ? o->target : "cpu";
+  if (o->lib.vector_width > 0 && (strcmp(t, "cpu") == 0 || strcmp(t, "ref") == 0))
+    return o->lib.vector_width;
+  return ncc_target_layout_block(o->target);
+}
+
 static ncc_status make(const cli_opts *o, const char *const *drop, int n_drop,
                        bool reports, ncc_pipeline **out) {
   ncc_pipeline *p;
@@ -28,8 +38,7 @@ static ncc_status make(const cli_opts *o, const char *const *drop, int n_drop,
     return st;
   }
   /* the layout pass blocks for the target the graph is compiled for */
-  ncc_pipeline_set_layout_block(p, o->layout_block ? o->layout_block
-                                                   : ncc_target_layout_block(o->target));
+  ncc_pipeline_set_layout_block(p, o->layout_block ? o->layout_block : layout_block(o));
   ncc_pipeline_set_time_passes(p, reports && o->time_passes);
   ncc_pipeline_set_verify_each(p, o->verify_each);
   *out = p;

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "ir/f16.h"
+#include "f16.h"
 
 /* A finite nonzero value (-1)^sign * 1.m * 2^e with an `mbits`-bit
  * fraction m, rounded to f16. */

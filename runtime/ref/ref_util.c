@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ir/f16.h"
+#include "../../ir/f16.h"
 #include "ref.h"
 
 /* ---- float -> integer without undefined behaviour ---- */

@@ -110,12 +110,6 @@ kir_expr *kir_const_i(kir_kernel *k, int64_t v) {
   return e;
 }
 
-kir_expr *kir_const_bool(kir_kernel *k, bool v) {
-  kir_expr *e = node(k, KIR_E_CONST, NCC_DT_BOOL, 1);
-  if (e != &poison) e->i = v;
-  return e;
-}
-
 static kir_expr *leaf(kir_kernel *k, kir_ek kind, ncc_dtype dt, int lanes,
                       int id) {
   kir_expr *e = node(k, kind, dt, lanes);

@@ -159,7 +159,6 @@ int kir_var_new(kir_kernel *k);
 /* Expressions (constant-folding the easy index arithmetic). */
 kir_expr *kir_const_f(kir_kernel *k, ncc_dtype dt, double v);
 kir_expr *kir_const_i(kir_kernel *k, int64_t v); /* i64 */
-kir_expr *kir_const_bool(kir_kernel *k, bool v);
 kir_expr *kir_var(kir_kernel *k, int var);
 kir_expr *kir_sym(kir_kernel *k, int sym);
 kir_expr *kir_local_ref(kir_kernel *k, int local);

@@ -11,6 +11,7 @@
 
 #include "../passes/fusion.h"
 #include "kir.h"
+#include "../ir/window.h"
 
 typedef struct ncc_lower_opts {
   int vector_width; /* f32 lanes the target prefers: 16, 8, 4 or 1 */
@@ -59,13 +60,9 @@ bool ncc_lower_conv_supports(const ncc_node *n);
 ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
                           const ncc_lower_opts *o, kir_kernel **out);
 
-/* The window of a 2-D Conv / pool (lower_conv.c): kernel size kh x kw,
- * strides, dilations, pads (auto_pad NOTSET or VALID); false for windows
- * the CPU kernels do not handle. */
-typedef struct ncc_win {
-  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
-} ncc_win;
-bool ncc_lower_window(const ncc_node *n, int64_t kh, int64_t kw, ncc_win *w);
+/* The decoded window (ir/window.h) of a 2-D Conv / pool (lower_conv.c);
+ * false for windows the CPU kernels do not handle (auto_pad SAME_*). */
+bool ncc_lower_window(const ncc_node *n, ncc_window *w);
 
 /* Shared helper: a dim of a declared shape as an i64 expression (a constant,
  * or the run-time value of its symbol). */

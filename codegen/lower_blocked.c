@@ -78,7 +78,7 @@ static void bind_data(kir_kernel *k, int b, float *data, size_t count) {
   k->bufs[b].owned = data;
 }
 
-typedef ncc_win win; /* lower_conv.c reads the window attributes */
+typedef ncc_window win;
 
 /* ---- op classification ---- */
 
@@ -107,18 +107,18 @@ static bool conv_common(const ncc_node *n, win *w) {
     if (b->dtype != F32 || b->shape.rank != 1 || b->shape.d[0] != y->shape.d[1] || ncc_value_block(b))
       return false;
   }
-  if (!ncc_lower_window(n, wt->shape.d[2], wt->shape.d[3], w)) return false;
+  if (!ncc_lower_window(n, w)) return false;
   /* the output size must match the window (no ceil-mode surprises) */
   int64_t H = x->shape.d[2], W = x->shape.d[3];
-  int64_t eh = (H + w->pt + w->pb - ((w->kh - 1) * w->dh + 1)) / w->sh + 1;
-  int64_t ew = (W + w->pl + w->pr - ((w->kw - 1) * w->dw + 1)) / w->sw + 1;
+  int64_t eh = (H + w->pad_begin[0] + w->pad_end[0] - ((w->kernel[0] - 1) * w->dilation[0] + 1)) / w->stride[0] + 1;
+  int64_t ew = (W + w->pad_begin[1] + w->pad_end[1] - ((w->kernel[1] - 1) * w->dilation[1] + 1)) / w->stride[1] + 1;
   return eh == y->shape.d[2] && ew == y->shape.d[3] && eh > 0 && ew > 0;
 }
 
 static bkind conv_kind(const ncc_node *n, win *w) {
   if (!conv_common(n, w)) return BK_NONE;
   const ncc_value *x = n->in[0], *wt = n->in[1], *y = n->out[0];
-  int64_t g = ncc_attr_int(n, "group", 1), C = x->shape.d[1];
+  int64_t g = w->group, C = x->shape.d[1];
   if (g == 1 && wt->shape.d[1] == C && (!ncc_value_block(x) || C % ncc_value_block(x) == 0)) return BK_CONV;
   if (g > 1 && g == C && y->shape.d[1] == C && wt->shape.d[1] == 1 && ncc_value_block(x) == ncc_value_block(y))
     return BK_DWCONV;
@@ -132,15 +132,12 @@ static bool pool_ok(const ncc_node *n, win *w) {
   if (n->in[0]->shape.d[0] != n->out[0]->shape.d[0] ||
       n->in[0]->shape.d[1] != n->out[0]->shape.d[1])
     return false;
-  int c;
-  const int64_t *ks = ncc_attr_ints(n, "kernel_shape", &c);
-  if (!ks || c != 2) return false;
-  if (n->op == NCC_OP_AVGPOOL && ncc_attr_int(n, "ceil_mode", 0)) return false;
-  if (!ncc_lower_window(n, ks[0], ks[1], w)) return false;
+  if (!ncc_lower_window(n, w)) return false;
+  if (n->op == NCC_OP_AVGPOOL && w->ceil_mode) return false;
   /* every window must overlap the image somewhere (a MaxPool over nothing) */
   const ncc_shape *ys = &n->out[0]->shape;
-  return (ys->d[2] - 1) * w->sh - w->pt < n->in[0]->shape.d[2] &&
-         (ys->d[3] - 1) * w->sw - w->pl < n->in[0]->shape.d[3];
+  return (ys->d[2] - 1) * w->stride[0] - w->pad_begin[0] < n->in[0]->shape.d[2] &&
+         (ys->d[3] - 1) * w->stride[1] - w->pad_begin[1] < n->in[0]->shape.d[3];
 }
 
 static bool gap_ok(const ncc_node *n) {
@@ -416,7 +413,7 @@ static kir_block *channel_loops(bconv *c, kir_kernel *k, kir_block *b, kir_expr 
 static void tile_fmas(bconv *c, kir_kernel *k, kir_block *b, kir_expr *ocb0, kir_expr *ic,
                       kir_expr *tap, kir_expr **x, kir_expr **g) {
   int kb = c->kb;
-  int64_t taps = c->w.kh * c->w.kw;
+  int64_t taps = c->w.kernel[0] * c->w.kernel[1];
   kir_expr *wv[NB_MAX];
   for (int j = 0; j < c->nb; j++) {
     kir_expr *wi = MUL(ADD(MUL(ADD(MUL(ADD(ocb0, I(j)), I(c->C)), ic), I(taps)), tap), I(kb));
@@ -443,14 +440,14 @@ static void conv_reduce(bconv *c, kir_kernel *k, kir_block *b, kir_expr *ocb0,
   kir_expr *coff, *ic;
   kir_block *body = channel_loops(c, k, b, NULL, &lcb, &bcb, &lci, &bci, &coff, &ic);
   int vkh = kir_var_new(k), vkw = kir_var_new(k);
-  kir_stmt *lkh = kir_for(k, body, vkh, I(0), I(w->kh), KIR_UNROLL, (int)w->kh);
+  kir_stmt *lkh = kir_for(k, body, vkh, I(0), I(w->kernel[0]), KIR_UNROLL, (int)w->kernel[0]);
   kir_block bkh = kir_body_begin();
-  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kw), KIR_UNROLL, (int)w->kw);
+  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kernel[1]), KIR_UNROLL, (int)w->kernel[1]);
   kir_block bkw = kir_body_begin();
   {
     kir_expr *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
-    kir_expr *tap = ADD(MUL(kh, I(w->kw)), kw);
-    kir_expr *off = ADD(coff, MUL(ADD(MUL(kh, I(w->dh * c->W)), MUL(kw, I(w->dw))), I(ki)));
+    kir_expr *tap = ADD(MUL(kh, I(w->kernel[1])), kw);
+    kir_expr *off = ADD(coff, MUL(ADD(MUL(kh, I(w->dilation[0] * c->W)), MUL(kw, I(w->dilation[1]))), I(ki)));
     kir_expr *x[R_MAX];
     for (int r = 0; r < c->R; r++) x[r] = kir_splat(k, kir_load(k, c->bx, ADD(xb[r], off)), c->kb);
     tile_fmas(c, k, &bkw, ocb0, ic, tap, x, NULL);
@@ -477,17 +474,17 @@ static void conv_reduce_border(bconv *c, kir_kernel *k, kir_block *b, kir_expr *
   int64_t ki = c->ki ? c->ki : 1;
   zero_tile(c, k, b);
   int vkh = kir_var_new(k), vkw = kir_var_new(k);
-  kir_stmt *lkh = kir_for(k, b, vkh, I(0), I(w->kh), KIR_SERIAL, 0);
+  kir_stmt *lkh = kir_for(k, b, vkh, I(0), I(w->kernel[0]), KIR_SERIAL, 0);
   kir_block bkh = kir_body_begin();
-  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kw), KIR_SERIAL, 0);
+  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kernel[1]), KIR_SERIAL, 0);
   kir_block bkw = kir_body_begin();
   kir_expr *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
-  kir_expr *tap = ADD(MUL(kh, I(w->kw)), kw);
-  kir_expr *sp = MUL(ADD(MUL(kh, I(w->dh * c->W)), MUL(kw, I(w->dw))), I(ki));
+  kir_expr *tap = ADD(MUL(kh, I(w->kernel[1])), kw);
+  kir_expr *sp = MUL(ADD(MUL(kh, I(w->dilation[0] * c->W)), MUL(kw, I(w->dilation[1]))), I(ki));
   kir_expr *g[R_MAX], *base[R_MAX], *any = NULL;
   for (int r = 0; r < c->R; r++) {
-    g[r] = AND(inside(k, ADD(ih0[r], MUL(kh, I(w->dh))), c->H),
-               inside(k, ADD(iw0[r], MUL(kw, I(w->dw))), c->W));
+    g[r] = AND(inside(k, ADD(ih0[r], MUL(kh, I(w->dilation[0]))), c->H),
+               inside(k, ADD(iw0[r], MUL(kw, I(w->dilation[1]))), c->W));
     base[r] = kir_select(k, g[r], ADD(xb[r], sp), xbase);
     any = any ? kir_bin(k, KIR_OR, any, g[r]) : g[r];
   }
@@ -517,11 +514,11 @@ static int64_t cdiv64(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / 
 
 static void regions(const win *w, int64_t H, int64_t W, int64_t OH, int64_t OW, region *g) {
   g->OH = OH, g->OW = OW;
-  g->r_lo = cdiv64(w->pt, w->sh);
-  g->c_lo = cdiv64(w->pl, w->sw);
-  int64_t rh = H - 1 + w->pt - (w->kh - 1) * w->dh, cw = W - 1 + w->pl - (w->kw - 1) * w->dw;
-  g->r_hi = rh < 0 ? 0 : rh / w->sh + 1;
-  g->c_hi = cw < 0 ? 0 : cw / w->sw + 1;
+  g->r_lo = cdiv64(w->pad_begin[0], w->stride[0]);
+  g->c_lo = cdiv64(w->pad_begin[1], w->stride[1]);
+  int64_t rh = H - 1 + w->pad_begin[0] - (w->kernel[0] - 1) * w->dilation[0], cw = W - 1 + w->pad_begin[1] - (w->kernel[1] - 1) * w->dilation[1];
+  g->r_hi = rh < 0 ? 0 : rh / w->stride[0] + 1;
+  g->c_hi = cw < 0 ? 0 : cw / w->stride[1] + 1;
   if (g->r_hi > OH) g->r_hi = OH;
   if (g->c_hi > OW) g->c_hi = OW;
   if (g->r_hi <= g->r_lo || g->c_hi <= g->c_lo) /* no interior */
@@ -579,8 +576,8 @@ static void run_pixels(const bconv *c, kir_kernel *k, const region *g, bool bord
     kir_expr *q = kir_min(k, ADD(MUL(run, I(c->R)), I(r)), I(count - 1)), *oh, *ow;
     pixel_at(k, g, border, q, &oh, &ow);
     p[r] = ADD(MUL(oh, I(c->OW)), ow);
-    ih0[r] = in_pos(k, oh, w->sh, -w->pt);
-    iw0[r] = in_pos(k, ow, w->sw, -w->pl);
+    ih0[r] = in_pos(k, oh, w->stride[0], -w->pad_begin[0]);
+    iw0[r] = in_pos(k, ow, w->stride[1], -w->pad_begin[1]);
     xb[r] = ADD(xbase, MUL(ADD(MUL(ih0[r], I(c->W)), iw0[r]), I(ki)));
   }
 }
@@ -641,7 +638,7 @@ static void lower_bconv(bconv *c, kir_kernel *k) {
   conv_pass(c, k, &top, &g, false);
   conv_pass(c, k, &top, &g, true);
   kir_kernel_set_body(k, &top);
-  k->cost_per_elem = 2.0 * (double)(c->C * c->w.kh * c->w.kw);
+  k->cost_per_elem = 2.0 * (double)(c->C * c->w.kernel[0] * c->w.kernel[1]);
 }
 
 static void conv_dims(bconv *c, const ncc_node *n, int vw) {
@@ -661,18 +658,18 @@ static void dw_reduce(bconv *c, kir_kernel *k, kir_block *b, kir_expr *cb, kir_e
                       kir_expr **xb, kir_expr **ih0, kir_expr **iw0, bool guard) {
   const win *w = &c->w;
   int kb = c->kb;
-  int64_t taps = w->kh * w->kw;
+  int64_t taps = w->kernel[0] * w->kernel[1];
   zero_tile(c, k, b);
   int vkh = kir_var_new(k), vkw = kir_var_new(k);
-  kir_stmt *lkh = kir_for(k, b, vkh, I(0), I(w->kh), KIR_UNROLL, (int)w->kh);
+  kir_stmt *lkh = kir_for(k, b, vkh, I(0), I(w->kernel[0]), KIR_UNROLL, (int)w->kernel[0]);
   kir_block bkh = kir_body_begin();
-  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kw), KIR_UNROLL, (int)w->kw);
+  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kernel[1]), KIR_UNROLL, (int)w->kernel[1]);
   kir_block bkw = kir_body_begin();
   {
     kir_expr *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
-    kir_expr *tap = ADD(MUL(kh, I(w->kw)), kw);
+    kir_expr *tap = ADD(MUL(kh, I(w->kernel[1])), kw);
     kir_expr *wv = kir_loadv(k, c->bw, MUL(ADD(MUL(cb, I(taps)), tap), I(kb)), kb, NULL);
-    kir_expr *off = MUL(ADD(MUL(kh, I(w->dh * c->W)), MUL(kw, I(w->dw))), I(kb));
+    kir_expr *off = MUL(ADD(MUL(kh, I(w->dilation[0] * c->W)), MUL(kw, I(w->dilation[1]))), I(kb));
     for (int r = 0; r < c->R; r++) {
       kir_expr *xi = ADD(xb[r], off);
       kir_expr *x;
@@ -681,8 +678,8 @@ static void dw_reduce(bconv *c, kir_kernel *k, kir_block *b, kir_expr *cb, kir_e
         /* a tap outside the image reads the plane's first pixel (valid
          * memory) and its FMA is discarded: a masked FMA, with no masked
          * load and no Inf/NaN of that pixel mixed in */
-        kir_expr *g = AND(inside(k, ADD(ih0[r], MUL(kh, I(w->dh))), c->H),
-                          inside(k, ADD(iw0[r], MUL(kw, I(w->dw))), c->W));
+        kir_expr *g = AND(inside(k, ADD(ih0[r], MUL(kh, I(w->dilation[0]))), c->H),
+                          inside(k, ADD(iw0[r], MUL(kw, I(w->dilation[1]))), c->W));
         x = kir_loadv(k, c->bx, kir_select(k, g, xi, safe), kb, NULL);
         kir_assign(k, &bkw, c->acc[r][0], kir_select(k, g, kir_fma(k, x, wv, acc), acc));
       } else {
@@ -748,7 +745,7 @@ static void lower_dwconv(bconv *c, int vw, kir_kernel *k) {
   dw_pass(c, k, &top, &g, false);
   dw_pass(c, k, &top, &g, true);
   kir_kernel_set_body(k, &top);
-  k->cost_per_elem = 2.0 * (double)(c->w.kh * c->w.kw);
+  k->cost_per_elem = 2.0 * (double)(c->w.kernel[0] * c->w.kernel[1]);
 }
 
 /* ---- pools: one pixel's k channels per vector ---- */
@@ -775,13 +772,13 @@ static void lower_pool(const ncc_node *n, const win *w, kir_kernel *k) {
   kir_expr *init = kir_const_f(k, F32, mx ? -INFINITY : 0.0);
   kir_assign(k, &bow, acc, kir_splat(k, init, kb));
   kir_assign(k, &bow, cnt, kir_const_f(k, F32, 0.0));
-  kir_stmt *lkh = kir_for(k, &bow, vkh, I(0), I(w->kh), KIR_UNROLL, (int)w->kh);
+  kir_stmt *lkh = kir_for(k, &bow, vkh, I(0), I(w->kernel[0]), KIR_UNROLL, (int)w->kernel[0]);
   kir_block bkh = kir_body_begin();
-  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kw), KIR_UNROLL, (int)w->kw);
+  kir_stmt *lkw = kir_for(k, &bkh, vkw, I(0), I(w->kernel[1]), KIR_UNROLL, (int)w->kernel[1]);
   kir_block bkw = kir_body_begin();
   {
-    kir_expr *ih = ADD(in_pos(k, oh, w->sh, -w->pt), MUL(kir_var(k, vkh), I(w->dh)));
-    kir_expr *iw = ADD(in_pos(k, ow, w->sw, -w->pl), MUL(kir_var(k, vkw), I(w->dw)));
+    kir_expr *ih = ADD(in_pos(k, oh, w->stride[0], -w->pad_begin[0]), MUL(kir_var(k, vkh), I(w->dilation[0])));
+    kir_expr *iw = ADD(in_pos(k, ow, w->stride[1], -w->pad_begin[1]), MUL(kir_var(k, vkw), I(w->dilation[1])));
     kir_expr *g = AND(inside(k, ih, H), inside(k, iw, W));
     kir_expr *xi = MUL(ADD(MUL(ADD(MUL(plane, I(H)), ih), I(W)), iw), I(kb));
     kir_expr *x = kir_loadv(k, bx, kir_select(k, g, xi, I(0)), kb, kir_select(k, g, I(kb), I(0)));
@@ -798,7 +795,7 @@ static void lower_pool(const ncc_node *n, const win *w, kir_kernel *k) {
   kir_body_end(lkh, &bkh);
   kir_expr *v = kir_local_ref(k, acc);
   if (!mx) {
-    kir_expr *den = count_pad ? kir_const_f(k, F32, (double)(w->kh * w->kw))
+    kir_expr *den = count_pad ? kir_const_f(k, F32, (double)(w->kernel[0] * w->kernel[1]))
                               : kir_local_ref(k, cnt);
     v = kir_bin(k, KIR_DIV, v, kir_splat(k, den, kb));
   }
@@ -806,7 +803,7 @@ static void lower_pool(const ncc_node *n, const win *w, kir_kernel *k) {
   kir_body_end(low, &bow);
   kir_body_end(lt, &bt);
   kir_kernel_set_body(k, &top);
-  k->cost_per_elem = (double)(w->kh * w->kw);
+  k->cost_per_elem = (double)(w->kernel[0] * w->kernel[1]);
 }
 
 static void lower_gap(const ncc_node *n, kir_kernel *k) {

@@ -30,27 +30,15 @@
 #define F32 NCC_DT_F32
 #define OB_MAX 16 /* output channels per pass, at most */
 
-typedef ncc_win win;
+typedef ncc_window win;
 
-bool ncc_lower_window(const ncc_node *n, int64_t kh, int64_t kw, ncc_win *w) {
-  memset(w, 0, sizeof *w);
-  const char *ap = ncc_attr_string(n, "auto_pad", "NOTSET");
-  if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return false;
-  w->kh = kh;
-  w->kw = kw;
-  w->sh = w->sw = w->dh = w->dw = 1;
-  int c;
-  const int64_t *v = ncc_attr_ints(n, "strides", &c);
-  if (v && c != 2) return false;
-  if (v) w->sh = v[0], w->sw = v[1];
-  v = ncc_attr_ints(n, "dilations", &c);
-  if (v && c != 2) return false;
-  if (v) w->dh = v[0], w->dw = v[1];
-  v = ncc_attr_ints(n, "pads", &c);
-  if (v && c != 4) return false;
-  if (v && strcmp(ap, "VALID") != 0) w->pt = v[0], w->pl = v[1], w->pb = v[2], w->pr = v[3];
-  return kh > 0 && kw > 0 && w->sh > 0 && w->sw > 0 && w->dh > 0 && w->dw > 0 &&
-         w->pt >= 0 && w->pl >= 0 && w->pb >= 0 && w->pr >= 0;
+bool ncc_lower_window(const ncc_node *n, ncc_window *w) {
+  const ncc_value *x = n->n_in > 0 ? n->in[0] : NULL, *wt = n->n_in > 1 ? n->in[1] : NULL;
+  bool conv = n->op == NCC_OP_CONV;
+  if (!x || x->shape.rank != 4 || (conv && (!wt || wt->shape.rank != 4)))
+    return false;
+  if (ncc_window_decode(n, 2, conv ? wt->shape.d + 2 : NULL, w)) return false;
+  return w->auto_pad == NCC_AUTO_PAD_NOTSET || w->auto_pad == NCC_AUTO_PAD_VALID;
 }
 
 static bool f32_4d(const ncc_value *v) {
@@ -61,26 +49,24 @@ static bool conv_ok(const ncc_node *n, win *w) {
   if (n->n_out != 1 || !f32_4d(n->out[0]) || n->n_in < 2) return false;
   const ncc_value *x = n->in[0], *wt = n->in[1];
   if (!f32_4d(x) || !f32_4d(wt) || !ncc_shape_is_static(&wt->shape)) return false;
-  int64_t g = ncc_attr_int(n, "group", 1);
+  if (!ncc_lower_window(n, w)) return false;
+  int64_t g = w->group;
   int64_t oc = wt->shape.d[0];
-  if (g < 1 || oc % g != 0 || ncc_dim_is_sym(x->shape.d[1]) ||
+  if (oc % g != 0 || ncc_dim_is_sym(x->shape.d[1]) ||
       x->shape.d[1] != wt->shape.d[1] * g)
     return false;
   if (n->n_in > 2 && n->in[2]) {
     const ncc_value *b = n->in[2];
     if (b->dtype != F32 || b->shape.rank != 1 || b->shape.d[0] != oc) return false;
   }
-  return ncc_lower_window(n, wt->shape.d[2], wt->shape.d[3], w);
+  return true;
 }
 
 static bool pool_ok(const ncc_node *n, win *w) {
   if (n->n_out < 1 || !f32_4d(n->out[0]) || !f32_4d(n->in[0])) return false;
   if (n->n_out > 1 && n->out[1]) return false; /* MaxPool Indices */
-  int c;
-  const int64_t *ks = ncc_attr_ints(n, "kernel_shape", &c);
-  if (!ks || c != 2) return false;
-  if (n->op == NCC_OP_AVGPOOL && ncc_attr_int(n, "ceil_mode", 0)) return false;
-  return ncc_lower_window(n, ks[0], ks[1], w);
+  if (!ncc_lower_window(n, w)) return false;
+  return !(n->op == NCC_OP_AVGPOOL && w->ceil_mode);
 }
 
 bool ncc_lower_conv_supports(const ncc_node *n) {
@@ -173,10 +159,10 @@ static int pack_weights(kir_kernel *k, const ncc_node *n, int ob, ncc_epilogue *
 static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat,
                              kir_kernel *k, ncc_epilogue *ep) {
   const ncc_value *wt = n->in[1];
-  int64_t G = ncc_attr_int(n, "group", 1);
+  int64_t G = wn->group;
   int64_t OCg = wt->shape.d[0] / G, ICg = wt->shape.d[1];
   int ob = pick_ob(OCg, vw);
-  int64_t nob = OCg / ob, taps = ICg * wn->kh * wn->kw;
+  int64_t nob = OCg / ob, taps = ICg * wn->kernel[0] * wn->kernel[1];
   int bx = kir_buf_input(k, ncc_lower_bind_index(ep, n, 0), F32);
   int bw = pack_weights(k, n, ob, ep);
   if (bw < 0) return ncc_error(NCC_ERR_NOMEM, "out of memory packing Conv weights");
@@ -227,29 +213,29 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat
   kir_stmt *l_ic = kir_for(k, body, vic, I(0), I(ICg), KIR_SERIAL, 0);
   kir_block b_ic = kir_body_begin();
   /* the window loops unrolled: constant tap offsets, no loop overhead */
-  kir_stmt *l_kh = kir_for(k, &b_ic, vkh, I(0), I(wn->kh), KIR_UNROLL, (int)wn->kh);
+  kir_stmt *l_kh = kir_for(k, &b_ic, vkh, I(0), I(wn->kernel[0]), KIR_UNROLL, (int)wn->kernel[0]);
   kir_block b_kh = kir_body_begin();
-  kir_stmt *l_kw = kir_for(k, &b_kh, vkw, I(0), I(wn->kw), KIR_UNROLL, (int)wn->kw);
+  kir_stmt *l_kw = kir_for(k, &b_kh, vkw, I(0), I(wn->kernel[1]), KIR_UNROLL, (int)wn->kernel[1]);
   kir_block b_kw = kir_body_begin();
   {
     kir_expr *ic = kir_var(k, vic), *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
-    kir_expr *ih = in_pos(k, oh, wn->sh, kh, wn->dh, wn->pt);
-    kir_expr *iw = in_pos(k, ow, wn->sw, kw, wn->dw, wn->pl);
+    kir_expr *ih = in_pos(k, oh, wn->stride[0], kh, wn->dilation[0], wn->pad_begin[0]);
+    kir_expr *iw = in_pos(k, ow, wn->stride[1], kw, wn->dilation[1], wn->pad_begin[1]);
     kir_expr *cin = ADD(MUL(g, I(ICg)), ic);
     kir_expr *xi;
     if (flat) /* W == OW, stride 1: the tap is a constant offset from p */
       xi = ADD(ADD(MUL(ADD(MUL(bn, d.C), cin), MUL(d.H, d.W)), pix),
-               ADD(MUL(ADD(MUL(kh, I(wn->dh)), I(-wn->pt)), d.W),
-                   ADD(MUL(kw, I(wn->dw)), I(-wn->pl))));
+               ADD(MUL(ADD(MUL(kh, I(wn->dilation[0])), I(-wn->pad_begin[0])), d.W),
+                   ADD(MUL(kw, I(wn->dilation[1])), I(-wn->pad_begin[1]))));
     else
       xi = ADD(MUL(ADD(MUL(ADD(MUL(bn, d.C), cin), d.H), ih), d.W), iw);
-    bool padded = wn->pt || wn->pl || wn->pb || wn->pr;
+    bool padded = wn->pad_begin[0] || wn->pad_begin[1] || wn->pad_end[0] || wn->pad_end[1];
     kir_expr *guard = padded ? kir_bin(k, KIR_AND, inside(k, ih, d.H), inside(k, iw, d.W))
                              : NULL;
     kir_assign(k, &b_kw, xl, kir_load_guarded(k, bx, xi, guard));
     for (int j = 0; j < ob; j++) {
       kir_expr *oc = ADD(oc0, I(j));
-      kir_expr *tap = ADD(MUL(ADD(MUL(ic, I(wn->kh)), kh), I(wn->kw)), kw);
+      kir_expr *tap = ADD(MUL(ADD(MUL(ic, I(wn->kernel[0])), kh), I(wn->kernel[1])), kw);
       kir_expr *wi = packed ? ADD(ADD(MUL(oc0, I(taps)), MUL(tap, I(ob))), I(j))
                             : ADD(MUL(oc, I(taps)), tap);
       kir_assign(k, &b_kw, acc[j],
@@ -278,7 +264,7 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat
   kir_body_end(l_ow, &b_ow);
   kir_body_end(lt, &bt);
   kir_kernel_set_body(k, &top);
-  k->cost_per_elem = 2.0 * (double)(ICg * wn->kh * wn->kw);
+  k->cost_per_elem = 2.0 * (double)(ICg * wn->kernel[0] * wn->kernel[1]);
   return NCC_OK;
 }
 
@@ -302,13 +288,13 @@ static ncc_status lower_pool(const ncc_node *n, const win *wn, int vw,
   kir_assign(k, body, acc, kir_const_f(k, F32, mx ? -INFINITY : 0.0));
   kir_assign(k, body, cnt, kir_const_f(k, F32, 0.0));
   int vkh = kir_var_new(k), vkw = kir_var_new(k);
-  kir_stmt *l_kh = kir_for(k, body, vkh, I(0), I(wn->kh), KIR_SERIAL, 0);
+  kir_stmt *l_kh = kir_for(k, body, vkh, I(0), I(wn->kernel[0]), KIR_SERIAL, 0);
   kir_block b_kh = kir_body_begin();
-  kir_stmt *l_kw = kir_for(k, &b_kh, vkw, I(0), I(wn->kw), KIR_SERIAL, 0);
+  kir_stmt *l_kw = kir_for(k, &b_kh, vkw, I(0), I(wn->kernel[1]), KIR_SERIAL, 0);
   kir_block b_kw = kir_body_begin();
   {
-    kir_expr *ih = in_pos(k, oh, wn->sh, kir_var(k, vkh), wn->dh, wn->pt);
-    kir_expr *iw = in_pos(k, ow, wn->sw, kir_var(k, vkw), wn->dw, wn->pl);
+    kir_expr *ih = in_pos(k, oh, wn->stride[0], kir_var(k, vkh), wn->dilation[0], wn->pad_begin[0]);
+    kir_expr *iw = in_pos(k, ow, wn->stride[1], kir_var(k, vkw), wn->dilation[1], wn->pad_begin[1]);
     kir_expr *guard = kir_bin(k, KIR_AND, inside(k, ih, d.H), inside(k, iw, d.W));
     kir_expr *xi = ADD(MUL(ADD(MUL(plane, d.H), ih), d.W), iw);
     kir_expr *x = kir_load_guarded(k, bx, xi, guard);
@@ -326,7 +312,7 @@ static ncc_status lower_pool(const ncc_node *n, const win *wn, int vw,
   kir_body_end(l_kh, &b_kh);
   kir_expr *v = kir_local_ref(k, acc);
   if (!mx) {
-    kir_expr *den = count_pad ? kir_const_f(k, F32, (double)(wn->kh * wn->kw))
+    kir_expr *den = count_pad ? kir_const_f(k, F32, (double)(wn->kernel[0] * wn->kernel[1]))
                               : kir_local_ref(k, cnt);
     v = kir_bin(k, KIR_DIV, v, den);
   }
@@ -336,7 +322,7 @@ static ncc_status lower_pool(const ncc_node *n, const win *wn, int vw,
   kir_body_end(l_oh, &b_oh);
   kir_body_end(lt, &bt);
   kir_kernel_set_body(k, &top);
-  k->cost_per_elem = (double)(wn->kh * wn->kw);
+  k->cost_per_elem = (double)(wn->kernel[0] * wn->kernel[1]);
   return NCC_OK;
 }
 
@@ -360,13 +346,13 @@ ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
  * vector waste no lanes (28 = 16 + 12 would leave 4 of 32 idle). */
 static bool flat_ok(const ncc_node *n, const win *w, int vw) {
   const ncc_shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
-  if (w->sh != 1 || w->sw != 1 || ncc_dim_is_sym(xs->d[3]) || ncc_dim_is_sym(ys->d[2]) ||
+  if (w->stride[0] != 1 || w->stride[1] != 1 || ncc_dim_is_sym(xs->d[3]) || ncc_dim_is_sym(ys->d[2]) ||
       ncc_dim_is_sym(xs->d[2]) || xs->d[3] != ys->d[3])
     return false;
   /* rows that fill whole vectors gain nothing, and the per-lane row/column
    * of a flat pixel costs a division; a depthwise conv (one channel per
    * group) has too few FMAs per pixel vector to pay for that division */
-  int64_t ocg = ys->d[1] / ncc_attr_int(n, "group", 1);
+  int64_t ocg = ys->d[1] / w->group;
   return vw > 1 && ys->d[3] % vw != 0 && ocg > 1;
 }
 

@@ -57,16 +57,14 @@ static bool analyse_conv1x1(const ncc_node *n, mm *p) {
       y->dtype != NCC_DT_F32 || x->shape.rank != 4 || w->shape.rank != 4 ||
       y->shape.rank != 4)
     return false;
-  if (w->shape.d[2] != 1 || w->shape.d[3] != 1 || ncc_attr_int(n, "group", 1) != 1 ||
-      strcmp(ncc_attr_string(n, "auto_pad", "NOTSET"), "NOTSET") != 0)
+  ncc_window win;
+  if (w->shape.d[2] != 1 || w->shape.d[3] != 1 ||
+      ncc_window_decode(n, 2, w->shape.d + 2, &win) || win.group != 1 ||
+      win.auto_pad != NCC_AUTO_PAD_NOTSET)
     return false;
-  int c;
-  const int64_t *v = ncc_attr_ints(n, "strides", &c);
-  for (int i = 0; v && i < c; i++)
-    if (v[i] != 1) return false;
-  v = ncc_attr_ints(n, "pads", &c);
-  for (int i = 0; v && i < c; i++)
-    if (v[i] != 0) return false;
+  for (int i = 0; i < 2; i++)
+    if (win.stride[i] != 1 || win.pad_begin[i] != 0 || win.pad_end[i] != 0)
+      return false;
   if (!same_dim(x->shape.d[1], w->shape.d[1]) || !same_dim(x->shape.d[2], y->shape.d[2]) ||
       !same_dim(x->shape.d[3], y->shape.d[3]))
     return false;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "shape.h"
+#include "window.h"
 
 /* ------------------------------------------------------------------------ */
 /* context and diagnostics                                                   */
@@ -890,112 +891,24 @@ static ncc_status infer_gemm(ictx *c) {
   return NCC_OK;
 }
 
-/* Sliding-window attributes shared by Conv and the pools. */
-enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
-
-typedef struct window {
-  int k; /* spatial rank */
-  int mode;
-  bool ceil;
-  int64_t kernel[NCC_MAX_RANK], stride[NCC_MAX_RANK], dil[NCC_MAX_RANK];
-  int64_t pads[2 * NCC_MAX_RANK];
-} window;
-
-/* Read an ints attribute of `count` entries in [lo, INT32_MAX] into dst
- * (left alone when absent). */
-static ncc_status window_ints(ictx *c, const char *name, int count, int64_t lo,
-                              int64_t *dst) {
-  const int64_t *v;
-  int n;
-  ncc_status st = attr_ints(c, name, &v, &n);
-  if (st || n < 0) return st;
-  if (n != count)
-    return fail(c, NCC_ERR_INPUT, "attribute '%s' has %d values, expected %d",
-                name, n, count);
-  for (int i = 0; i < n; i++) {
-    if (v[i] < lo || v[i] > INT32_MAX)
-      return fail(c, NCC_ERR_INPUT, "attribute '%s' has invalid value %lld",
-                  name, (long long)v[i]);
-    dst[i] = v[i];
-  }
-  return NCC_OK;
-}
-
-/* kernel: the weight's spatial dims for Conv (may be symbolic), NULL for
- * pools, whose kernel_shape is required. */
-static ncc_status read_window(ictx *c, int k, const int64_t *kernel, bool pool,
-                              window *w) {
-  memset(w, 0, sizeof *w);
-  w->k = k;
-  for (int i = 0; i < k; i++) {
-    w->kernel[i] = -1;
-    w->stride[i] = w->dil[i] = 1;
-  }
-  const char *ap;
-  ncc_status st = attr_string(c, "auto_pad", "NOTSET", &ap);
-  if (st) return st;
-  if (!strcmp(ap, "NOTSET")) w->mode = PAD_NOTSET;
-  else if (!strcmp(ap, "SAME_UPPER")) w->mode = PAD_SAME_UPPER;
-  else if (!strcmp(ap, "SAME_LOWER")) w->mode = PAD_SAME_LOWER;
-  else if (!strcmp(ap, "VALID")) w->mode = PAD_VALID;
-  else return fail(c, NCC_ERR_INPUT, "unknown auto_pad \"%s\"", ap);
-  if ((st = window_ints(c, "kernel_shape", k, 1, w->kernel)) ||
-      (st = window_ints(c, "strides", k, 1, w->stride)) ||
-      (st = window_ints(c, "dilations", k, 1, w->dil)) ||
-      (st = window_ints(c, "pads", 2 * k, 0, w->pads)))
-    return st;
-  if (pool) {
-    if ((st = attr_flag(c, "ceil_mode", 0, &w->ceil))) return st;
-    if (w->kernel[0] < 0)
-      return fail(c, NCC_ERR_INPUT, "missing attribute 'kernel_shape'");
-    /* A window lying wholly in the padding has no elements (ORT rejects
-     * it too). */
-    for (int i = 0; i < k && w->mode == PAD_NOTSET; i++)
-      if (w->pads[i] >= w->kernel[i] || w->pads[i + k] >= w->kernel[i])
-        return fail(c, NCC_ERR_INPUT,
-                    "pads (%lld, %lld) must be smaller than the kernel (%lld)",
-                    (long long)w->pads[i], (long long)w->pads[i + k],
-                    (long long)w->kernel[i]);
-    return NCC_OK;
-  }
-  for (int i = 0; i < k; i++) {
-    int64_t wk = kernel[i];
-    if (w->kernel[i] < 0) {
-      if (!is_static(wk))
-        return fail(c, NCC_ERR_UNSUPPORTED,
-                    "kernel size of spatial dim %d is symbolic", i);
-      if (wk < 1 || wk > INT32_MAX)
-        return fail(c, NCC_ERR_INPUT, "weight has kernel size %lld",
-                    (long long)wk);
-      w->kernel[i] = wk;
-    } else if (is_static(wk) && wk != w->kernel[i]) {
-      return fail(c, NCC_ERR_INPUT,
-                  "kernel_shape[%d] = %lld but the weight's kernel is %lld", i,
-                  (long long)w->kernel[i], (long long)wk);
-    }
-  }
-  return NCC_OK;
-}
-
 /* Output size of spatial dim i for input size `in`. */
-static ncc_status window_dim(ictx *c, const window *w, int i, int64_t in,
+static ncc_status window_dim(ictx *c, const ncc_window *w, int i, int64_t in,
                              int64_t *out) {
-  int64_t s = w->stride[i], pb = w->pads[i], pe = w->pads[i + w->k];
-  int64_t eff = (w->kernel[i] - 1) * w->dil[i] + 1; /* both <= 2^31 */
-  if (w->mode != PAD_NOTSET) pb = pe = 0;
+  int64_t s = w->stride[i], pb = w->pad_begin[i], pe = w->pad_end[i];
+  int64_t eff = ncc_window_extent(w, i);
   if (!is_static(in)) {
     /* Only "same"-sized windows keep a symbolic dim. */
     bool same =
-        s == 1 && ((w->mode == PAD_NOTSET && pb + pe == eff - 1) ||
-                   w->mode == PAD_SAME_UPPER || w->mode == PAD_SAME_LOWER ||
-                   (w->mode == PAD_VALID && eff == 1));
+        s == 1 && ((w->auto_pad == NCC_AUTO_PAD_NOTSET && pb + pe == eff - 1) ||
+                   w->auto_pad == NCC_AUTO_PAD_SAME_UPPER || w->auto_pad == NCC_AUTO_PAD_SAME_LOWER ||
+                   (w->auto_pad == NCC_AUTO_PAD_VALID && eff == 1));
     if (same) {
       *out = in;
       return NCC_OK;
     }
     return fresh_dim(c, out);
   }
-  if (w->mode == PAD_SAME_UPPER || w->mode == PAD_SAME_LOWER) {
+  if (w->auto_pad == NCC_AUTO_PAD_SAME_UPPER || w->auto_pad == NCC_AUTO_PAD_SAME_LOWER) {
     *out = in / s + (in % s != 0);
     return NCC_OK;
   }
@@ -1009,7 +922,7 @@ static ncc_status window_dim(ictx *c, const window *w, int i, int64_t in,
                 i, (long long)in, (long long)padded, (long long)eff);
   int64_t span = padded - eff;
   int64_t o = span / s + 1;
-  if (w->ceil && span % s) {
+  if (w->ceil_mode && span % s) {
     o++;
     /* The last window must start inside the input or its left padding
      * (PyTorch's and ONNX Runtime's rule): (o-1)*s < in + pb. */
@@ -1026,11 +939,9 @@ static ncc_status infer_conv(ictx *c) {
       (st = check_min_rank(c, 0, 3)) || (st = check_rank(c, 1, rank_of(c, 0))))
     return st;
   const ncc_shape *x = &IN(c, 0)->shape, *wt = &IN(c, 1)->shape;
-  int64_t group;
-  if ((st = attr_int(c, "group", 1, &group))) return st;
-  if (group < 1)
-    return fail(c, NCC_ERR_INPUT, "group must be positive, got %lld",
-                (long long)group);
+  ncc_window w;
+  if ((st = ncc_window_decode(c->n, x->rank - 2, wt->d + 2, &w))) return st;
+  int64_t group = w.group;
   int64_t ch = x->d[1], wc = wt->d[1], m = wt->d[0];
   if (is_static(ch) && is_static(wc) && (ch % group != 0 || ch / group != wc))
     return fail(
@@ -1049,11 +960,8 @@ static ncc_status infer_conv(ictx *c) {
       return fail(c, NCC_ERR_INPUT, "bias has %lld entries, expected %lld",
                   (long long)IN(c, 2)->shape.d[0], (long long)m);
   }
-  window w;
-  int k = x->rank - 2;
-  if ((st = read_window(c, k, wt->d + 2, false, &w))) return st;
   ncc_shape o = {.rank = x->rank, .d = {x->d[0], m}};
-  for (int i = 0; i < k; i++)
+  for (int i = 0; i < w.rank; i++)
     if ((st = window_dim(c, &w, i, x->d[i + 2], &o.d[i + 2]))) return st;
   set_out(c, 0, IN(c, 0)->dtype, &o);
   return NCC_OK;
@@ -1065,14 +973,14 @@ static ncc_status infer_pool(ictx *c) {
   if ((st = check_dtype(c, 0, DT_FLOAT)) || (st = check_min_rank(c, 0, 3)))
     return st;
   const ncc_shape *x = &IN(c, 0)->shape;
-  window w;
+  ncc_window w;
   bool flag;
   if (c->n->op == NCC_OP_AVGPOOL)
     st = attr_flag(c, "count_include_pad", 0, &flag);
   else st = attr_flag(c, "storage_order", 0, &flag);
-  if (st || (st = read_window(c, x->rank - 2, NULL, true, &w))) return st;
+  if (st || (st = ncc_window_decode(c->n, x->rank - 2, NULL, &w))) return st;
   ncc_shape o = *x;
-  for (int i = 0; i < w.k; i++)
+  for (int i = 0; i < w.rank; i++)
     if ((st = window_dim(c, &w, i, x->d[i + 2], &o.d[i + 2]))) return st;
   set_out(c, 0, IN(c, 0)->dtype, &o);
   if (c->n->n_out > 1) set_out(c, 1, NCC_DT_I64, &o);

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "budget.h"
+#include "f16.h"
 #include "ir.h"
 #include "shape.h"
 
@@ -406,28 +407,6 @@ static bool parse_int(parser *p, int64_t *v) {
   return true;
 }
 
-/* float -> f16 bits, round to nearest even (text may give any decimal). */
-static uint16_t float_to_half(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return sign | 0x7e00; /* NaN */
-  if (ax >= 0x477ff000u) return sign | 0x7c00; /* >= 65520: inf */
-  if (ax < 0x33000000u) return sign;            /* < 2^-25: zero */
-  if (ax < 0x38800000u) {                       /* an f16 subnormal */
-    uint32_t m = (ax & 0x7fffffu) | 0x800000u;
-    int shift = 126 - (int)(ax >> 23);
-    uint32_t r = m >> shift, rem = m & ((1u << shift) - 1),
-             half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (r & 1))) r++;
-    return (uint16_t)(sign | r);
-  }
-  uint32_t r = (ax - 0x38000000u) >> 13, rem = ax & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
-  return (uint16_t)(sign | r);
-}
-
 /* `nan(0xBITS)`: the exact bit pattern of a NaN of `bytes` width. */
 static bool parse_nan_bits(parser *p, int bytes, uint64_t *bits) {
   next(p); /* '(' */
@@ -482,7 +461,7 @@ static bool parse_fp(parser *p, ncc_dtype dt, void *out) {
       float f = strtof(tmp, NULL);
       uint32_t b32;
       memcpy(&b32, &f, 4);
-      bits = dt == NCC_DT_F16 ? float_to_half(f) : b32;
+      bits = dt == NCC_DT_F16 ? ncc_f16_from_f32(f) : b32;
     }
     next(p);
   }

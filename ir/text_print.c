@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "f16.h"
 #include "ir.h"
 
 /* Constants with at most this many elements are printed as a list. */
@@ -229,23 +230,13 @@ static void fmt_f64(char *buf, size_t cap, double d) {
     fmt_float(buf, cap, d, 17, same_f64);
 }
 
-/* f16 bits -> float, exactly (every f16 is a float). */
-static float half_to_float(uint16_t h) {
-  int e = (h >> 10) & 31, m = h & 1023;
-  float v;
-  if (e == 0) v = ldexpf((float)m, -24);
-  else if (e < 31) v = ldexpf((float)(m | 1024), e - 25);
-  else v = m ? NAN : INFINITY;
-  return (h & 0x8000) ? -v : v;
-}
-
 /* An f16 is written as the shortest float of its exact value: that float
  * reads back exactly and converts back to f16 without rounding. */
 static void fmt_f16(char *buf, size_t cap, uint16_t h) {
   if ((h & 0x7c00) == 0x7c00)
     fmt_special(buf, cap, (h & 1023) != 0, h >> 15, h, 0x7e00, 0x8000, 4);
   else
-    fmt_float(buf, cap, (double)half_to_float(h), 9, same_f32);
+    fmt_float(buf, cap, (double)ncc_f16_to_f32(h), 9, same_f32);
 }
 
 static void put_f32(sink *s, float f) {

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ir/window.h"
 #include "pass.h"
 
 typedef struct lay {
@@ -63,19 +64,25 @@ static bool blockable(const ncc_value *v, int k) {
          v->shape.d[1] % k == 0;
 }
 
-static bool window_attrs_ok(const ncc_node *n) {
-  const char *ap = ncc_attr_string(n, "auto_pad", "NOTSET");
-  return strcmp(ap, "NOTSET") == 0 || strcmp(ap, "VALID") == 0;
+/* The blocked kernels take explicit pads only (auto_pad NOTSET or VALID). */
+static bool window_ok(const ncc_node *n, ncc_window *w) {
+  const ncc_value *x = n->n_in > 0 ? n->in[0] : NULL;
+  const ncc_value *wt = n->op == NCC_OP_CONV && n->n_in > 1 ? n->in[1] : NULL;
+  if (!x || x->shape.rank < 3 || (n->op == NCC_OP_CONV && (!wt || wt->shape.rank != x->shape.rank)))
+    return false;
+  if (ncc_window_decode(n, x->shape.rank - 2, wt ? wt->shape.d + 2 : NULL, w)) return false;
+  return w->auto_pad == NCC_AUTO_PAD_NOTSET || w->auto_pad == NCC_AUTO_PAD_VALID;
 }
 
 static bool conv_blocks(const ncc_node *n, int k) {
   if (n->n_in < 2 || n->n_out != 1 || !blockable(n->out[0], k)) return false;
   const ncc_value *x = n->in[0], *w = n->in[1];
+  ncc_window win;
   if (!x || x->dtype != NCC_DT_F32 || x->shape.rank != 4 || !w ||
-      w->kind != NCC_VAL_CONST || w->shape.rank != 4 || !window_attrs_ok(n))
+      w->kind != NCC_VAL_CONST || w->shape.rank != 4 || !window_ok(n, &win))
     return false;
   if (n->n_in > 2 && n->in[2] && n->in[2]->kind != NCC_VAL_CONST) return false;
-  int64_t group = ncc_attr_int(n, "group", 1);
+  int64_t group = win.group;
   if (group == 1) return true;
   /* depthwise: one input channel per output channel, both blocked */
   return group == n->out[0]->shape.d[1] && w->shape.d[1] == 1 && blockable(x, k) &&
@@ -84,8 +91,9 @@ static bool conv_blocks(const ncc_node *n, int k) {
 
 static bool pool_blocks(const lay *L, const ncc_node *n, int k) {
   if (n->n_out < 1 || !blockable(n->out[0], k) || !is_blocked_in(L, n->in[0])) return false;
-  if (n->op == NCC_OP_MAXPOOL) return (n->n_out < 2 || !n->out[1]) && window_attrs_ok(n);
-  if (n->op == NCC_OP_AVGPOOL) return window_attrs_ok(n);
+  ncc_window win;
+  if (n->op == NCC_OP_MAXPOOL) return (n->n_out < 2 || !n->out[1]) && window_ok(n, &win);
+  if (n->op == NCC_OP_AVGPOOL) return window_ok(n, &win);
   return n->op == NCC_OP_GLOBALAVGPOOL;
 }
 

@@ -69,8 +69,6 @@ static const ncc_backend *const backends[] = {
     NULL,
 };
 
-const ncc_backend *const *ncc_backend_list(void) { return backends; }
-
 const ncc_backend *ncc_backend_find(const char *name) {
   for (int i = 0; backends[i]; i++)
     if (strcmp(backends[i]->name, name) == 0) return backends[i];

@@ -51,8 +51,7 @@ typedef struct ncc_backend {
   ncc_status (*emit)(const ncc_graph *g, const char *kind, const char *path);
 } ncc_backend;
 
-/* Registered backends, NULL-terminated; and lookup by name (NULL: unknown). */
-const ncc_backend *const *ncc_backend_list(void);
+/* A registered backend by name (NULL: unknown). */
 const ncc_backend *ncc_backend_find(const char *name);
 
 extern const ncc_backend ncc_backend_ref;

@@ -55,7 +55,8 @@ typedef struct gprob {
   float alpha, beta;
   const ncc_value *c; /* Gemm C or Conv bias */
   /* Conv */
-  int64_t G, OCg, ICg, KH, KW, sh, sw, dh, dw, pt, pl;
+  ncc_window win; /* ir/window.h */
+  int64_t G, OCg, ICg, KH, KW;
   bool pointwise; /* 1x1, stride 1, no padding */
 } gprob;
 
@@ -115,32 +116,22 @@ static bool analyse_conv(const ncc_node *n, gprob *p) {
   const ncc_value *x = n->in[0], *w = n->in[1], *y = n->out[0];
   if (x->shape.rank != 4 || w->shape.rank != 4 || y->shape.rank != 4) return false;
   if (!ncc_shape_is_static(&w->shape) || ncc_dim_is_sym(x->shape.d[1])) return false;
-  const char *ap = ncc_attr_string(n, "auto_pad", "NOTSET");
-  if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return false;
-  p->G = ncc_attr_int(n, "group", 1);
+  const ncc_window *win = &p->win;
+  if (ncc_window_decode(n, 2, w->shape.d + 2, &p->win) ||
+      (win->auto_pad != NCC_AUTO_PAD_NOTSET && win->auto_pad != NCC_AUTO_PAD_VALID))
+    return false;
+  p->G = win->group;
   int64_t oc = w->shape.d[0];
-  if (p->G < 1 || oc % p->G || x->shape.d[1] != w->shape.d[1] * p->G) return false;
+  if (oc % p->G || x->shape.d[1] != w->shape.d[1] * p->G) return false;
   p->OCg = oc / p->G;
   p->ICg = w->shape.d[1];
   if (p->OCg == 1 && p->ICg == 1) return false; /* depthwise: direct schedule */
-  p->KH = w->shape.d[2];
-  p->KW = w->shape.d[3];
-  p->sh = p->sw = p->dh = p->dw = 1;
-  int c;
-  const int64_t *v = ncc_attr_ints(n, "strides", &c);
-  if (v && c != 2) return false;
-  if (v) p->sh = v[0], p->sw = v[1];
-  v = ncc_attr_ints(n, "dilations", &c);
-  if (v && c != 2) return false;
-  if (v) p->dh = v[0], p->dw = v[1];
-  v = ncc_attr_ints(n, "pads", &c);
-  if (v && c != 4) return false;
-  if (v && strcmp(ap, "VALID") != 0) p->pt = v[0], p->pl = v[1];
-  if (p->sh < 1 || p->sw < 1 || p->dh < 1 || p->dw < 1 || p->pt < 0 || p->pl < 0)
-    return false;
-  bool pads0 = true;
-  for (int i = 0; v && i < c; i++) pads0 &= v[i] == 0 || strcmp(ap, "VALID") == 0;
-  p->pointwise = p->KH == 1 && p->KW == 1 && p->sh == 1 && p->sw == 1 && pads0;
+  p->KH = win->kernel[0];
+  p->KW = win->kernel[1];
+  bool pads0 = !win->pad_begin[0] && !win->pad_begin[1] && !win->pad_end[0] &&
+               !win->pad_end[1];
+  p->pointwise = p->KH == 1 && p->KW == 1 && win->stride[0] == 1 &&
+                 win->stride[1] == 1 && pads0;
   if (n->n_in > 2 && n->in[2]) {
     const ncc_value *b = n->in[2];
     if (!f32v(b) || b->shape.rank != 1 || b->shape.d[0] != oc) return false;
@@ -230,8 +221,11 @@ static kir_expr *b_elem(gk *g, kir_expr *b, kir_expr *kk, kir_expr *col) {
   kir_expr *ic = DIV(kk, I(taps)), *t = REM(kk, I(taps));
   kir_expr *kh = DIV(t, I(p->KW)), *kw = REM(t, I(p->KW));
   kir_expr *oh = DIV(col, g->OW), *ow = REM(col, g->OW);
-  kir_expr *ih = ADD(ADD(MUL(oh, I(p->sh)), MUL(kh, I(p->dh))), I(-p->pt));
-  kir_expr *iw = ADD(ADD(MUL(ow, I(p->sw)), MUL(kw, I(p->dw))), I(-p->pl));
+  const ncc_window *win = &p->win;
+  kir_expr *ih = ADD(ADD(MUL(oh, I(win->stride[0])), MUL(kh, I(win->dilation[0]))),
+                     I(-win->pad_begin[0]));
+  kir_expr *iw = ADD(ADD(MUL(ow, I(win->stride[1])), MUL(kw, I(win->dilation[1]))),
+                     I(-win->pad_begin[1]));
   guard = AND(guard, AND(in_range(k, ih, g->H), in_range(k, iw, g->W)));
   kir_expr *ch = ADD(MUL(grp, I(p->ICg)), ic);
   kir_expr *idx = ADD(MUL(ADD(MUL(ADD(MUL(img, g->C), ch), g->H), ih), g->W), iw);

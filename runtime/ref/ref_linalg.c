@@ -235,7 +235,10 @@ static ncc_status conv_geometry(const ncc_node *n, const ncc_tensor *x,
                                 const ncc_tensor *y, conv_geom *g) {
   if (wt->rank != x->rank || x->rank < 3)
     return shape_error(n, "X and W must both be [N|M, C, spatial...]");
-  g->group = ncc_attr_int(n, "group", 1);
+  ncc_status st = ncc_ref_window_init(n, x, y, wt->dims + 2, &g->w);
+  if (st)
+    return st;
+  g->group = g->w.group;
   g->m = wt->dims[0];
   g->cg = wt->dims[1];
   if (g->group < 1 || g->m % g->group != 0 || g->cg * g->group != x->dims[1])
@@ -245,14 +248,6 @@ static ncc_status conv_geometry(const ncc_node *n, const ncc_tensor *x,
     return shape_error(n, "output channels differ from W");
   if (bias && (bias->rank != 1 || bias->dims[0] != g->m))
     return shape_error(n, "bias B must be [M]");
-  int cnt;
-  const int64_t *ks = ncc_attr_ints(n, "kernel_shape", &cnt);
-  if (ks && (cnt != wt->rank - 2 ||
-             memcmp(ks, wt->dims + 2, (size_t)cnt * sizeof *ks) != 0))
-    return shape_error(n, "kernel_shape differs from W");
-  ncc_status st = ncc_ref_window_init(n, x, y, wt->dims + 2, &g->w);
-  if (st)
-    return st;
   const ncc_ref_window *w = &g->w;
   g->ksize = w->k[0] * w->k[1] * w->k[2];
   g->in_sz = w->in[0] * w->in[1] * w->in[2];

@@ -28,6 +28,7 @@ typedef struct ncc_ref_window {
   int spatial;   /* the real spatial rank, 1..3 */
   int64_t batch; /* N */
   int64_t chans; /* C of the input */
+  int64_t group; /* Conv; 1 for pools */
   /* Per spatial dim, lifted to 3 (leading dims: size 1, kernel 1, ...). */
   int64_t in[NCC_REF_WIN_DIMS], out[NCC_REF_WIN_DIMS];
   int64_t k[NCC_REF_WIN_DIMS], s[NCC_REF_WIN_DIMS], d[NCC_REF_WIN_DIMS];

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../../ir/window.h"
 #include "ref_nn.h"
 
 /* ---- window geometry ---- */
@@ -32,30 +33,6 @@ void ncc_ref_window_range(const ncc_ref_window *w, int i, int64_t t, int64_t lo,
   *o1 = last + 1 > w->out[i] ? w->out[i] : last + 1;
 }
 
-/* Read an optional ints attribute of `count` entries (or absent -> dflt). */
-static ncc_status window_ints(const ncc_node *n, const char *name, int count,
-                              int64_t dflt, int64_t minv, int64_t *dst) {
-  int got;
-  const int64_t *v = ncc_attr_ints(n, name, &got);
-  char lb[160];
-  if (!v) {
-    for (int i = 0; i < count; i++)
-      dst[i] = dflt;
-    return NCC_OK;
-  }
-  if (got != count)
-    return ncc_error(NCC_ERR_INPUT, "%s: attribute '%s' has %d values, want %d",
-                     ncc_node_label(n, lb, sizeof lb), name, got, count);
-  for (int i = 0; i < count; i++) {
-    if (v[i] < minv)
-      return ncc_error(NCC_ERR_INPUT, "%s: attribute '%s' value %lld < %lld",
-                       ncc_node_label(n, lb, sizeof lb), name, (long long)v[i],
-                       (long long)minv);
-    dst[i] = v[i];
-  }
-  return NCC_OK;
-}
-
 static void window_lift_defaults(ncc_ref_window *w) {
   for (int i = 0; i < NCC_REF_WIN_DIMS; i++) {
     w->in[i] = w->out[i] = w->k[i] = w->s[i] = w->d[i] = 1;
@@ -63,40 +40,8 @@ static void window_lift_defaults(ncc_ref_window *w) {
   }
 }
 
-static ncc_status window_pads(const ncc_node *n, ncc_ref_window *w, int off) {
-  char lb[160];
-  const char *ap = ncc_attr_string(n, "auto_pad", "NOTSET");
-  int sp = w->spatial;
-  if (strcmp(ap, "NOTSET") == 0) {
-    int64_t pads[2 * NCC_REF_WIN_DIMS];
-    ncc_status st = window_ints(n, "pads", 2 * sp, 0, 0, pads);
-    if (st)
-      return st;
-    for (int i = 0; i < sp; i++) {
-      w->pb[off + i] = pads[i];
-      w->pe[off + i] = pads[sp + i];
-    }
-    return NCC_OK;
-  }
-  bool upper = strcmp(ap, "SAME_UPPER") == 0;
-  bool lower = strcmp(ap, "SAME_LOWER") == 0;
-  if (!upper && !lower && strcmp(ap, "VALID") != 0)
-    return ncc_error(NCC_ERR_INPUT, "%s: unknown auto_pad '%s'",
-                     ncc_node_label(n, lb, sizeof lb), ap);
-  /* SAME: the total pad makes the output ceil(in / stride). When the stride
-   * exceeds the window the total would be negative; it is clamped to 0, as
-   * onnxruntime's Conv does (its pools are inconsistent there). */
-  for (int i = off; i < NCC_REF_WIN_DIMS && (upper || lower); i++) {
-    int64_t span = (w->k[i] - 1) * w->d[i] + 1;
-    int64_t total = (w->out[i] - 1) * w->s[i] + span - w->in[i];
-    if (total < 0)
-      total = 0;
-    w->pb[i] = upper ? total / 2 : total - total / 2;
-    w->pe[i] = total - w->pb[i];
-  }
-  return NCC_OK;
-}
-
+/* The attributes come from the one decoder (ir/window.c); this adds the
+ * run-time sizes, lifted to 3 spatial dims, and resolves SAME pads. */
 ncc_status ncc_ref_window_init(const ncc_node *n, const ncc_tensor *x,
                                const ncc_tensor *y, const int64_t *kernel,
                                ncc_ref_window *w) {
@@ -109,35 +54,26 @@ ncc_status ncc_ref_window_init(const ncc_node *n, const ncc_tensor *x,
   if (y->rank != x->rank || y->dims[0] != x->dims[0])
     return ncc_error(NCC_ERR_INPUT, "%s: output shape does not match input",
                      ncc_node_label(n, lb, sizeof lb));
+  ncc_window win;
+  ncc_status st = ncc_window_decode(n, sp, kernel, &win);
+  if (st)
+    return st;
   window_lift_defaults(w);
   w->spatial = sp;
   w->batch = x->dims[0];
   w->chans = x->dims[1];
+  w->group = win.group;
   int off = NCC_REF_WIN_DIMS - sp;
-  int64_t v[NCC_REF_WIN_DIMS];
-  ncc_status st;
-  if (kernel) {
-    memcpy(v, kernel, (size_t)sp * sizeof *v);
-  } else {
-    int cnt;
-    if (!ncc_attr_ints(n, "kernel_shape", &cnt))
-      return ncc_error(NCC_ERR_INPUT, "%s: missing attribute 'kernel_shape'",
-                       ncc_node_label(n, lb, sizeof lb));
-    if ((st = window_ints(n, "kernel_shape", sp, 1, 1, v)))
-      return st;
-  }
   for (int i = 0; i < sp; i++) {
-    w->in[off + i] = x->dims[2 + i];
-    w->out[off + i] = y->dims[2 + i];
-    w->k[off + i] = v[i];
+    int j = off + i;
+    w->in[j] = x->dims[2 + i];
+    w->out[j] = y->dims[2 + i];
+    w->k[j] = win.kernel[i];
+    w->s[j] = win.stride[i];
+    w->d[j] = win.dilation[i];
+    ncc_window_pads(&win, i, w->in[j], w->out[j], &w->pb[j], &w->pe[j]);
   }
-  if ((st = window_ints(n, "strides", sp, 1, 1, v)))
-    return st;
-  memcpy(w->s + off, v, (size_t)sp * sizeof *v);
-  if ((st = window_ints(n, "dilations", sp, 1, 1, v)))
-    return st;
-  memcpy(w->d + off, v, (size_t)sp * sizeof *v);
-  return window_pads(n, w, off);
+  return NCC_OK;
 }
 
 /* ---- shared checks ---- */

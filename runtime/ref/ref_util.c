@@ -16,47 +16,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "../../ir/f16.h"
 #include "ref.h"
-
-/* ---- f16 ---- */
-
-static double half_to_double(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  double v;
-  if (exp == 0)
-    v = ldexp((double)man, -24); /* zero or subnormal */
-  else if (exp == 31)
-    v = man ? NAN : INFINITY;
-  else
-    v = ldexp((double)(man | 0x400), exp - 25);
-  return sign ? -v : v;
-}
-
-/* Round a double to the nearest f16 (ties to even) in one step, so an f64
- * source is not rounded twice. */
-static uint16_t double_to_half(double x) {
-  uint16_t sign = signbit(x) ? 0x8000 : 0;
-  double a = fabs(x);
-  if (isnan(x)) return sign | 0x7e00;
-  /* 65520 is halfway between the largest f16 (65504) and 2^16; the tie goes
-   * to the "even" neighbour 2^16, which overflows to infinity. */
-  if (a >= 65520.0) return sign | 0x7c00;
-  if (a < 0x1p-14) {
-    /* Subnormal range: units of 2^-24. A result of 1024 is the smallest
-     * normal, whose encoding 0x400 follows on naturally. */
-    return sign | (uint16_t)nearbyint(ldexp(a, 24));
-  }
-  int e;
-  frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
-  e -= 1;       /* a = 1.m * 2^e, e in [-14, 15] */
-  double m = nearbyint(ldexp(a, 10 - e)); /* in [1024, 2048] */
-  if (m >= 2048.0) {
-    m = 1024.0;
-    e += 1;
-  }
-  if (e > 15) return sign | 0x7c00;
-  return sign | (uint16_t)((e + 15) << 10) | (uint16_t)((int)m - 1024);
-}
 
 /* ---- float -> integer without undefined behaviour ---- */
 
@@ -77,7 +38,7 @@ double ncc_ref_get_f(const ncc_tensor *t, int64_t i) {
   const void *p = (const char *)t->data + (size_t)i * ncc_dtype_size(t->dtype);
   switch (t->dtype) {
   case NCC_DT_F32: { float v; memcpy(&v, p, 4); return v; }
-  case NCC_DT_F16: { uint16_t v; memcpy(&v, p, 2); return half_to_double(v); }
+  case NCC_DT_F16: { uint16_t v; memcpy(&v, p, 2); return ncc_f16_to_f64(v); }
   case NCC_DT_F64: { double v; memcpy(&v, p, 8); return v; }
   case NCC_DT_I8: return *(const int8_t *)p;
   case NCC_DT_U8: return *(const uint8_t *)p;
@@ -117,7 +78,7 @@ void ncc_ref_set_f(ncc_tensor *t, int64_t i, double v) {
   void *p = (char *)t->data + (size_t)i * ncc_dtype_size(t->dtype);
   switch (t->dtype) {
   case NCC_DT_F32: { float w = (float)v; memcpy(p, &w, 4); break; }
-  case NCC_DT_F16: { uint16_t w = double_to_half(v); memcpy(p, &w, 2); break; }
+  case NCC_DT_F16: { uint16_t w = ncc_f16_from_f64(v); memcpy(p, &w, 2); break; }
   case NCC_DT_F64: memcpy(p, &v, 8); break;
   case NCC_DT_BOOL: *(uint8_t *)p = v != 0; break; /* NaN != 0 */
   case NCC_DT_I64: store_int(t, i, float_to_i64(v)); break;
@@ -131,7 +92,7 @@ void ncc_ref_set_i(ncc_tensor *t, int64_t i, int64_t v) {
   /* Direct int64 -> float conversions round once. */
   case NCC_DT_F32: { float w = (float)v; memcpy(p, &w, 4); break; }
   case NCC_DT_F64: { double w = (double)v; memcpy(p, &w, 8); break; }
-  case NCC_DT_F16: { uint16_t w = double_to_half((double)v); memcpy(p, &w, 2); break; }
+  case NCC_DT_F16: { uint16_t w = ncc_f16_from_f64((double)v); memcpy(p, &w, 2); break; }
   default: store_int(t, i, v); break;
   }
 }

@@ -121,9 +121,15 @@ static ncc_status io_error(const char *path, const char *what, int err) {
                    err ? strerror(err) : "I/O error");
 }
 
-/* Create a fresh hidden name: a file (mode 0666 & ~umask, through open's
- * umask) or a directory (0700). Returns the fd for files, 0 for dirs. */
-static int create_hidden(const char *dir, bool is_dir, char **out, int *slot) {
+/* What create_hidden makes at the fresh name. */
+typedef enum { HIDDEN_FILE, HIDDEN_DIR, HIDDEN_LINK } hidden_kind;
+
+/* Create a fresh hidden name in dir, registered for signal cleanup before
+ * it exists: a file (mode 0666 & ~umask, through open's umask; returns its
+ * fd), a directory (0700; returns 0) or a hard link to link_from (an
+ * unnamed file's /proc path; returns 0). -1 with errno on failure. */
+static int create_hidden(const char *dir, hidden_kind kind, const char *link_from,
+                         char **out, int *slot) {
   size_t xpos;
   char *name = hidden_name(dir, &xpos);
   *out = NULL;
@@ -135,9 +141,11 @@ static int create_hidden(const char *dir, bool is_dir, char **out, int *slot) {
   for (int tries = 0; tries < 100; tries++) {
     fill_random(name + xpos);
     /* registered first: a signal right after creation still finds it */
-    *slot = ncc_atomic_register(name, is_dir);
-    int fd = is_dir ? mkdir(name, 0700)
-                    : open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    *slot = ncc_atomic_register(name, kind == HIDDEN_DIR);
+    int fd = kind == HIDDEN_DIR ? mkdir(name, 0700)
+             : kind == HIDDEN_LINK
+                 ? linkat(AT_FDCWD, link_from, AT_FDCWD, name, AT_SYMLINK_FOLLOW)
+                 : open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       *out = name;
       return fd;
@@ -176,7 +184,7 @@ ncc_status ncc_afile_open(ncc_afile *a, const char *path) {
 #endif
   int err = 0;
   if (fd < 0) {
-    fd = create_hidden(dir, false, &a->tmp, &a->slot);
+    fd = create_hidden(dir, HIDDEN_FILE, NULL, &a->tmp, &a->slot);
     err = errno;
   }
   ncc_free(dir, 0);
@@ -211,32 +219,18 @@ static int link_unnamed(ncc_afile *a, int fd) {
     return 0;
   if (errno != EEXIST) return -1;
   char *dir = dir_of(a->path);
-  size_t xpos;
-  char *name = dir ? hidden_name(dir, &xpos) : NULL;
-  ncc_free(dir, 0);
-  if (!name) {
+  if (!dir) {
     errno = ENOMEM;
     return -1;
   }
-  for (int tries = 0; tries < 100; tries++) {
-    fill_random(name + xpos);
-    a->slot = ncc_atomic_register(name, false);
-    a->tmp = name;
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0)
-      return rename(name, a->path);
-    int err = errno;
-    a->tmp = NULL;
-    ncc_atomic_unregister(a->slot);
-    a->slot = -1;
-    if (err != EEXIST) {
-      ncc_free(name, 0);
-      errno = err;
-      return -1;
-    }
-  }
-  ncc_free(name, 0);
-  errno = EEXIST;
-  return -1;
+  char *name;
+  int slot;
+  int r = create_hidden(dir, HIDDEN_LINK, proc, &name, &slot);
+  ncc_free(dir, 0);
+  if (r < 0) return -1;
+  a->tmp = name;
+  a->slot = slot;
+  return rename(name, a->path);
 }
 
 ncc_status ncc_afile_commit(ncc_afile *a) {
@@ -348,7 +342,7 @@ ncc_status ncc_atomic_workdir(const char *path, char **out, int *slot) {
   char *dir = dir_of(path);
   if (!dir) return NCC_ERR_NOMEM;
   ncc_atomic_sweep(dir);
-  int r = create_hidden(dir, true, out, slot);
+  int r = create_hidden(dir, HIDDEN_DIR, NULL, out, slot);
   int err = errno;
   ncc_free(dir, 0);
   if (r < 0)

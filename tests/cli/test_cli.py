@@ -18,17 +18,8 @@ import tempfile
 import numpy as np
 
 NCC = os.environ.get("NCC", "ncc")
-PASSED = 0
-FAILED = []
-
-
-def check(name, cond, detail=""):
-    global PASSED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED.append(name)
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
+from checks import check, finish  # noqa: E402
 
 
 class Result:
@@ -435,8 +426,7 @@ def main():
         test_atomic_outputs(d)
         test_malformed_npy(d)
         test_bench(d)
-    print(f"{PASSED} passed, {len(FAILED)} failed")
-    return 1 if FAILED else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ import onnx
 from onnx import TensorProto, helper
 
 NCC = os.environ.get("NCC", "ncc")
-PASSED = 0
-FAILED = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
+from checks import check, finish  # noqa: E402
 KNOWN = ["ref", "cpu", "x86_64", "aarch64", "opencl", "cuda"]
 # ELF e_machine of the object each LLVM target writes (the ELF spec).
 EM_X86_64, EM_AARCH64 = 62, 183
@@ -31,15 +31,6 @@ HOST_EM = {"x86_64": EM_X86_64, "aarch64": EM_AARCH64}.get(platform.machine())
 # What `ncc compile` is asked to write per target, and how to recognise it.
 EMIT = {"ref": "obj", "cpu": "obj", "x86_64": "obj", "aarch64": "obj",
         "opencl": "opencl", "cuda": "cuda"}
-
-
-def check(name, cond, detail=""):
-    global PASSED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED.append(name)
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
 
 
 def ncc(*args):
@@ -133,8 +124,7 @@ def main():
         if run_col != "yes":
             check(f"{t}: the note says why it does not run", note.strip() != "", note)
 
-    print(f"{PASSED} passed, {len(FAILED)} failed")
-    sys.exit(1 if FAILED else 0)
+    sys.exit(finish())
 
 
 if __name__ == "__main__":

@@ -19,19 +19,10 @@ import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 NCC = os.environ.get("NCC", "ncc")
-PASSED = 0
-FAILED = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
+from checks import check, finish  # noqa: E402
 SKIP_DIRS = {".git", "build", "out"}
 TEXT_EXT = (".c", ".h", ".inc", ".py", ".md", ".cmake", ".txt", ".toml", ".sh", ".in", ".def")
-
-
-def check(name, cond, detail=""):
-    global PASSED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED.append(name)
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
 
 
 def repo_files():
@@ -112,8 +103,7 @@ def main():
     test_no_outside_references()
     test_links()
     test_cli_help_texts()
-    print(f"{PASSED} passed, {len(FAILED)} failed")
-    sys.exit(1 if FAILED else 0)
+    sys.exit(finish())
 
 
 if __name__ == "__main__":

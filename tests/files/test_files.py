@@ -24,17 +24,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 NCC = os.environ.get("NCC", "ncc")
-PASSED = 0
-FAILED = []
-
-
-def check(name, cond, detail=""):
-    global PASSED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED.append(name)
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
+from checks import check, finish  # noqa: E402
 
 
 def ncc(*args, cwd=None, env=None, umask=None, timeout=300):
@@ -500,8 +491,7 @@ def main():
                 import traceback
                 traceback.print_exc()
                 check(t.__name__, False, repr(e))
-    print(f"{PASSED} passed, {len(FAILED)} failed")
-    return 1 if FAILED else 0
+    return finish()
 
 
 if __name__ == "__main__":

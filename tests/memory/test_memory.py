@@ -21,19 +21,10 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 NCC = os.environ.get("NCC", "ncc")
-PASSED = 0
-FAILED = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
+from checks import check, finish  # noqa: E402
 RSS_LIMIT_KB = 200 * 1024  # deterministic: nothing big is ever touched
 PHYS = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-
-
-def check(name, cond, detail=""):
-    global PASSED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED.append(name)
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
 
 
 def ncc(*args, timeout=120):
@@ -191,8 +182,7 @@ def main():
           "--max-memory=SIZE" in out_help and "75% of the" in out_help, out_help[-400:])
 
     shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{PASSED} passed, {len(FAILED)} failed")
-    return 1 if FAILED else 0
+    return finish()
 
 
 if __name__ == "__main__":

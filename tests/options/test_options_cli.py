@@ -20,8 +20,8 @@ import tempfile
 import numpy as np
 
 NCC = os.environ.get("NCC", "ncc")
-PASSED = 0
-FAILED = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
+from checks import check, finish  # noqa: E402
 # the variables under test start unset, whatever the caller's shell has
 CLEAN = {k: v for k, v in os.environ.items()
          if k not in ("NCC_NUM_THREADS", "NCC_VECTOR_WIDTH", "NCC_DEBUG_KIR",
@@ -31,15 +31,6 @@ MODEL = """graph @g(%x: f32[N,256]) {
   return %y
 }
 """
-
-
-def check(name, cond, detail=""):
-    global PASSED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED.append(name)
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
 
 
 def ncc(*args, env=None):
@@ -130,8 +121,7 @@ def main():
             p = ncc(cmd, "--help")
             check(f"ncc {cmd} --help has --threads", "--threads N" in p.stdout)
 
-    print(f"{PASSED} passed, {len(FAILED)} failed")
-    return 1 if FAILED else 0
+    return finish()
 
 
 if __name__ == "__main__":

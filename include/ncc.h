@@ -207,6 +207,19 @@ int ncc_module_num_kernels(const ncc_module *m);      /* compiled */
 int ncc_module_num_host_kernels(const ncc_module *m); /* run by ref kernels */
 const char *ncc_module_target(const ncc_module *m);
 void ncc_module_free(ncc_module *m);
+/* The targets ncc knows, in a fixed order, whether this build has them or
+ * not (ncc_target_available / ncc_target_can_compile say what works here).
+ * ncc_target_get returns NCC_ERR_USAGE for i outside [0, count). */
+typedef struct ncc_target_desc {
+  const char *name;        /* "ref", "cpu", "x86_64", "aarch64", "opencl", ... */
+  const char *description; /* one line */
+  int runs;                /* 1: has an executor in this build (a device may still be missing) */
+  int compiles;            /* 1: this build can emit code for it */
+  int vector_width;        /* f32 lanes its kernels use; 0: decided at run time */
+  const char *emit_kinds;  /* comma list for --emit ("" : none) */
+} ncc_target_desc;
+int ncc_target_count(void);
+ncc_status ncc_target_get(int i, ncc_target_desc *out);
 /* NCC_OK when `target` can run here; otherwise a status and, in `why`, the
  * reason (unknown target, not built in, no device, ...). */
 ncc_status ncc_target_available(const char *target, char *why, size_t cap);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ncc.h"
+#include "backend.h"
 #ifdef NCC_HAVE_LLVM
 #include "../codegen/llvm/llvm.h"
 #endif
@@ -48,4 +49,35 @@ int ncc_target_layout_block(const char *target) {
   if (strcmp(target, "x86_64") == 0) return 8;
   if (strcmp(target, "aarch64") == 0) return 4;
   return 1;
+}
+
+/* The targets ncc knows, in `ncc targets` order. */
+static const struct {
+  const char *name, *description, *emit_kinds;
+} known[] = {
+    {"ref", "reference interpreter (defines every op's semantics)", ""},
+    {"cpu", "this host through the LLVM JIT", "kir,llvm,asm,obj,lib"},
+    {"x86_64", "x86-64 (AVX2 baseline) through LLVM; its --emit=obj|lib output "
+               "runs on an x86-64 host", "kir,llvm,asm,obj,lib"},
+    {"aarch64", "AArch64 (NEON) through LLVM; its --emit=obj|lib output runs on "
+                "AArch64 or under qemu-aarch64", "kir,llvm,asm,obj,lib"},
+    {"opencl", "OpenCL C kernels", "kir,opencl"},
+    {"cuda", "CUDA C kernels through NVRTC", "kir,cuda,ptx"},
+};
+
+int ncc_target_count(void) { return (int)(sizeof known / sizeof known[0]); }
+
+ncc_status ncc_target_get(int i, ncc_target_desc *out) {
+  if (!out || i < 0 || i >= ncc_target_count())
+    return ncc_error(NCC_ERR_USAGE, "ncc_target_get: no target %d", i);
+  const char *name = known[i].name;
+  out->name = name;
+  out->description = known[i].description;
+  out->emit_kinds = known[i].emit_kinds;
+  /* Runs: an executor is built in (its device may still be missing). */
+  out->runs = ncc_backend_find(name) != NULL;
+  char why[256];
+  out->compiles = ncc_target_can_compile(name, why, sizeof why) == NCC_OK;
+  out->vector_width = strcmp(name, "ref") == 0 ? 0 : ncc_target_layout_block(name);
+  return NCC_OK;
 }

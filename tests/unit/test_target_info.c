@@ -7,6 +7,7 @@
  * code is, is checked outside ncc by tests/cli/test_targets.py.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,11 +72,49 @@ static void test_cpu_and_gpu(void **state) {
 #endif
 }
 
+/* The enumeration agrees with the per-name questions, target by target. */
+static void test_enumeration(void **state) {
+  (void)state;
+  int n = ncc_target_count();
+  assert_true(n >= 6);
+  ncc_target_desc d;
+  assert_int_equal(ncc_target_get(-1, &d), NCC_ERR_USAGE);
+  assert_int_equal(ncc_target_get(n, &d), NCC_ERR_USAGE);
+  bool seen_ref = false, seen_cross = false;
+  for (int i = 0; i < n; i++) {
+    assert_int_equal(ncc_target_get(i, &d), NCC_OK);
+    for (int j = 0; j < i; j++) {
+      ncc_target_desc e;
+      assert_int_equal(ncc_target_get(j, &e), NCC_OK);
+      assert_string_not_equal(d.name, e.name);
+    }
+    char why[256];
+    ncc_status avail = ncc_target_available(d.name, why, sizeof why);
+    /* Runs here implies an executor; no executor means it cannot run. */
+    if (avail == NCC_OK) assert_true(d.runs);
+    if (!d.runs) assert_int_not_equal(avail, NCC_OK);
+    assert_int_equal(d.compiles,
+                     ncc_target_can_compile(d.name, why, sizeof why) == NCC_OK);
+    if (strcmp(d.name, "ref") == 0) {
+      seen_ref = true;
+      assert_true(d.runs);
+      assert_false(d.compiles);
+    }
+    if (strcmp(d.name, "aarch64") == 0) {
+      seen_cross = true;
+      assert_false(d.runs); /* a cross target never runs in process */
+      assert_int_equal(d.vector_width, 4);
+    }
+  }
+  assert_true(seen_ref && seen_cross);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ref_and_unknown),
       cmocka_unit_test(test_cross_targets),
       cmocka_unit_test(test_cpu_and_gpu),
+      cmocka_unit_test(test_enumeration),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

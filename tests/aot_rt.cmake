@@ -12,3 +12,9 @@ set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/aot_rt/toy_a.c
   COMPILE_OPTIONS "-pedantic;-Wshadow;-Wunused-parameter")
 add_test(NAME unit.aot_rt COMMAND test_aot_rt)
 set_tests_properties(unit.aot_rt PROPERTIES ENVIRONMENT "${NCC_TEST_ENV}" LABELS "aot;unit")
+# In the ThreadSanitizer build (tests/tsan.cmake) the runtime's thread pool
+# and its BUSY guard run under -fsanitize=thread too.
+if(NCC_TSAN)
+  set_tests_properties(unit.aot_rt PROPERTIES LABELS "aot;unit;tsan"
+    ENVIRONMENT "${NCC_TEST_ENV};TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1")
+endif()

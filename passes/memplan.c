@@ -1,7 +1,8 @@
 /* passes/memplan.c — activation memory planning: the planner (see
  * passes/memplan.h) and the `memplan` pass (-O2).
  *
- * The planner is greedy first fit: each buffer starts at offset 0 and is
+ * The planner is greedy first fit (passes/memplan_core.c, which the AOT
+ * glue embeds too): each buffer starts at offset 0 and is
  * bumped past every already-placed buffer that is alive at the same time
  * and overlaps it, until it overlaps none; buffers are placed largest
  * first, and again in order of their first step, and the smaller of the
@@ -29,10 +30,6 @@
 
 #define SIZE_CAP ((int64_t)1 << 50)
 
-static int64_t round_up(int64_t v) {
-  return (v + NCC_MEMPLAN_ALIGN - 1) / NCC_MEMPLAN_ALIGN * NCC_MEMPLAN_ALIGN;
-}
-
 bool ncc_memplan_value_size(const ncc_value *v, int *sym, int64_t *a,
                             int64_t *b) {
   int64_t c = (int64_t)ncc_dtype_size(v->dtype);
@@ -56,256 +53,20 @@ bool ncc_memplan_value_size(const ncc_value *v, int *sym, int64_t *a,
   return true;
 }
 
-typedef struct ent {
-  int idx;
-  int64_t a, b; /* rounded sizes */
-  int begin;
-} ent;
-
-static int by_size_desc(const void *x, const void *y) {
-  const ent *p = x, *q = y;
-  if (p->a != q->a) return p->a > q->a ? -1 : 1;
-  if (p->b != q->b) return p->b > q->b ? -1 : 1;
-  return p->idx - q->idx;
-}
-
-static int by_begin(const void *x, const void *y) {
-  const ent *p = x, *q = y;
-  if (p->begin != q->begin) return p->begin < q->begin ? -1 : 1;
-  return by_size_desc(x, y);
-}
-
-/* u ends at or below v's offset in both parts. */
-static bool below(int64_t ua, int64_t ub, int64_t va, int64_t vb) {
-  return ua <= va && ub <= vb;
-}
-
-/* ---- which placed buffers are alive together with a new one ----
- * A segment tree over the steps. A placed buffer is listed in `cover` at
- * the O(log T) nodes its lifetime decomposes into, and in `part` at those
- * nodes and their ancestors. The buffers alive together with [lo, hi] are
- * then `part` of hi's decomposition nodes plus `cover` of those nodes'
- * ancestors: every overlap is found, in O(log T) lists. The lists are
- * CSR arrays sized up front (every buffer is eventually placed). Scanning
- * all placed buffers instead made planning quadratic in the graph. */
-typedef struct stree {
-  int size; /* leaves, a power of two */
-  int *cover_off, *cover_fill, *cover;
-  int *part_off, *part_fill, *part;
-} stree;
-
-/* Calls visit(node, is_decomposition_node) for the nodes of [lo, hi]. */
-typedef void (*stree_fn)(stree *t, int node, bool full, void *ud);
-
-static void stree_walk(stree *t, int node, int nl, int nr, int lo, int hi,
-                       stree_fn fn, void *ud) {
-  if (hi < nl || nr < lo) return;
-  if (lo <= nl && nr <= hi) {
-    fn(t, node, true, ud);
-    return;
-  }
-  fn(t, node, false, ud);
-  int mid = nl + (nr - nl) / 2;
-  stree_walk(t, 2 * node, nl, mid, lo, hi, fn, ud);
-  stree_walk(t, 2 * node + 1, mid + 1, nr, lo, hi, fn, ud);
-}
-
-static void count_fn(stree *t, int node, bool full, void *ud) {
-  (void)ud;
-  if (full) t->cover_off[node + 1]++;
-  t->part_off[node + 1]++;
-}
-
-typedef struct {
-  int id;
-} put_ud;
-
-static void put_fn(stree *t, int node, bool full, void *ud) {
-  int id = ((put_ud *)ud)->id;
-  if (full) t->cover[t->cover_off[node] + t->cover_fill[node]++] = id;
-  t->part[t->part_off[node] + t->part_fill[node]++] = id;
-}
-
-typedef struct {
-  int *out, n, *stamp, mark;
-} get_ud;
-
-static void add_list(get_ud *q, const int *l, int n) {
-  for (int i = 0; i < n; i++)
-    if (q->stamp[l[i]] != q->mark) {
-      q->stamp[l[i]] = q->mark;
-      q->out[q->n++] = l[i];
-    }
-}
-
-static void get_fn(stree *t, int node, bool full, void *ud) {
-  get_ud *q = ud;
-  if (full) add_list(q, t->part + t->part_off[node], t->part_fill[node]);
-  else add_list(q, t->cover + t->cover_off[node], t->cover_fill[node]);
-}
-
-static void stree_free(stree *t) {
-  ncc_free(t->cover_off, 0);
-  ncc_free(t->part_off, 0);
-  ncc_free(t->cover, 0);
-  ncc_free(t->part, 0);
-}
-
-/* steps are shifted by -t0 into [0, size) */
-static ncc_status stree_init(stree *t, const ncc_membuf *bufs, const ent *e, int n,
-                             int t0) {
-  memset(t, 0, sizeof *t);
-  int span = 1;
-  for (int i = 0; i < n; i++) {
-    int end = bufs[e[i].idx].end > bufs[e[i].idx].begin ? bufs[e[i].idx].end
-                                                         : bufs[e[i].idx].begin;
-    if (end - t0 + 1 > span) span = end - t0 + 1;
-  }
-  t->size = 1;
-  while (t->size < span) t->size *= 2;
-  size_t nodes = 2 * (size_t)t->size + 1;
-  t->cover_off = ncc_calloc(2 * nodes, sizeof(int));
-  t->part_off = ncc_calloc(2 * nodes, sizeof(int));
-  if (!t->cover_off || !t->part_off) return NCC_ERR_NOMEM;
-  t->cover_fill = t->cover_off + nodes;
-  t->part_fill = t->part_off + nodes;
-  for (int i = 0; i < n; i++) {
-    const ncc_membuf *b = &bufs[e[i].idx];
-    stree_walk(t, 1, 0, t->size - 1, b->begin - t0,
-               (b->end > b->begin ? b->end : b->begin) - t0, count_fn, NULL);
-  }
-  for (size_t k = 1; k < nodes; k++) {
-    t->cover_off[k] += t->cover_off[k - 1];
-    t->part_off[k] += t->part_off[k - 1];
-  }
-  t->cover = ncc_malloc(sizeof(int) * ((size_t)t->cover_off[nodes - 1] + 1));
-  t->part = ncc_malloc(sizeof(int) * ((size_t)t->part_off[nodes - 1] + 1));
-  return t->cover && t->part ? NCC_OK : NCC_ERR_NOMEM;
-}
-
-static int by_int(const void *x, const void *y) {
-  int p = *(const int *)x, q = *(const int *)y;
-  return (p > q) - (p < q);
-}
-
-static _Thread_local const int64_t *sort_off;
-
-static int by_off(const void *x, const void *y) {
-  int64_t p = sort_off[*(const int *)x], q = sort_off[*(const int *)y];
-  return (p > q) - (p < q);
-}
-
-/* First fit in the order of e[]; offsets into oa/ob (by buffer index).
- * With static sizes the first fit offset is the lowest one clear of every
- * buffer alive at the same time: one pass over those sorted by offset
- * finds it. With linear sizes a bump is to the componentwise maximum, so
- * the old fixed-point loop runs, over the same buffers in placement order
- * (its result is unchanged; only the buffers it skipped are not visited). */
-static ncc_status first_fit(const ncc_membuf *bufs, const ent *e, int n, int64_t *oa,
-                            int64_t *ob, int64_t *arena_a, int64_t *arena_b) {
-  *arena_a = *arena_b = 0;
-  bool linear = false;
-  int t0 = bufs[e[0].idx].begin;
-  for (int i = 0; i < n; i++) {
-    linear |= e[i].a != 0;
-    if (bufs[e[i].idx].begin < t0) t0 = bufs[e[i].idx].begin;
-  }
-  stree t;
-  ncc_status st = stree_init(&t, bufs, e, n, t0);
-  int *cand = ncc_malloc(sizeof(int) * ((size_t)n + 1));
-  int *stamp = ncc_calloc((size_t)n + 1, sizeof(int));
-  if (st || !cand || !stamp) {
-    stree_free(&t);
-    ncc_free(cand, 0);
-    ncc_free(stamp, 0);
-    return NCC_ERR_NOMEM;
-  }
-  /* cand[] holds positions in e[] (placement order) */
-  for (int i = 0; i < n; i++) {
-    const ncc_membuf *v = &bufs[e[i].idx];
-    int lo = v->begin - t0, hi = (v->end > v->begin ? v->end : v->begin) - t0;
-    int64_t va = 0, vb = 0;
-    bool empty = e[i].a + e[i].b == 0;
-    if (!empty) {
-      get_ud q = {.out = cand, .n = 0, .stamp = stamp, .mark = i + 1};
-      stree_walk(&t, 1, 0, t.size - 1, lo, hi, get_fn, &q);
-      if (!linear) {
-        sort_off = ob;
-        for (int c = 0; c < q.n; c++) cand[c] = e[cand[c]].idx; /* by buffer */
-        qsort(cand, (size_t)q.n, sizeof *cand, by_off);
-        for (int c = 0; c < q.n; c++) {
-          int u = cand[c];
-          int64_t ue = ob[u] + round_up(bufs[u].b);
-          if (ob[u] < vb + e[i].b && ue > vb) vb = ue;
-        }
-      } else {
-        qsort(cand, (size_t)q.n, sizeof *cand, by_int);
-        for (bool moved = true; moved;) {
-          moved = false;
-          for (int c = 0; c < q.n; c++) {
-            int j = cand[c];
-            int64_t ua = oa[e[j].idx], ub = ob[e[j].idx];
-            int64_t uea = ua + e[j].a, ueb = ub + e[j].b;
-            if (below(uea, ueb, va, vb) || below(va + e[i].a, vb + e[i].b, ua, ub))
-              continue;
-            va = va > uea ? va : uea;
-            vb = vb > ueb ? vb : ueb;
-            moved = true;
-          }
-        }
-      }
-      put_ud pu = {.id = i};
-      stree_walk(&t, 1, 0, t.size - 1, lo, hi, put_fn, &pu);
-    }
-    oa[e[i].idx] = va;
-    ob[e[i].idx] = vb;
-    if (va + e[i].a > *arena_a) *arena_a = va + e[i].a;
-    if (vb + e[i].b > *arena_b) *arena_b = vb + e[i].b;
-  }
-  stree_free(&t);
-  ncc_free(cand, 0);
-  ncc_free(stamp, 0);
-  return NCC_OK;
-}
-
-/* Two orders are tried, largest first and by start time (each wins on
- * some graphs); the smaller arena is kept (the batch part decides). */
+/* The packing itself is passes/memplan_core.c (shared with the glue of
+ * generated libraries); this wrapper gives it its scratch. An arena past
+ * INT64_MAX bytes cannot be allocated: out of memory. */
 ncc_status ncc_memplan_layout(ncc_membuf *bufs, int n, int64_t *arena_a,
                               int64_t *arena_b) {
   *arena_a = *arena_b = 0;
   if (n <= 0) return NCC_OK;
-  ent *e = ncc_calloc((size_t)n, sizeof *e);
-  int64_t *off = ncc_calloc(4 * (size_t)n, sizeof *off);
-  if (!e || !off) {
-    ncc_free(e, 0);
-    ncc_free(off, 0);
-    return NCC_ERR_NOMEM;
-  }
-  for (int i = 0; i < n; i++) {
-    e[i].idx = i;
-    e[i].a = round_up(bufs[i].a);
-    e[i].b = round_up(bufs[i].b);
-    e[i].begin = bufs[i].begin;
-  }
-  int64_t sa[2], sb[2];
-  qsort(e, (size_t)n, sizeof *e, by_size_desc);
-  ncc_status st = first_fit(bufs, e, n, off, off + n, &sa[0], &sb[0]);
-  qsort(e, (size_t)n, sizeof *e, by_begin);
-  if (!st) st = first_fit(bufs, e, n, off + 2 * n, off + 3 * n, &sa[1], &sb[1]);
-  if (st) {
-    ncc_free(e, 0);
-    ncc_free(off, 0);
-    return st;
-  }
-  int k = sa[1] < sa[0] || (sa[1] == sa[0] && sb[1] < sb[0]);
-  for (int i = 0; i < n; i++) {
-    bufs[i].off_a = off[2 * k * n + i];
-    bufs[i].off_b = off[(2 * k + 1) * n + i];
-  }
-  *arena_a = sa[k];
-  *arena_b = sb[k];
-  ncc_free(e, 0);
-  ncc_free(off, 0);
+  size_t bytes = ncc_memplan_work_bytes(bufs, n);
+  void *work = bytes ? ncc_malloc(bytes) : NULL;
+  if (!work) return NCC_ERR_NOMEM;
+  int r = ncc_memplan_pack(bufs, n, INT64_MAX, work, arena_a, arena_b);
+  ncc_free(work, bytes);
+  if (r)
+    return ncc_error(NCC_ERR_NOMEM, "the activation plan needs more than 2^63 bytes");
   return NCC_OK;
 }
 

@@ -7,25 +7,21 @@
  * form, valid for every batch at once, so a graph with a symbolic batch is
  * planned once at compile time. Used by the `memplan` pass (which records
  * the plan in the IR and its peak in the statistics) and by the executor
- * (runtime/exec.c), which lays out its arena with the same function.
+ * (runtime/exec.c), which lays out its arena with the same function, and
+ * its packing core (memplan_core.c) is the scratch planner of the
+ * libraries `--emit=lib` writes.
  */
 #ifndef NCC_MEMPLAN_H
 #define NCC_MEMPLAN_H
 
 #include "../ir/ir.h"
 #include "fusion.h"
-
-#define NCC_MEMPLAN_ALIGN 64
-
-typedef struct ncc_membuf {
-  int64_t a, b;         /* bytes = a * batch + b (a = 0: static) */
-  int begin, end;       /* first and last step using it, inclusive */
-  int64_t off_a, off_b; /* result: offset = off_a * batch + off_b */
-} ncc_membuf;
+#include "memplan_core.h" /* ncc_membuf, NCC_MEMPLAN_ALIGN, the packer */
 
 /* Place bufs (largest first, first fit; for linear sizes a placement is
  * kept only if it is disjoint from every overlapping-in-time buffer for
- * every batch >= 0). *arena_a / *arena_b: the arena's bytes. */
+ * every batch >= 0): ncc_memplan_pack with its scratch allocated here.
+ * *arena_a / *arena_b: the arena's bytes. */
 ncc_status ncc_memplan_layout(ncc_membuf *bufs, int n, int64_t *arena_a,
                               int64_t *arena_b);
 

@@ -3,7 +3,7 @@
 # ncc_module_run from several threads (unit.test_module_threads) and the
 # generated library's thread contract (aot.safety, whose glue and driver are
 # then compiled with -fsanitize=thread). Only their targets are built there:
-#   cmake --build build-tsan --target ncc_cli test_module_threads
+#   cmake --build build-tsan --target ncc_cli test_module_threads test_aot_rt
 #   ctest -L tsan
 if(NCC_TSAN)
   set(NCC_TSAN_ENV "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1")

@@ -40,11 +40,13 @@
 #include "../escape.h"
 #include "aot.h"
 
-#include "aot_glue.inc"
+/* ncc_aot_rt_head, ncc_aot_rt_body: codegen/llvm/aot_rt/aot_rt.{h,c},
+ * embedded at build time (aot_rt/embed.cmake) */
+#include "aot_rt_embed.h"
 
 extern char **environ;
 
-enum { S_IN, S_OUT, S_CONST, S_TMP }; /* as NCC_S_* in aot_glue.inc */
+enum { S_IN, S_OUT, S_CONST, S_TMP }; /* as NCC_S_* in aot_rt/aot_rt.h */
 
 typedef struct aot_slot {
   int kind, index;    /* IN/OUT: input/output number; TMP: scratch number */
@@ -690,10 +692,10 @@ static void write_glue(const lib *L, FILE *f, const char *hname,
   fputs("' (target ", f);
   ncc_escape_fput(f, NCC_ESC_COMMENT, target);
   fprintf(f, "): runs the kernel\n * sequence; see %s. Do not edit. */\n", hname);
-  fputs(glue_types, f);
+  fputs((const char *)ncc_aot_rt_head, f);
   fputc('\n', f);
   write_tables(L, f, hname);
-  fputs(glue_code, f);
+  fputs((const char *)ncc_aot_rt_body, f);
 }
 
 /* ---- files and the C compiler ---- */

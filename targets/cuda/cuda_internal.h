@@ -1,4 +1,4 @@
-/* runtime/cuda/cuda_internal.h — between the two files of the cuda target. */
+/* targets/cuda/cuda_internal.h — between the two files of the cuda target. */
 #ifndef NCC_CUDA_INTERNAL_H
 #define NCC_CUDA_INTERNAL_H
 

@@ -52,15 +52,6 @@ typedef struct ncc_backend {
 const ncc_backend *ncc_backend_find(const char *name);
 
 extern const ncc_backend ncc_backend_ref;
-#ifdef NCC_HAVE_LLVM
-extern const ncc_backend ncc_backend_cpu; /* targets/cpu */
-#endif
-#ifdef NCC_HAVE_OPENCL
-extern const ncc_backend ncc_backend_opencl; /* targets/opencl */
-#endif
-#ifdef NCC_HAVE_CUDA
-extern const ncc_backend ncc_backend_cuda; /* targets/cuda */
-#endif
-
+/* The other backends are declared beside their rows (targets/table.c). */
 
 #endif /* NCC_TARGETS_BACKEND_H */

@@ -5,7 +5,9 @@
 
 #include "targets.h"
 
+/* Each backend is declared here, beside its row, so a target is one row. */
 #ifdef NCC_HAVE_LLVM
+extern const ncc_backend ncc_backend_cpu; /* targets/cpu */
 #define LLVM_BUILT true
 #define CPU_BACKEND &ncc_backend_cpu
 #else
@@ -13,6 +15,7 @@
 #define CPU_BACKEND NULL
 #endif
 #ifdef NCC_HAVE_OPENCL
+extern const ncc_backend ncc_backend_opencl; /* targets/opencl */
 #define OPENCL_BUILT true
 #define OPENCL_BACKEND &ncc_backend_opencl
 #else
@@ -20,6 +23,7 @@
 #define OPENCL_BACKEND NULL
 #endif
 #ifdef NCC_HAVE_CUDA
+extern const ncc_backend ncc_backend_cuda; /* targets/cuda */
 #define CUDA_BUILT true
 #define CUDA_BACKEND &ncc_backend_cuda
 #else

@@ -64,18 +64,4 @@ void ncc_gpu_free(void *state);
  * milliseconds per pass: kernel time without transfers (benchmarks). */
 ncc_status ncc_gpu_time_kernels(void *state, int iters, double *ms);
 
-/* The backends (targets/opencl, targets/cuda). */
-#ifdef NCC_HAVE_OPENCL
-extern const ncc_backend ncc_backend_opencl;
-#endif
-#ifdef NCC_HAVE_CUDA
-extern const ncc_backend ncc_backend_cuda;
-/* The PTX NVRTC makes of `source` for `arch` ("sm_90"); NULL arch: the
- * device's, or sm_90 without one. Malloc'd text in *ptx. */
-ncc_status ncc_cuda_compile_ptx(const char *source, const char *arch,
-                                char **ptx, size_t *len);
-/* The arch used by default (NCC_CUDA_ARCH, the device's, or sm_90). */
-const char *ncc_cuda_default_arch(void);
-#endif
-
 #endif /* NCC_TARGETS_GPU_EXEC_H */

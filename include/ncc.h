@@ -269,7 +269,7 @@ void ncc_pipeline_set_layout_block(ncc_pipeline *p, int block);
  * ("cpu" = this host's; x86_64 8; aarch64 4; "ref"
  * and NULL as "cpu", so the interpreter checks the graph cpu runs), 1 for
  * GPU targets (blocked layouts are a CPU schedule). Built without LLVM,
- * the host's width comes from the CPU's features (runtime/targets.c). A
+ * the host's width comes from the CPU's features (targets/targets.c). A
  * caller that sets ncc_options.vector_width for "cpu" passes that width
  * here instead. */
 int ncc_target_layout_block(const char *target);

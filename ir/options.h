@@ -1,7 +1,7 @@
 /* ir/options.h — the caller's ncc_options inside the library.
  *
  * num_threads, vector_width and kernel_reuse travel explicitly (the
- * backend options, runtime/backend.h). The debugging and tool settings
+ * backend options, targets/backend.h). The debugging and tool settings
  * (dumps, the C compiler of --emit=lib, keep_temps, the memory budget) are
  * read deep inside code generators and drivers that have no options
  * argument, so the public entry points (ncc_module_compile_opts, _emit_opts

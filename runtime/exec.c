@@ -28,7 +28,7 @@
 
 #include "../ir/shape.h"
 #include "../passes/memplan.h"
-#include "backend.h"
+#include "exec.h"
 #include "ref/ref.h"
 
 typedef struct exec_step {

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "../ir/ir.h"
-#include "atomic_file.h"
+#include "../ir/atomic_file.h"
 
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,

@@ -1,5 +1,5 @@
 /* runtime/run_budget.c — a run's memory against the budget, before it
- * allocates anything (ncc_run_budget_check, runtime/backend.h).
+ * allocates anything (ncc_run_budget_check, runtime/exec.h).
  *
  * Once the inputs bind the symbolic dims, the declared shapes give every
  * value's size; the peak of the live bytes over the node order (each value
@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "../ir/budget.h"
-#include "backend.h"
+#include "exec.h"
 
 /* Bytes of v with the bound symbols: -1 when a dim is unknown (its size
  * depends on data), -2 when the size does not fit the address space. */

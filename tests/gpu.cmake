@@ -57,7 +57,7 @@ if(NCC_CUDA)
   ncc_gpu_test(gpu.cuda.blocks cuda COMMAND ${Python3_EXECUTABLE}
     ${NCC_GPU_DIR}/gpu_blocks.py --target cuda --skip-unavailable)
   if(NCC_CUDA_INCLUDE)
-    # our dlopen declarations (runtime/cuda/cuda_api.h) match the toolkit's
+    # our dlopen declarations (targets/cuda/cuda_api.h) match the toolkit's
     add_library(ncc_cuda_abi_check OBJECT ${NCC_GPU_DIR}/abi_check.c)
     target_include_directories(ncc_cuda_abi_check SYSTEM PRIVATE ${NCC_CUDA_INCLUDE})
     target_include_directories(ncc_cuda_abi_check PRIVATE ${CMAKE_SOURCE_DIR})

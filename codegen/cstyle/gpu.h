@@ -1,54 +1,14 @@
-/* codegen/cstyle/gpu.h — what the GPU backends (runtime/opencl,
- * runtime/cuda) share: lowering for the GPU, one program per module from
- * the renderer, and the device executor behind a small device vtable.
- *
- * The executor keeps every tensor where it was last produced: kernels read
- * and write device buffers; a node without a GPU kernel runs on its
- * reference kernel on the host, with explicit transfers of exactly the
- * inputs it needs (downloads) and, lazily, of its outputs when a kernel
- * reads them (uploads). Reshape-like nodes alias their input's device
- * buffer. Constants are uploaded once at compile time; every intermediate
- * has one device buffer, allocated on the first run and reused while the
- * size fits (a larger batch reallocates it), so steady-state runs allocate
- * nothing on the device; graph inputs are uploaded and outputs downloaded
- * once per run.
+/* codegen/cstyle/gpu.h — lowering and rendering for the GPU targets:
+ * which nodes the GPU lowering handles (gpu_lower.c), the graph's kernels
+ * as one program from the C-style renderer (gpu_render.c), and the
+ * program source or kernel IR `ncc compile` writes. The device executor
+ * and the device vtable the drivers fill are targets/gpu/gpu_exec.h.
  */
 #ifndef NCC_GPU_H
 #define NCC_GPU_H
 
 #include "../../passes/fusion.h"
-#include "../../runtime/backend.h"
 #include "cstyle.h"
-
-typedef uint64_t ncc_gpu_mem; /* cl_mem or CUdeviceptr; 0: none */
-
-typedef struct ncc_gpu_arg {
-  bool is_mem;
-  ncc_gpu_mem mem;
-  int64_t i64;
-} ncc_gpu_arg;
-
-/* One opened device (a context and a queue/stream); backends keep one per
- * process. Every function returns an error status with the message set. */
-typedef struct ncc_gpu_device {
-  const char *target; /* "opencl", "cuda" */
-  const ncc_cstyle_lang *lang;
-  int max_local;      /* work-items per group */
-  int64_t max_groups; /* groups per launch (loops are grid-stride) */
-  int64_t max_local_bytes;
-  void *ctx;
-  ncc_status (*alloc)(void *ctx, size_t bytes, ncc_gpu_mem *out);
-  void (*release)(void *ctx, ncc_gpu_mem m);
-  ncc_status (*upload)(void *ctx, ncc_gpu_mem m, const void *src, size_t n);
-  ncc_status (*download)(void *ctx, ncc_gpu_mem m, void *dst, size_t n);
-  /* Build `source`; kernels[i] is the kernel named names[i]. */
-  ncc_status (*build)(void *ctx, const char *source, const char *const *names,
-                      int n, void **program, void **kernels);
-  void (*free_program)(void *ctx, void *program, void **kernels, int n);
-  ncc_status (*launch)(void *ctx, void *kernel, const ncc_gpu_arg *args,
-                       int nargs, int64_t groups, int local);
-  ncc_status (*finish)(void *ctx);
-} ncc_gpu_device;
 
 /* ---- lowering (gpu_lower.c) ---- */
 bool ncc_gpu_supports_op(const ncc_node *n);
@@ -59,13 +19,19 @@ ncc_status ncc_gpu_lower_node(const ncc_node *n, const char *name,
 ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
                                kir_kernel **out);
 
-/* ---- programs (gpu_exec.c) ---- */
+/* ---- programs (gpu_render.c; the graph loop in targets/gpu/gpu_exec.c) ---- */
 /* Lower every node the GPU handles; kernels[i] (one slot per node) stays
  * NULL for host and alias nodes. A fused group of the plan (elementwise or
  * reduce kind; NULL plan: none) that lowers as a whole has its kernel in
  * its root's slot and fused[group] set; its other members get none. */
 ncc_status ncc_gpu_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
                                kir_kernel **kernels, bool *fused);
+/* The fuse plan of g (*fp) and its kernels (*ks, one slot per node; *fused,
+ * one per group) through ncc_gpu_lower_graph; the caller frees all three.
+ * These two are defined in targets/gpu/gpu_exec.c until the graph-lowering
+ * loop joins codegen's one lowering driver (issue 11). */
+ncc_status ncc_gpu_lower_all(const ncc_graph *g, ncc_fuse_plan **fp, kir_kernel ***ks,
+                             bool **fused);
 /* Render the prelude and kernels[0..n) (NULL entries skipped) as one
  * program; infos[i] describes kernels[i]. Test hook: with
  * ncc_options.gpu_test_bad_kernel set (the driver's NCC_GPU_TEST_BAD_KERNEL)
@@ -81,33 +47,5 @@ ncc_status ncc_gpu_render_graph(const ncc_graph *g, const ncc_cstyle_lang *lang,
  * program source of the graph's kernels, written through a temporary file. */
 ncc_status ncc_gpu_emit_source(const ncc_graph *g, const ncc_cstyle_lang *lang,
                                const char *kind, const char *path);
-
-/* ---- the executor (gpu_exec.c): backend vtable entries ---- */
-typedef struct ncc_gpu_module ncc_gpu_module;
-ncc_status ncc_gpu_compile(const ncc_gpu_device *dev, const ncc_graph *g,
-                           ncc_gpu_module **out);
-ncc_status ncc_gpu_run(void *state, const ncc_tensor *in, int n_in,
-                       ncc_tensor *out, int n_out);
-int ncc_gpu_num_kernels(const void *state);
-int ncc_gpu_num_host_kernels(const void *state);
-void ncc_gpu_free(void *state);
-/* Rerun the device kernels of the last run `iters` times on the buffers
- * that run left on the device (host nodes skipped) and return the mean
- * milliseconds per pass: kernel time without transfers (benchmarks). */
-ncc_status ncc_gpu_time_kernels(void *state, int iters, double *ms);
-
-/* The backends (runtime/opencl, runtime/cuda). */
-#ifdef NCC_HAVE_OPENCL
-extern const ncc_backend ncc_backend_opencl;
-#endif
-#ifdef NCC_HAVE_CUDA
-extern const ncc_backend ncc_backend_cuda;
-/* The PTX NVRTC makes of `source` for `arch` ("sm_90"); NULL arch: the
- * device's, or sm_90 without one. Malloc'd text in *ptx. */
-ncc_status ncc_cuda_compile_ptx(const char *source, const char *arch,
-                                char **ptx, size_t *len);
-/* The arch used by default (NCC_CUDA_ARCH, the device's, or sm_90). */
-const char *ncc_cuda_default_arch(void);
-#endif
 
 #endif /* NCC_GPU_H */

@@ -2,12 +2,12 @@
  * or an object file for the host or a cross target (`ncc compile --emit`),
  * and the entry point of `--emit=lib` (aot_lib.c).
  *
- * The same lowering and module construction as the JIT, for a target
- * description picked by name: `cpu` is this host (its CPU and features),
- * `x86_64` a portable AVX2 baseline (x86-64-v3, 8 lanes), `aarch64` a
- * generic NEON core (4 lanes). For kir/llvm/asm/obj only compiled kernels
- * are emitted; nodes that run on reference kernels are not part of the
- * output. Files are written by runtime/atomic_file.c, so a failure leaves
+ * The same lowering and module construction as the JIT, for the CPU
+ * target description the caller passes (the target table, targets/: this
+ * host, or a cross target such as x86_64's AVX2 baseline). For
+ * kir/llvm/asm/obj only compiled kernels are emitted; nodes that run on
+ * reference kernels are not part of the
+ * output. Files are written by ir/atomic_file.c, so a failure leaves
  * nothing behind.
  */
 #include <llvm-c/Core.h>
@@ -19,8 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../runtime/atomic_file.h"
-#include "../../ir/options.h"
+#include "../../ir/atomic_file.h"
 #include "aot.h"
 
 static pthread_once_t all_once = PTHREAD_ONCE_INIT;
@@ -32,29 +31,9 @@ static void init_all_targets(void) {
   LLVMInitializeAllAsmPrinters();
 }
 
-/* The vector widths (8, 4) are also the layout blocks of these targets in
- * runtime/targets.c, which every configuration builds: keep them equal. */
-static const ncc_llvm_host cross_targets[] = {
-    {"x86_64-unknown-linux-gnu", "x86-64-v3", "", 8},
-    {"aarch64-unknown-linux-gnu", "generic", "+neon", 4},
-};
-
-ncc_status ncc_aot_target(const char *target, const ncc_llvm_host **out) {
-  if (!target || strcmp(target, "cpu") == 0) return ncc_llvm_host_info(out);
+ncc_status ncc_llvm_can_emit(const ncc_llvm_host *h) {
   pthread_once(&all_once, init_all_targets);
-  if (strcmp(target, "x86_64") == 0) *out = &cross_targets[0];
-  else if (strcmp(target, "aarch64") == 0) *out = &cross_targets[1];
-  else
-    return ncc_error(NCC_ERR_UNSUPPORTED,
-                     "target '%s' has no LLVM code generator (cpu, x86_64, aarch64)",
-                     target);
-  return NCC_OK;
-}
-
-ncc_status ncc_llvm_can_emit(const char *target) {
-  const ncc_llvm_host *h;
-  ncc_status st = ncc_aot_target(target, &h);
-  if (st) return st;
+  ncc_status st = NCC_OK;
   /* an LLVM built without this target's backend cannot emit for it */
   LLVMTargetRef t;
   char *err = NULL;
@@ -150,23 +129,15 @@ static bool is_kind(const char *kind, const char *const *kinds) {
 }
 
 ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
-                              const char *kind, const char *path) {
+                              const ncc_llvm_host *h, const char *kind,
+                              const char *path) {
   static const char *const kinds[] = {"kir", "llvm", "asm", "obj", "lib", NULL};
   if (!kind || !is_kind(kind, kinds))
     return ncc_error(NCC_ERR_UNSUPPORTED,
                      "target '%s' cannot emit '%s' (kir, llvm, asm, obj, lib)",
                      target ? target : "cpu", kind ? kind : "");
-  const ncc_llvm_host *h;
-  ncc_status st = ncc_aot_target(target, &h);
-  if (st != NCC_OK) return st;
-  /* the caller's width (ncc_options.vector_width) for this host only:
-   * a cross target's width is part of its description */
-  ncc_llvm_host narrowed;
-  if ((!target || strcmp(target, "cpu") == 0) && ncc_opts()->vector_width > 0) {
-    narrowed = *h;
-    narrowed.vector_width = ncc_opts()->vector_width;
-    h = &narrowed;
-  }
+  pthread_once(&all_once, init_all_targets); /* a cross target's backend */
+  ncc_status st;
   if (strcmp(kind, "lib") == 0) return ncc_aot_emit_lib(g, target, h, path);
   kir_kernel **kernels = ncc_calloc((size_t)g->n_nodes + 1, sizeof *kernels);
   kir_kernel **list = ncc_calloc((size_t)g->n_nodes + 1, sizeof *list);

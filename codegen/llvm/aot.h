@@ -8,10 +8,6 @@
 
 #include "llvm.h"
 
-/* The target description for a target name: "cpu" (NULL too) is this host,
- * "x86_64" and "aarch64" are the cross targets. */
-ncc_status ncc_aot_target(const char *target, const ncc_llvm_host **out);
-
 /* Constant data embedded in an object as one global byte array: the
  * pieces lie at their `offset`s (64-byte aligned), zeros in between. */
 typedef struct ncc_aot_blob {

@@ -36,7 +36,7 @@
 
 #include "../../ir/options.h"
 #include "../../passes/fusion.h"
-#include "../../runtime/atomic_file.h"
+#include "../../ir/atomic_file.h"
 #include "../escape.h"
 #include "aot.h"
 

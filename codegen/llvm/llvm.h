@@ -18,7 +18,9 @@
 typedef void (*ncc_kernel_fn)(void *const *bufs, const int64_t *syms,
                               int32_t tid, int32_t nth);
 
-/* The host as LLVM sees it (computed once). */
+/* A CPU target description: the host as LLVM sees it (ncc_llvm_host_info)
+ * or a cross target's row of the target table (targets/), handed down by
+ * the caller; codegen/llvm keeps no list of targets. */
 typedef struct ncc_llvm_host {
   const char *triple;
   const char *cpu;
@@ -29,10 +31,9 @@ typedef struct ncc_llvm_host {
 /* NCC_OK with *out set, or an error when LLVM cannot target this host. */
 ncc_status ncc_llvm_host_info(const ncc_llvm_host **out);
 
-/* NCC_OK when ncc_llvm_emit_file can write code for `target` ("cpu" or
- * NULL: this host; "x86_64", "aarch64": the cross targets), else an error
- * saying why (not an LLVM target, or this LLVM lacks its backend). */
-ncc_status ncc_llvm_can_emit(const char *target);
+/* NCC_OK when ncc_llvm_emit_file can write code for `h`, else an error
+ * saying why (this LLVM lacks the backend of h's triple). */
+ncc_status ncc_llvm_can_emit(const ncc_llvm_host *h);
 
 /* A JIT holding the code of one module (one graph). */
 typedef struct ncc_jit ncc_jit;
@@ -54,10 +55,12 @@ ncc_status ncc_llvm_lower_graph_fused(const ncc_graph *g, const ncc_lower_opts *
                                       const ncc_fuse_plan *fp, kir_kernel **kernels,
                                       bool *group_kernel, int *n_lowered);
 
-/* Write what target `target` ("cpu", "x86_64", "aarch64") makes of the
- * graph's compiled kernels: kind "kir", "llvm", "asm" or "obj". */
+/* Write what the CPU target `h` (named `target` in messages and in a
+ * library's header) makes of the graph's compiled kernels: kind "kir",
+ * "llvm", "asm", "obj" or "lib". */
 ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
-                              const char *kind, const char *path);
+                              const ncc_llvm_host *h, const char *kind,
+                              const char *path);
 
 /* Internal to codegen/llvm (LLVM handles passed as void*): a target
  * machine for h (NULL on failure), position independent, with the JIT's

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "../../ir/shape.h"
-#include "../backend.h"
+#include "../exec.h"
 #include "ref.h"
 
 typedef struct run_state {

@@ -1,13 +1,13 @@
 /* tests/gpu/abi_check.c — a build-time check (tests/gpu.cmake) that the
  * declarations the cuda target uses to call libcuda and libnvrtc through
- * dlopen (runtime/cuda/cuda_api.h) match the toolkit's headers: every
+ * dlopen (targets/cuda/cuda_api.h) match the toolkit's headers: every
  * function-pointer type must accept the toolkit's function, every constant
  * must equal the toolkit's. A mismatch fails the build. */
 #include <cuda.h>
 #include <nvrtc.h>
 
 #define NCC_CUDA_API_TOOLKIT_TYPES
-#include "runtime/cuda/cuda_api.h"
+#include "targets/cuda/cuda_api.h"
 
 #define CHECK(name, ret, params) name##_fn ncc_abi_##name = &name;
 NCC_CUDA_DRIVER_FNS(CHECK)

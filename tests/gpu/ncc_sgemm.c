@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/cstyle/gpu.h"
+#include "targets/gpu/gpu_exec.h"
 #include "ir/ir.h"
 #include "ir/shape.h"
 

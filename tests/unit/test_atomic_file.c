@@ -1,4 +1,4 @@
-/* tests/unit/test_atomic_file.c — the atomic writer (runtime/atomic_file.c):
+/* tests/unit/test_atomic_file.c — the atomic writer (ir/atomic_file.c):
  * final mode 0666 & ~umask, replacing an existing file, an aborted write
  * leaves nothing, a NAME_MAX-long target name works, the signal-time
  * cleanup removes registered temporaries, and the sweep removes leftovers
@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "ir/ir.h"
-#include "runtime/atomic_file.h"
+#include "ir/atomic_file.h"
 
 static char dir[64];
 

@@ -113,13 +113,14 @@ void cli_env_options(ncc_options *o);
   "  NCC_CUDA_HOME, NCC_CUDA_ARCH   GPU driver and device (docs/GPU.md;\n"   \
   "                         read by libncc when it loads a GPU driver)\n"
 
-/* ---- targets.c ---- */
-typedef struct cli_target {
-  const char *name;
-  const char *what;
-} cli_target;
-extern const cli_target cli_targets[];
-extern const int cli_n_targets;
+/* ---- targets.c: the targets, from libncc's target table ---- */
+/* Whether libncc knows a target of this name. */
+bool cli_target_known(const char *name);
+/* The target names joined by ", "; `mark` (may be NULL) is appended to
+ * the target named `marked`, as "cpu (default)". */
+void cli_target_names(char *buf, size_t cap, const char *marked, const char *mark);
+/* Print a command's help text with "@TARGETS@" replaced by the names. */
+void cli_print_help(const char *usage, FILE *f);
 /* Known and available, else an error: unknown -> USAGE, not available ->
  * UNSUPPORTED (both name the target). */
 ncc_status cli_target_check(const char *name);

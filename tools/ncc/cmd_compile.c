@@ -6,6 +6,7 @@
  *   lib                 a self-contained library + C header (docs/AOT.md)
  *   cuda, ptx, opencl   GPU kernels: CUDA C, its PTX (NVRTC), OpenCL C;
  *                       targets cuda / opencl, no device needed (docs/GPU.md)
+ * (which target emits which kind is libncc's target table: ncc_target_get)
  *
  * Cross targets compile on any host, so only `cpu` has to be usable here.
  * Text kinds go to stdout without -o; obj and lib default to the model's
@@ -19,50 +20,98 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "runtime/atomic_file.h"
+#include "ir/atomic_file.h"
 
-static const char *const emit_kinds[] = {"ir",  "kir", "llvm", "asm",    "obj",
-                                         "lib", "cuda", "ptx", "opencl", NULL};
-static const char *const llvm_kinds[] = {"kir", "llvm", "asm", "obj", "lib", NULL};
-static const char *const llvm_targets[] = {"cpu", "x86_64", "aarch64", NULL};
-static const char *const gpu_kinds[] = {"cuda", "ptx", "opencl", NULL};
-
-static bool in_list(const char *s, const char *const *list) {
-  for (int i = 0; list[i]; i++)
-    if (strcmp(s, list[i]) == 0) return true;
+/* Whether the comma list `list` has `kind`. */
+static bool has_kind(const char *list, const char *kind) {
+  size_t n = strlen(kind);
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && strncmp(p, kind, n) == 0) return true;
+    if (!e) break;
+    p = e + 1;
+  }
   return false;
+}
+
+/* The kinds and targets come from libncc's target table: an LLVM target is
+ * one that emits LLVM IR; other targets that emit code (the GPU targets)
+ * emit through their backend, which checks the kind. */
+static bool is_llvm(const ncc_target_desc *d) { return has_kind(d->emit_kinds, "llvm"); }
+
+/* "ir, kir, llvm, ...": every kind some target emits, each once. */
+static void all_kinds(char *buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "ir");
+  ncc_target_desc d;
+  for (int i = 0; i < ncc_target_count() && n < cap; i++) {
+    if (ncc_target_get(i, &d)) continue;
+    char kind[32];
+    for (const char *p = d.emit_kinds; *p && n < cap;) {
+      size_t len = strcspn(p, ",");
+      snprintf(kind, sizeof kind, "%.*s", (int)len, p);
+      bool seen = strcmp(kind, "ir") == 0;
+      ncc_target_desc e;
+      for (int j = 0; j < i && !seen; j++)
+        seen = !ncc_target_get(j, &e) && has_kind(e.emit_kinds, kind);
+      if (!seen) n += (size_t)snprintf(buf + n, cap - n, ", %s", kind);
+      p += len + (p[len] == ',');
+    }
+  }
+}
+
+/* The first target that emits `kind`, LLVM ones or the others. */
+static const char *emitter_of(const char *kind, bool llvm) {
+  ncc_target_desc d;
+  for (int i = 0; i < ncc_target_count(); i++)
+    if (!ncc_target_get(i, &d) && is_llvm(&d) == llvm && has_kind(d.emit_kinds, kind))
+      return d.name;
+  return NULL;
+}
+
+/* "cpu, x86_64 or aarch64": the LLVM targets that emit `kind`. */
+static void llvm_emitters(const char *kind, char *buf, size_t cap) {
+  const char *names[64];
+  int n = 0;
+  ncc_target_desc d;
+  for (int i = 0; i < ncc_target_count() && n < 64; i++)
+    if (!ncc_target_get(i, &d) && is_llvm(&d) && has_kind(d.emit_kinds, kind))
+      names[n++] = d.name;
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && len < cap; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+                            i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
 }
 
 /* Exit 1 for names ncc does not know, 3 for combinations it cannot make. */
 static ncc_status check_request(const char *emit, const char *target) {
-  if (!in_list(emit, emit_kinds))
-    return ncc_error(NCC_ERR_USAGE,
-                     "unknown --emit kind '%s' (ir, kir, llvm, asm, obj, lib, "
-                     "cuda, ptx, opencl)",
-                     emit);
-  bool known = false;
-  for (int i = 0; i < cli_n_targets; i++)
-    if (strcmp(cli_targets[i].name, target) == 0) known = true;
-  if (!known) return cli_target_check(target); /* the "unknown target" error */
+  char list[256];
+  if (strcmp(emit, "ir") != 0 && !emitter_of(emit, true) && !emitter_of(emit, false)) {
+    all_kinds(list, sizeof list);
+    return ncc_error(NCC_ERR_USAGE, "unknown --emit kind '%s' (%s)", emit, list);
+  }
+  if (!cli_target_known(target)) return cli_target_check(target); /* "unknown target" */
   if (strcmp(emit, "ir") == 0) return NCC_OK;
+  ncc_target_desc d = {0};
+  for (int i = 0; i < ncc_target_count(); i++)
+    if (!ncc_target_get(i, &d) && strcmp(d.name, target) == 0) break;
   /* the GPU targets emit through their backend, which checks the kind */
-  if (strcmp(target, "cuda") == 0 || strcmp(target, "opencl") == 0) return NCC_OK;
-  if (in_list(emit, gpu_kinds))
+  if (d.emit_kinds[0] && !is_llvm(&d)) return NCC_OK;
+  if (!emitter_of(emit, true))
     return ncc_error(NCC_ERR_UNSUPPORTED, "--emit=%s needs --target=%s", emit,
-                     strcmp(emit, "opencl") == 0 ? "opencl" : "cuda");
-  if (!in_list(emit, llvm_kinds))
+                     emitter_of(emit, false));
+  if (!has_kind(d.emit_kinds, emit)) {
+    llvm_emitters(emit, list, sizeof list);
     return ncc_error(NCC_ERR_UNSUPPORTED,
-                     "--emit=%s is not available in this build (no code "
-                     "generator for it yet)",
-                     emit);
-  if (!in_list(target, llvm_targets))
-    return ncc_error(NCC_ERR_UNSUPPORTED,
-                     "target '%s' cannot emit '%s' (--emit=%s needs target "
-                     "cpu, x86_64 or aarch64)",
-                     target, emit, emit);
-  /* the host target needs LLVM and a usable host; cross targets only LLVM */
-  if (strcmp(target, "cpu") == 0) return cli_target_check(target);
-  return NCC_OK;
+                     "target '%s' cannot emit '%s' (--emit=%s needs target %s)",
+                     target, emit, emit, list);
+  }
+  /* a target that runs here needs a usable host; the others only their
+   * code generator */
+  if (d.runs) return cli_target_check(target);
+  char why[256];
+  return ncc_target_can_compile(target, why, sizeof why);
 }
 
 /* "dir/model.onnx" -> "model<ext>" (in the current directory). */
@@ -79,7 +128,7 @@ static char *default_output(const char *model, const char *ext) {
 
 /* Emit into a temporary file and copy it to stdout. The file lives in a
  * work dir $TMPDIR/.ncc-<pid>-XXXXXX, removed on SIGINT/SIGTERM and swept
- * by a later run after a SIGKILL (runtime/atomic_file.c). */
+ * by a later run after a SIGKILL (ir/atomic_file.c). */
 static ncc_status emit_to_stdout(const ncc_graph *g, const char *target,
                                  const char *emit, const cli_opts *o) {
   const char *dir = getenv("TMPDIR");

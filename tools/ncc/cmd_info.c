@@ -1,6 +1,6 @@
 /* tools/ncc/cmd_info.c — `ncc passes` and `ncc targets`: what this build
  * offers, read from libncc's pass registry and target availability so the
- * lists never drift from what the library really does. */
+ * lists never drift from what the library really does (its target table). */
 #include <stdio.h>
 #include <string.h>
 
@@ -27,14 +27,16 @@ ncc_status cmd_passes(const cli_opts *o) {
 ncc_status cmd_targets(const cli_opts *o) {
   (void)o;
   printf("%-8s %-4s %-8s %s\n", "TARGET", "RUN", "COMPILE", "NOTE");
-  for (int i = 0; i < cli_n_targets; i++) {
-    const cli_target *t = &cli_targets[i];
+  for (int i = 0; i < ncc_target_count(); i++) {
+    ncc_target_desc d, *t = &d;
+    ncc_status st = ncc_target_get(i, &d);
+    if (st) return st;
     char why[256], cwhy[256], text[CLI_TEXT_MAX];
     bool run = ncc_target_available(t->name, why, sizeof why) == NCC_OK;
     bool ref = strcmp(t->name, "ref") == 0;
     bool compile = !ref && ncc_target_can_compile(t->name, cwhy, sizeof cwhy) == NCC_OK;
     printf("%-8s %-4s %-8s %s", t->name, run ? "yes" : "no",
-           ref ? "-" : compile ? "yes" : "no", t->what);
+           ref ? "-" : compile ? "yes" : "no", t->description);
     if (!run && compile)
       printf(" (compile only: %s)", why[0] ? cli_text(why, text, sizeof text) : "cannot run here");
     else if (!run)

@@ -3,7 +3,7 @@
  * model output.
  *
  * Outputs are all-or-nothing: each is first written unnamed (or under a
- * hidden temporary name, runtime/atomic_file.c) in DIR, and only when every
+ * hidden temporary name, ir/atomic_file.c) in DIR, and only when every
  * one succeeded are they given their final names, so a failure never leaves
  * a mix of new and stale results behind. The naming happens under an
  * exclusive flock() on DIR, so two runs into one DIR never mix either: the
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "runtime/atomic_file.h"
+#include "ir/atomic_file.h"
 
 #define MAX_NAME 200
 

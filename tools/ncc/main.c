@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "runtime/atomic_file.h"
+#include "ir/atomic_file.h"
 
 #define PIPELINE_HELP                                                          \
   "  -O0 .. -O3             optimization level (default -O2)\n"               \
@@ -35,8 +35,7 @@
   "                         per core)\n"
 
 #define TARGET_HELP                                                            \
-  "  --target=T             ref, cpu (default), x86_64, aarch64, opencl, "    \
-  "cuda\n"                                                                     \
+  "  --target=T             @TARGETS@\n" /* cli_print_help: the table */    \
   "                         (see 'ncc targets'; without LLVM the default\n"   \
   "                         is ref)\n"
 
@@ -207,7 +206,7 @@ static ncc_status dispatch(int argc, char **argv) {
   }
   cli_opts o;
   ncc_status st = cli_parse(cmd, argc, argv, 2, &o);
-  if (!st && o.help) fputs(cmd->usage, stdout);
+  if (!st && o.help) cli_print_help(cmd->usage, stdout);
   else if (!st) st = cmd->run(&o);
   cli_opts_free(&o);
   return st;

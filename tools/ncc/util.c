@@ -1,5 +1,5 @@
 /* tools/ncc/util.c — small helpers of the driver: loading a model, writing
- * text output atomically (runtime/atomic_file.c), formatting types and name lists for messages,
+ * text output atomically (ir/atomic_file.c), formatting types and name lists for messages,
  * the clock, and strict integer parsing. */
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "runtime/atomic_file.h"
+#include "ir/atomic_file.h"
 
 /* Say plainly what is wrong with a model path before a loader guesses. */
 ncc_status cli_check_readable(const char *path) {

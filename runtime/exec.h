@@ -1,69 +1,20 @@
-/* runtime/backend.h — the backend vtable and the host graph executor.
+/* runtime/exec.h — the host graph executor (runtime/exec.c) and the run
+ * budget check; the backend vtable that uses it is targets/backend.h.
  *
- * A backend turns a graph into an opaque state it can run (ggml_backend_i
- * style): `ref` wraps the reference interpreter, `cpu` JIT-compiles kernels
- * with LLVM, `opencl` and `cuda` run on a GPU device (runtime/opencl, cuda).
- *
- * The executor (runtime/exec.c) is what host backends share: it walks the
+ * The executor is what host backends (targets/: ref, cpu) share: it walks the
  * nodes in order, computes concrete shapes with ncc_infer_node, allocates
  * intermediates, frees them after their last use, and runs each node either
  * through a kernel the backend installed or through the reference kernel
  * (a "host" kernel). So a backend compiles what it can and every model still
  * runs from day one.
  */
-#ifndef NCC_BACKEND_H
-#define NCC_BACKEND_H
+#ifndef NCC_RUNTIME_EXEC_H
+#define NCC_RUNTIME_EXEC_H
 
 #include <stdbool.h>
 
 #include "../ir/ir.h"
 #include "../passes/fusion.h"
-
-/* What a backend's compile takes from the caller's ncc_options (the rest,
- * dumps and tool settings, is in scope through ir/options.h). */
-typedef struct ncc_backend_opts {
-  int num_threads;  /* >= 1: kernel threads at most (module.c resolves 0) */
-  int vector_width; /* f32 lanes of cpu kernels; 0: the host's */
-  bool kernel_reuse; /* equal kernels share one compiled function */
-} ncc_backend_opts;
-
-typedef struct ncc_backend {
-  const char *name;
-  const char *description;
-  /* false when unusable on this machine; `why` (may be NULL) says why. */
-  bool (*available)(char *why, size_t cap);
-  /* Whether the backend compiles this node itself (else it runs as host). */
-  bool (*supports_op)(const ncc_node *n);
-  /* The graph must outlive the state. */
-  ncc_status (*compile)(const ncc_graph *g, const ncc_backend_opts *opts,
-                        void **state);
-  ncc_status (*run)(void *state, const ncc_tensor *in, int n_in,
-                    ncc_tensor *out, int n_out);
-  /* Optional: run into the caller's allocated outputs (ncc_module_run_into);
-   * NULL: run, then copy. */
-  ncc_status (*run_into)(void *state, const ncc_tensor *in, int n_in,
-                         ncc_tensor *out, int n_out);
-  int (*num_kernels)(const void *state);      /* compiled kernels */
-  int (*num_host_kernels)(const void *state); /* nodes run by ref kernels */
-  void (*free)(void *state);
-  /* Optional ahead-of-time output (ncc_module_emit) of kind `kind` for this
-   * target, written through a temporary file; NULL: the LLVM emitter. */
-  ncc_status (*emit)(const ncc_graph *g, const char *kind, const char *path);
-} ncc_backend;
-
-/* A registered backend by name (NULL: unknown). */
-const ncc_backend *ncc_backend_find(const char *name);
-
-extern const ncc_backend ncc_backend_ref;
-#ifdef NCC_HAVE_LLVM
-extern const ncc_backend ncc_backend_cpu;
-#endif
-#ifdef NCC_HAVE_OPENCL
-extern const ncc_backend ncc_backend_opencl; /* runtime/opencl */
-#endif
-#ifdef NCC_HAVE_CUDA
-extern const ncc_backend ncc_backend_cuda; /* runtime/cuda */
-#endif
 
 /* ---- the host executor ---- */
 typedef struct ncc_exec ncc_exec;
@@ -112,4 +63,4 @@ ncc_status ncc_exec_run(ncc_exec *x, const ncc_tensor *in, int n_in,
 ncc_status ncc_exec_run_into(ncc_exec *x, const ncc_tensor *in, int n_in,
                              ncc_tensor *out, int n_out);
 
-#endif /* NCC_BACKEND_H */
+#endif /* NCC_RUNTIME_EXEC_H */

@@ -1,14 +1,12 @@
-/* runtime/backend.c — the backend registry and the `ref` backend.
+/* targets/backend.c — the `ref` backend and the backend lookup.
  *
  * `ref` runs the whole graph through the reference interpreter; it is always
- * available and is what every other backend is checked against. The `cpu`
- * backend (codegen/llvm/) is registered when ncc is built with LLVM, the
- * `opencl` and `cuda` backends (runtime/opencl, runtime/cuda) when built
- * with them; those load their drivers at run time.
+ * available and is what every other backend is checked against. The other
+ * backends (targets/cpu with LLVM, targets/opencl and targets/cuda when
+ * built with them; those load their drivers at run time) are found through
+ * their rows of the target table.
  */
-#include <string.h>
-
-#include "backend.h"
+#include "targets.h"
 
 static bool ref_available(char *why, size_t cap) {
   if (why && cap) why[0] = '\0';
@@ -55,22 +53,7 @@ const ncc_backend ncc_backend_ref = {
     .free = ref_free,
 };
 
-static const ncc_backend *const backends[] = {
-    &ncc_backend_ref,
-#ifdef NCC_HAVE_LLVM
-    &ncc_backend_cpu,
-#endif
-#ifdef NCC_HAVE_OPENCL
-    &ncc_backend_opencl,
-#endif
-#ifdef NCC_HAVE_CUDA
-    &ncc_backend_cuda,
-#endif
-    NULL,
-};
-
 const ncc_backend *ncc_backend_find(const char *name) {
-  for (int i = 0; backends[i]; i++)
-    if (strcmp(backends[i]->name, name) == 0) return backends[i];
-  return NULL;
+  const ncc_target_row *t = ncc_target_row_find(name);
+  return t && t->in_process ? t->backend : NULL;
 }

@@ -1,4 +1,4 @@
-/* runtime/cuda/cuda_api.h — the few CUDA driver API and NVRTC declarations
+/* targets/cuda/cuda_api.h — the few CUDA driver API and NVRTC declarations
  * ncc uses, declared here so the `cuda` target builds on any machine: both
  * libraries are opened with dlopen at run time. The types and signatures
  * match cuda.h / nvrtc.h (CUDA 11-13); tests/gpu/abi_check.c checks them

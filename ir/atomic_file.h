@@ -1,4 +1,4 @@
-/* runtime/atomic_file.h — the one way libncc and the driver write an output
+/* ir/atomic_file.h — the one way libncc and the driver write an output
  * file (library-internal; the driver includes it for now).
  *
  * A file is written unnamed (O_TMPFILE) or under a short hidden name

@@ -1,4 +1,4 @@
-/* codegen/llvm/cpu_backend.c — the `cpu` backend: LLVM JIT for this host.
+/* targets/cpu/cpu_backend.c — the `cpu` backend: LLVM JIT for this host.
  *
  * Compile: every fused group (passes/fusion.h) that lowers as a whole, and
  * every other node some lowering handles, becomes a kernel (kernel IR ->
@@ -12,17 +12,18 @@
  * persistent thread pool, as many threads as the work warrants.
  * ncc_options.kernel_reuse = 0 (NCC_KERNEL_REUSE=0 in the driver) turns
  * sharing off (for measuring it); num_threads and vector_width come from
- * the options too (runtime/backend.h).
+ * the options too (targets/backend.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../ir/options.h"
-#include "../../runtime/backend.h"
+#include "../../runtime/exec.h"
+#include "../backend.h"
 #include "../../runtime/threadpool.h"
-#include "../escape.h"
-#include "../lower.h"
-#include "llvm.h"
+#include "../../codegen/escape.h"
+#include "../../codegen/lower.h"
+#include "../../codegen/llvm/llvm.h"
 
 /* Output elements per thread below which more threads cost more than they
  * bring (a launch on the pool costs a few microseconds). */

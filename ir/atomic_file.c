@@ -1,4 +1,4 @@
-/* runtime/atomic_file.c — atomic output files, their temporaries' registry
+/* ir/atomic_file.c — atomic output files, their temporaries' registry
  * and the sweep of temporaries a killed ncc left (see atomic_file.h).
  *
  * Why O_TMPFILE first: an unnamed file vanishes with its last descriptor,

@@ -1,4 +1,4 @@
-/* runtime/cuda/nvrtc.c — CUDA C to PTX with NVRTC, opened with dlopen.
+/* targets/cuda/nvrtc.c — CUDA C to PTX with NVRTC, opened with dlopen.
  *
  * The library is looked up as NCC_NVRTC_LIB, then libnvrtc.so (and the
  * sonames of CUDA 13, 12, 11.2), then under NCC_CUDA_HOME or the toolkit
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../codegen/cstyle/gpu.h"
+#include "../gpu/gpu_exec.h"
 #include "../../ir/options.h"
 #include "cuda_api.h"
 #include "cuda_internal.h"

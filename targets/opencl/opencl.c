@@ -1,4 +1,4 @@
-/* runtime/opencl/opencl.c — the `opencl` target: OpenCL C kernels from the
+/* targets/opencl/opencl.c — the `opencl` target: OpenCL C kernels from the
  * cstyle renderer, run through the ICD loader.
  *
  * libOpenCL is opened with dlopen at first use (NCC_OPENCL_LIB names
@@ -8,7 +8,7 @@
  * (PoCL's CPU device on the development machines); NCC_OPENCL_DEVICE=P.D
  * picks device D of platform P. One context and one in-order queue serve
  * the whole process, behind a mutex: modules own their buffers and
- * programs. The device executor is codegen/cstyle/gpu_exec.c.
+ * programs. The device executor is targets/gpu/gpu_exec.c.
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../codegen/cstyle/gpu.h"
+#include "../gpu/gpu_exec.h"
 #include "../../ir/options.h"
 
 #define CL_FNS(X)                                                              \

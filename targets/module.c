@@ -1,7 +1,9 @@
-/* runtime/module.c — the public executable-module API (ncc_module_*).
+/* targets/module.c — the public executable-module API (ncc_module_*).
  *
  * A module is a graph compiled for one target: the backend's state plus the
- * backend itself. It borrows the graph, which must outlive it.
+ * backend itself, found through the target's row of the target table
+ * (targets/table.c), which also says why a known target cannot run or
+ * compile here. It borrows the graph, which must outlive it.
  *
  * Threads: a backend's state (executor buffers, plans, symbol values) is
  * per run, so runs of one module are serialised on the module's mutex;
@@ -13,8 +15,8 @@
 #include <string.h>
 
 #include "../ir/options.h"
-#include "backend.h"
-#include "threadpool.h"
+#include "../runtime/threadpool.h"
+#include "targets.h"
 #ifdef NCC_HAVE_LLVM
 #include "../codegen/llvm/llvm.h"
 #endif
@@ -27,70 +29,77 @@ struct ncc_module {
   int num_threads;        /* resolved: >= 1 */
 };
 
-/* Targets ncc knows (docs/CLI.md) that have no run-time backend in this
- * build: the LLVM cross targets never run in-process (they only compile),
- * and a GPU target configured off or an LLVM-less build has none at all. */
-static const char *const cross_targets[] = {"x86_64", "aarch64", NULL};
-static const char *const gpu_targets[] = {"opencl", "cuda", NULL};
-
-static bool in_list(const char *s, const char *const *list) {
-  for (int i = 0; list[i]; i++)
-    if (strcmp(list[i], s) == 0) return true;
-  return false;
-}
-
-static ncc_status not_built(const char *target) {
-  if (in_list(target, gpu_targets))
+/* A known target this build left out: the option that did it. */
+static ncc_status not_built(const ncc_target_row *t) {
+  if (t->kind == NCC_TARGET_LLVM)
     return ncc_error(NCC_ERR_UNSUPPORTED,
-                     "target '%s' is not built into this ncc (configured with "
-                     "-DNCC_%s=OFF)",
-                     target, strcmp(target, "cuda") == 0 ? "CUDA" : "OPENCL");
+                     "target '%s' needs LLVM; this ncc was built without it", t->name);
   return ncc_error(NCC_ERR_UNSUPPORTED,
-                   "target '%s' needs LLVM; this ncc was built without it", target);
+                   "target '%s' is not built into this ncc (configured with "
+                   "-D%s=OFF)",
+                   t->name, t->cmake_option ? t->cmake_option : "?");
 }
 
 static ncc_status find_target(const char *target, const ncc_backend **out) {
   *out = NULL;
   if (!target) target = "cpu";
-  const ncc_backend *be = ncc_backend_find(target);
-  if (be) {
-    *out = be;
+  const ncc_target_row *t = ncc_target_row_find(target);
+  if (!t) return ncc_error(NCC_ERR_USAGE, "unknown target '%s'", target);
+  if (t->built && t->in_process && t->backend) {
+    *out = t->backend;
     return NCC_OK;
   }
-#ifdef NCC_HAVE_LLVM
-  if (in_list(target, cross_targets))
+  if (t->built && !t->in_process)
     return ncc_error(NCC_ERR_UNSUPPORTED,
                      "target '%s' is an LLVM cross target: it compiles (ncc "
                      "compile --target=%s) but does not run in ncc; use "
                      "--target=cpu to run here",
                      target, target);
-#endif
-  if (in_list(target, cross_targets) || in_list(target, gpu_targets) ||
-      strcmp(target, "cpu") == 0)
-    return not_built(target);
-  return ncc_error(NCC_ERR_USAGE, "unknown target '%s'", target);
+  return not_built(t);
 }
+
+#ifdef NCC_HAVE_LLVM
+/* The CPU description codegen/llvm compiles for: the host (with the
+ * caller's vector width, if any) or the row's cross target. */
+static ncc_status llvm_desc(const ncc_target_row *t, ncc_llvm_host *out) {
+  if (t->triple) {
+    *out = (ncc_llvm_host){t->triple, t->cpu, t->features, t->vector_width};
+    return NCC_OK;
+  }
+  const ncc_llvm_host *h;
+  ncc_status st = ncc_llvm_host_info(&h);
+  if (st) return st;
+  *out = *h;
+  /* the caller's width (ncc_options.vector_width) for this host only:
+   * a cross target's width is part of its description */
+  if (ncc_opts()->vector_width > 0) out->vector_width = ncc_opts()->vector_width;
+  return NCC_OK;
+}
+#endif
 
 ncc_status ncc_target_can_compile(const char *target, char *why, size_t cap) {
   if (why && cap) why[0] = '\0';
   if (!target) target = "cpu";
   ncc_status st;
-  const ncc_backend *be = ncc_backend_find(target);
-  if (strcmp(target, "ref") == 0)
-    st = ncc_error(NCC_ERR_UNSUPPORTED,
-                   "target 'ref' interprets the graph; it emits no code");
-  else if (be && be->emit)
-    st = NCC_OK; /* a GPU target writes its source without a device */
-  else if (strcmp(target, "cpu") == 0 || in_list(target, cross_targets))
-#ifdef NCC_HAVE_LLVM
-    st = ncc_llvm_can_emit(target);
-#else
-    st = not_built(target);
-#endif
-  else if (in_list(target, gpu_targets))
-    st = not_built(target);
-  else
+  const ncc_target_row *t = ncc_target_row_find(target);
+  if (!t)
     st = ncc_error(NCC_ERR_USAGE, "unknown target '%s'", target);
+  else if (t->kind == NCC_TARGET_INTERP)
+    st = ncc_error(NCC_ERR_UNSUPPORTED,
+                   "target '%s' interprets the graph; it emits no code", target);
+  else if (!t->built)
+    st = not_built(t);
+  else if (t->backend && t->backend->emit)
+    st = NCC_OK; /* a GPU target writes its source without a device */
+#ifdef NCC_HAVE_LLVM
+  else if (t->kind == NCC_TARGET_LLVM) {
+    ncc_llvm_host h;
+    st = llvm_desc(t, &h);
+    if (!st) st = ncc_llvm_can_emit(&h);
+  }
+#endif
+  else
+    st = ncc_error(NCC_ERR_UNSUPPORTED, "target '%s' has no code generator", target);
   if (st && why && cap) snprintf(why, cap, "%s", ncc_error_message());
   return st;
 }
@@ -230,19 +239,40 @@ ncc_status ncc_module_emit(const ncc_graph *g, const char *target,
   return ncc_module_emit_opts(g, target, NULL, kind, path);
 }
 
+#ifdef NCC_HAVE_LLVM
+/* The LLVM targets' names, "cpu, x86_64, aarch64", for a message. */
+static void llvm_target_names(char *buf, size_t cap) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < ncc_target_table_len && n < cap; i++)
+    if (ncc_target_table[i].kind == NCC_TARGET_LLVM)
+      n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "",
+                            ncc_target_table[i].name);
+}
+#endif
+
 static ncc_status emit(const ncc_graph *g, const char *target, const char *kind,
                        const char *path) {
+  if (!target) target = "cpu";
+  const ncc_target_row *t = ncc_target_row_find(target);
   /* a backend with its own emitter (the GPU targets) */
-  const ncc_backend *be = target ? ncc_backend_find(target) : NULL;
-  if (be && be->emit) return be->emit(g, kind, path);
+  if (t && t->built && t->backend && t->backend->emit) return t->backend->emit(g, kind, path);
 #ifdef NCC_HAVE_LLVM
-  return ncc_llvm_emit_file(g, target, kind, path);
+  if (t && t->kind == NCC_TARGET_LLVM) {
+    ncc_llvm_host h;
+    ncc_status st = llvm_desc(t, &h);
+    return st ? st : ncc_llvm_emit_file(g, target, &h, kind, path);
+  }
+  char names[128];
+  llvm_target_names(names, sizeof names);
+  return ncc_error(NCC_ERR_UNSUPPORTED, "target '%s' has no LLVM code generator (%s)",
+                   target, names);
 #else
   (void)g;
   (void)kind;
   (void)path;
   return ncc_error(NCC_ERR_UNSUPPORTED,
-                   "target '%s': this ncc was built without LLVM", target ? target : "cpu");
+                   "target '%s': this ncc was built without LLVM", target);
 #endif
 }
 

@@ -1,4 +1,4 @@
-/* runtime/cuda/cuda.c — the `cuda` target: CUDA C kernels from the cstyle
+/* targets/cuda/cuda.c — the `cuda` target: CUDA C kernels from the cstyle
  * renderer, compiled to PTX by NVRTC and run through the CUDA driver API.
  *
  * The driver is opened with dlopen("libcuda.so.1") (NCC_CUDA_DRIVER_LIB
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../atomic_file.h"
-#include "../../codegen/cstyle/gpu.h"
+#include "../../ir/atomic_file.h"
+#include "../gpu/gpu_exec.h"
 #include "cuda_api.h"
 #include "cuda_internal.h"
 

@@ -310,10 +310,18 @@ int main(int argc, char **argv) {
   }
   if (arg.check && !arg.emit) return usage("--check needs --emit");
   if (arg.list) {
-    for (int i = 0; i < op_case_count; i++)
-      printf("%3d  %-36s %d kernel(s)%s%s\n", i, op_cases[i].name, op_cases[i].kernels,
-             op_cases[i].kernels_on ? ", " : "",
+    int outs = 0;
+    for (int i = 0; i < op_case_count; i++) {
+      const ncc_graph *g = op_case_build(&op_cases[i], i);
+      int n_out = ncc_graph_num_outputs(g), sets = op_cases[i].n_sets;
+      printf("%3d  %-34s %2d node(s) %2d output(s) %d set(s), %d compiled%s%s\n", i,
+             op_cases[i].name, ncc_graph_num_nodes(g), n_out, sets ? sets : 1,
+             op_cases[i].kernels, op_cases[i].kernels_on ? " but " : "",
              op_cases[i].kernels_on ? op_cases[i].kernels_on : "");
+      outs += n_out;
+      op_case_free();
+    }
+    printf("%d cases, %d outputs compared with ref\n", op_case_count, outs);
     return 0;
   }
   /* every target named must exist: a typo must not pass as "nothing to do" */

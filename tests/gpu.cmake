@@ -1,9 +1,11 @@
-# tests/gpu.cmake — the GPU targets (docs/GPU.md). Label `opencl`: every op
-# and every generated block on the OpenCL device (PoCL here) against ref,
-# and the error paths. Label `cuda`: every kernel of the same suites through
-# NVRTC to PTX, assembled by ptxas for sm_90 (no GPU needed); runs on a
-# CUDA device when there is one (skipped otherwise); the error paths; the
-# cuBLAS benchmark of tools/gpu-check.sh builds.
+# tests/gpu.cmake — the GPU targets (docs/GPU.md). Label `opencl`: every
+# generated block on the OpenCL device (PoCL here) against ref, the device
+# executor (test_gpu_module.c) and the error paths. Label `cuda`: the
+# blocks' and the module test's kernels through NVRTC to PTX, assembled by
+# ptxas for sm_90 (no GPU needed); runs on a CUDA device when there is one
+# (skipped otherwise); the error paths; the cuBLAS benchmark of
+# tools/gpu-check.sh builds. Every op against ref on these targets is
+# ops.opencl, ops.cuda and ops.cuda.ptx (tests/ops.cmake).
 #
 # PoCL compiles kernels slowly: its kernel cache lives in the build tree
 # (POCL_CACHE_DIR), so only the first run pays. Under ASan the PoCL/LLVM/
@@ -21,9 +23,9 @@ if(NOT NCC_CUDA_HOME)
   set(NCC_PTXAS /usr/local/cuda/bin/ptxas)
 endif()
 
-add_executable(test_gpu_ops ${NCC_GPU_DIR}/test_gpu_ops.c)
-target_include_directories(test_gpu_ops PRIVATE ${CMAKE_SOURCE_DIR} ${CMOCKA_INCLUDE_DIRS})
-target_link_libraries(test_gpu_ops PRIVATE ncc ${CMOCKA_LIBRARIES})
+add_executable(test_gpu_module ${NCC_GPU_DIR}/test_gpu_module.c)
+target_include_directories(test_gpu_module PRIVATE ${CMAKE_SOURCE_DIR} ${CMOCKA_INCLUDE_DIRS})
+target_link_libraries(test_gpu_module PRIVATE ncc ${CMOCKA_LIBRARIES})
 
 # The ncc side of the SGEMM benchmark (tools/gpu-check.sh); a smoke run here.
 add_executable(ncc_gpu_sgemm ${NCC_GPU_DIR}/ncc_sgemm.c)
@@ -38,7 +40,7 @@ function(ncc_gpu_test name labels)
 endfunction()
 
 if(NCC_OPENCL_INCLUDE AND NCC_OPENCL)
-  ncc_gpu_test(gpu.opencl.ops opencl COMMAND test_gpu_ops ENV NCC_GPU_TARGET=opencl)
+  ncc_gpu_test(gpu.opencl.module opencl COMMAND test_gpu_module ENV NCC_GPU_TARGET=opencl)
   ncc_gpu_test(gpu.opencl.blocks opencl COMMAND ${Python3_EXECUTABLE}
     ${NCC_GPU_DIR}/gpu_blocks.py --target opencl --skip-unavailable)
   ncc_gpu_test(gpu.opencl.errors opencl COMMAND ${Python3_EXECUTABLE}
@@ -46,14 +48,14 @@ if(NCC_OPENCL_INCLUDE AND NCC_OPENCL)
   ncc_gpu_test(gpu.opencl.sgemm opencl COMMAND ncc_gpu_sgemm --target opencl --n 96 --iters 2)
 endif()
 if(NCC_CUDA)
-  ncc_gpu_test(gpu.cuda.ptx.ops cuda COMMAND test_gpu_ops
+  ncc_gpu_test(gpu.cuda.ptx.module cuda COMMAND test_gpu_module
     ENV NCC_GPU_TEST_MODE=ptx PTXAS=${NCC_PTXAS})
   ncc_gpu_test(gpu.cuda.ptx.blocks cuda COMMAND ${Python3_EXECUTABLE}
     ${NCC_GPU_DIR}/gpu_blocks.py --mode ptx --ptxas ${NCC_PTXAS})
   ncc_gpu_test(gpu.cuda.errors cuda COMMAND ${Python3_EXECUTABLE}
     ${NCC_GPU_DIR}/gpu_errors.py --target cuda)
   # on a machine with a CUDA device these run for real (77: skipped)
-  ncc_gpu_test(gpu.cuda.ops cuda COMMAND test_gpu_ops ENV NCC_GPU_TARGET=cuda)
+  ncc_gpu_test(gpu.cuda.module cuda COMMAND test_gpu_module ENV NCC_GPU_TARGET=cuda)
   ncc_gpu_test(gpu.cuda.blocks cuda COMMAND ${Python3_EXECUTABLE}
     ${NCC_GPU_DIR}/gpu_blocks.py --target cuda --skip-unavailable)
   if(NCC_CUDA_INCLUDE)
@@ -61,7 +63,7 @@ if(NCC_CUDA)
     add_library(ncc_cuda_abi_check OBJECT ${NCC_GPU_DIR}/abi_check.c)
     target_include_directories(ncc_cuda_abi_check SYSTEM PRIVATE ${NCC_CUDA_INCLUDE})
     target_include_directories(ncc_cuda_abi_check PRIVATE ${CMAKE_SOURCE_DIR})
-    add_dependencies(test_gpu_ops ncc_cuda_abi_check)
+    add_dependencies(test_gpu_module ncc_cuda_abi_check)
     # the cuBLAS side of tools/gpu-check.sh builds (with the script's own command)
     ncc_gpu_test(gpu.cuda.cublas_bench_builds cuda COMMAND
       ${CMAKE_SOURCE_DIR}/tools/gpu-check.sh --build-cublas-only ${CMAKE_BINARY_DIR}/gpu-check)

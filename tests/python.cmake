@@ -20,7 +20,7 @@ endforeach()
 # 1000-element cases too. python.diff_ort.cpu.w4 repeats the cpu-vs-ref
 # check of the wide cases (odd sizes, sweeps) with 4-lane kernels (the
 # SSE/NEON width), whose tails differ from the host's 16 or 8 lanes; the
-# scalar path (NCC_VECTOR_WIDTH=1) is left to unit.test_cpu_ops.w1 to keep
+# scalar path (NCC_VECTOR_WIDTH=1) is left to ops.cpu.w1 (tests/ops.cmake) to keep
 # the suite short (run diff_ort.py by hand with it after emitter changes).
 if(NCC_LLVM)
   set(NCC_PY_CPU_ARGS_node_conformance --target cpu)

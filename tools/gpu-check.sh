@@ -65,12 +65,12 @@ if [ $DO_BUILD = 1 ]; then
   if ! cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNCC_SANITIZE=OFF >>"$LOG" 2>&1; then
     echo "gpu-check: cmake failed (see $LOG)" >&2; exit 1
   fi
-  if ! make -C "$BUILD" -j"$JOBS" ncc_cli test_gpu_ops ncc_gpu_sgemm >>"$LOG" 2>&1; then
+  if ! make -C "$BUILD" -j"$JOBS" ncc_cli test_backend_ops ncc_gpu_sgemm >>"$LOG" 2>&1; then
     echo "gpu-check: build failed (see $LOG)" >&2; exit 1
   fi
   note build ok "$(elapsed)"
 fi
-TEST_BIN=$(find "$BUILD" -name test_gpu_ops -type f -perm -u+x | head -1)
+TEST_BIN=$(find "$BUILD" -name test_backend_ops -type f -perm -u+x | head -1)
 SGEMM_BIN=$(find "$BUILD" -name ncc_gpu_sgemm -type f -perm -u+x | head -1)
 
 # ---- the device ----
@@ -83,10 +83,10 @@ fi
 note device ok "$(echo "$TARGETS" | grep "^$T" | sed 's/  */ /g')"
 
 # ---- conformance: every op, every block, against ref ----
-if NCC_GPU_TARGET=$T timeout 150 "$TEST_BIN" >>"$LOG" 2>&1; then
-  note ops-vs-ref ok "test_gpu_ops on $T"
+if timeout 150 "$TEST_BIN" --target=$T >>"$LOG" 2>&1; then
+  note ops-vs-ref ok "test_backend_ops --target=$T"
 else
-  note ops-vs-ref FAIL "test_gpu_ops on $T (see $LOG)"
+  note ops-vs-ref FAIL "test_backend_ops --target=$T (see $LOG)"
 fi
 if "$PY" -c 'import numpy, onnx' 2>/dev/null; then
   if NCC="$NCC" NCC_SRC="$SRC" timeout 150 "$PY" "$SRC/tests/gpu/gpu_blocks.py" --target $T \

@@ -1,5 +1,6 @@
 /* tests/unit/test_graph.h — building small graphs and random inputs for the
- * backend op tests (tests/unit/test_cpu_ops.c, test_blocked.c, tests/gpu/test_gpu_ops.c),
+ * backend tests (tests/ops/op_cases.c, test_cpu_module.c, test_blocked.c,
+ * tests/gpu/test_gpu_module.c),
  * which compare a target with `ref` on the same graphs. Header-only: each
  * test is one executable; one graph G is built at a time (cmocka setup and
  * teardown make a fresh one per test).

@@ -28,13 +28,37 @@ typedef enum ncc_status {
   NCC_ERR_INTERNAL = 5     /* an ncc bug that could be reported, not aborted */
 } ncc_status;
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NCC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define NCC_PRINTF(f, a)
+#endif
+
 /* Last error message of the calling thread ("" when none). */
 const char *ncc_error_message(void);
+/* Set the thread's error message (printf-style) and return `st`: programs
+ * built on libncc (the `ncc` driver) report through the same channel. */
+ncc_status ncc_error(ncc_status st, const char *fmt, ...) NCC_PRINTF(2, 3);
+/* Prefix the current message with "prefix: " (e.g. a file name). */
+void ncc_error_prefix(const char *fmt, ...) NCC_PRINTF(1, 2);
+/* Messages are one line of visible text: ncc_escape_text keeps valid UTF-8
+ * and writes C0 and C1 controls, DEL and bytes that are not UTF-8 as
+ * "\xNN" (snprintf-like: returns the full length, cuts between units).
+ * The driver prints names through it too. ncc_utf8_len: the length of the
+ * valid UTF-8 sequence at p, 0 when none starts there. */
+size_t ncc_escape_text(const char *s, char *buf, size_t cap);
+int ncc_utf8_len(const unsigned char *p);
 
 /* ---- allocation hook (Lua-style): nsize == 0 frees and returns NULL. ---- */
 typedef void *(*ncc_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 /* Install an allocator for everything libncc allocates; NULL restores malloc. */
 void ncc_set_allocator(ncc_alloc_fn fn, void *ud);
+/* Allocate through the installed allocator; on failure NULL with an
+ * NCC_ERR_NOMEM message set. ncc_free's size may be 0 when unknown. */
+void *ncc_malloc(size_t n);
+void *ncc_calloc(size_t n, size_t size);
+void *ncc_realloc(void *p, size_t old, size_t n);
+void ncc_free(void *p, size_t n);
 
 /* ---- memory budget ----
  * The most bytes one model may make libncc allocate for its data: each
@@ -126,6 +150,35 @@ ncc_status ncc_npy_read_buffer(const void *buf, size_t len, const char *name,
                                ncc_tensor *out);
 /* Writes to a temporary file and renames it, so no half-written output. */
 ncc_status ncc_npy_write(const char *path, const ncc_tensor *t);
+/* The .npy bytes of `t` into an open stream (an ncc_afile's, for writers
+ * that stage several files); `path` is for messages. */
+ncc_status ncc_npy_write_to(FILE *f, const char *path, const ncc_tensor *t);
+
+/* ---- writing files (ir/atomic_file.c) ----
+ * How libncc and the driver write every output: the file is written
+ * unnamed (O_TMPFILE) or under a hidden ".ncc-<pid>-XXXXXX" name beside the
+ * target, then linked or renamed over it, so readers see the old file or
+ * the whole new one and a failure leaves nothing. */
+typedef struct ncc_afile {
+  FILE *f;          /* write here between open and commit */
+  const char *path; /* the final name (not owned) */
+  char *tmp;        /* the hidden name while it has one, else NULL */
+  int slot;         /* cleanup-registry slot of tmp, -1 if none */
+} ncc_afile;
+/* Start writing `path`. Errors name `path`. */
+ncc_status ncc_afile_open(ncc_afile *a, const char *path);
+/* Check the writes, then make the file appear as `path`. Frees `a` either
+ * way; on failure nothing is left. */
+ncc_status ncc_afile_commit(ncc_afile *a);
+/* Drop the file (nothing appears). Safe on a zeroed or committed `a`. */
+void ncc_afile_abort(ncc_afile *a);
+/* The whole of `data` as `path`. */
+ncc_status ncc_atomic_write(const char *path, const void *data, size_t len);
+/* Remove stale ".ncc-<pid>-*" entries that dead processes left in `dir`. */
+void ncc_atomic_sweep(const char *dir);
+/* Async-signal-safe: unlink every temporary being written and signal the
+ * C compiler of a running --emit=lib. For a SIGINT/SIGTERM handler. */
+void ncc_atomic_cleanup_signal(int sig);
 
 /* ---- graphs ---- */
 typedef struct ncc_graph ncc_graph;
@@ -155,6 +208,34 @@ int ncc_graph_num_outputs(const ncc_graph *g);
 const char *ncc_graph_input_name(const ncc_graph *g, int i);
 const char *ncc_graph_output_name(const ncc_graph *g, int i);
 int ncc_graph_num_nodes(const ncc_graph *g);
+/* The declared type of graph input/output i: dims[d] >= 0 is a static
+ * size; a symbolic dim has dims[d] = -1 and sym[d] its symbol (>= 0, the
+ * same number wherever the symbol appears; name: ncc_graph_sym_name); a
+ * dim of unknown size has dims[d] = -1 and sym[d] = -1. Names and strings
+ * are the graph's. NCC_ERR_USAGE for i out of range. */
+typedef struct ncc_value_info {
+  const char *name;
+  ncc_dtype dtype;
+  int rank;
+  int64_t dims[NCC_MAX_RANK];
+  int sym[NCC_MAX_RANK];
+} ncc_value_info;
+ncc_status ncc_graph_input_info(const ncc_graph *g, int i, ncc_value_info *out);
+ncc_status ncc_graph_output_info(const ncc_graph *g, int i, ncc_value_info *out);
+/* The name of symbol `id` ("?" when there is none). */
+const char *ncc_graph_sym_name(const ncc_graph *g, int id);
+
+/* What a graph costs: the pass manager reports it after each pass and
+ * `ncc bench --ablate` per variant. Symbolic dims count as `sym_value`. */
+typedef struct ncc_graph_stats {
+  int nodes;
+  int kernels;           /* nodes that launch work (fused groups count once) */
+  double flops;          /* estimated floating-point operations */
+  double bytes_moved;    /* estimated bytes read + written by kernels */
+  double peak_act_bytes; /* peak live activation memory (liveness) */
+} ncc_graph_stats;
+void ncc_graph_compute_stats(const ncc_graph *g, int64_t sym_value,
+                             ncc_graph_stats *st);
 
 /* ---- reference interpreter (target `ref`) ----
  * inputs: one tensor per graph input, in order; symbolic dims bind to their
@@ -247,6 +328,12 @@ ncc_status ncc_module_emit(const ncc_graph *g, const char *target,
 ncc_status ncc_module_emit_opts(const ncc_graph *g, const char *target,
                                 const ncc_options *opts, const char *kind,
                                 const char *path);
+/* ncc_module_emit_opts into an open stream (stdout): the output is made in
+ * a private work directory beside $TMPDIR (removed on return, and by
+ * ncc_atomic_cleanup_signal) and copied to `f`. Not for kind "lib". */
+ncc_status ncc_module_emit_stream(const ncc_graph *g, const char *target,
+                                  const ncc_options *opts, const char *kind,
+                                  const char *tmpdir, FILE *f);
 
 /* ---- pass pipelines (passes/) ----
  * A pipeline is the -O level's passes, or an explicit list, less the

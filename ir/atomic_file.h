@@ -1,5 +1,6 @@
 /* ir/atomic_file.h — the one way libncc and the driver write an output
- * file (library-internal; the driver includes it for now).
+ * file. The writer itself (ncc_afile_*, ncc_atomic_write, sweep, signal
+ * cleanup) is public, in ncc.h; this header adds what only libncc uses.
  *
  * A file is written unnamed (O_TMPFILE) or under a short hidden name
  * ".ncc-<pid>-XXXXXX" in the target's directory, then linked/renamed over
@@ -19,24 +20,6 @@
 
 #include "ncc.h"
 
-typedef struct ncc_afile {
-  FILE *f;          /* write here between open and commit */
-  const char *path; /* the final name (not owned) */
-  char *tmp;        /* the hidden name while it has one, else NULL */
-  int slot;         /* registry slot of tmp, -1 if none */
-} ncc_afile;
-
-/* Start writing `path`. Errors name `path`. */
-ncc_status ncc_afile_open(ncc_afile *a, const char *path);
-/* Check the writes, then make the file appear as `path`. Frees `a` either
- * way; on failure nothing is left. */
-ncc_status ncc_afile_commit(ncc_afile *a);
-/* Drop the file (nothing appears). Safe on a zeroed or committed `a`. */
-void ncc_afile_abort(ncc_afile *a);
-
-/* The whole of `data` as `path`. */
-ncc_status ncc_atomic_write(const char *path, const void *data, size_t len);
-
 /* A work directory "<dir of path>/.ncc-<pid>-XXXXXX" (mode 0700), registered
  * for signal cleanup (slot in *slot); returns it ncc_malloc'd in *out. Stale work dirs and
  * temporaries of dead ncc processes in that directory are swept first. */
@@ -48,15 +31,5 @@ void ncc_atomic_unregister(int slot);
 /* A child process (the C compiler) the handler should pass the signal to;
  * 0 for none. */
 void ncc_atomic_set_child(long pid);
-/* Remove stale ".ncc-<pid>-*" entries of dead processes in `dir`. */
-void ncc_atomic_sweep(const char *dir);
-
-/* The .npy bytes of `t` into an open stream (runtime/npy.c); `path` is for
- * messages. For writers that stage several files (ncc run). */
-ncc_status ncc_npy_write_to(FILE *f, const char *path, const ncc_tensor *t);
-
-/* Async-signal-safe: unlink/rmdir every registered temporary and signal the
- * registered child. For the driver's SIGINT/SIGTERM handler. */
-void ncc_atomic_cleanup_signal(int sig);
 
 #endif

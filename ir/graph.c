@@ -343,3 +343,31 @@ const char *ncc_graph_input_name(const ncc_graph *g, int i) {
 const char *ncc_graph_output_name(const ncc_graph *g, int i) {
   return i >= 0 && i < g->n_outputs ? g->outputs[i]->name : NULL;
 }
+
+static ncc_status value_info(const ncc_graph *g, const ncc_value *const *vals,
+                             int n, int i, const char *what, ncc_value_info *out) {
+  if (!g || !out || i < 0 || i >= n)
+    return ncc_error(NCC_ERR_USAGE, "ncc_graph_%s_info: no %s %d", what, what, i);
+  const ncc_value *v = vals[i];
+  memset(out, 0, sizeof *out);
+  out->name = v->name;
+  out->dtype = v->dtype;
+  out->rank = v->shape.rank;
+  for (int d = 0; d < v->shape.rank; d++) {
+    int64_t x = v->shape.d[d];
+    bool sym = ncc_dim_is_sym(x);
+    out->dims[d] = sym || x < 0 ? -1 : x;
+    out->sym[d] = sym ? ncc_dim_sym_id(x) : -1;
+  }
+  return NCC_OK;
+}
+
+ncc_status ncc_graph_input_info(const ncc_graph *g, int i, ncc_value_info *out) {
+  return value_info(g, (const ncc_value *const *)(g ? g->inputs : NULL),
+                    g ? g->n_inputs : 0, i, "input", out);
+}
+
+ncc_status ncc_graph_output_info(const ncc_graph *g, int i, ncc_value_info *out) {
+  return value_info(g, (const ncc_value *const *)(g ? g->outputs : NULL),
+                    g ? g->n_outputs : 0, i, "output", out);
+}

@@ -23,25 +23,11 @@
   } while (0)
 _Noreturn void ncc_assert_fail(const char *cond, const char *file, int line);
 
-/* Set the thread's error message (printf-style) and return `st`. */
-ncc_status ncc_error(ncc_status st, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* ncc_error, ncc_error_prefix, ncc_escape_text, ncc_utf8_len: ncc.h. */
 ncc_status ncc_verror(ncc_status st, const char *fmt, va_list ap);
-/* Prefix the current message with "prefix: " (e.g. a file name). */
-void ncc_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Messages are one line of visible text: ncc_escape_text keeps valid UTF-8
- * and writes C0 and C1 controls, DEL and bytes that are not UTF-8 as
- * "\xNN" (snprintf-like: returns the full length, cuts between units).
- * The driver prints names through it too. ncc_utf8_len: the length of the
- * valid UTF-8 sequence at p, 0 when none starts there. */
-size_t ncc_escape_text(const char *s, char *buf, size_t cap);
-int ncc_utf8_len(const unsigned char *p);
 
 /* ---- allocation through the hook ---- */
-void *ncc_malloc(size_t n);
-void *ncc_calloc(size_t n, size_t size);
-void *ncc_realloc(void *p, size_t old, size_t n);
-void ncc_free(void *p, size_t n); /* n may be 0 when unknown */
+/* ncc_malloc, ncc_calloc, ncc_realloc, ncc_free: ncc.h. */
 
 /* ---- arena ---- */
 typedef struct ncc_arena_block ncc_arena_block;
@@ -269,7 +255,6 @@ ncc_status ncc_graph_add_output(ncc_graph *g, ncc_value *v);
 int ncc_graph_sym(ncc_graph *g, const char *name, size_t len);
 /* A fresh anonymous symbol ("unk__K"); -1 on OOM. */
 int ncc_graph_fresh_sym(ncc_graph *g);
-const char *ncc_graph_sym_name(const ncc_graph *g, int id);
 /* Drop nodes whose `dead[node->id]` is true and renumber (passes use it). */
 void ncc_graph_remove_nodes(ncc_graph *g, const bool *dead);
 

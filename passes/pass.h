@@ -31,18 +31,7 @@ typedef struct ncc_pass {
 #include "passes.def"
 #undef NCC_PASS
 
-/* Graph statistics the manager reports after each pass. */
-typedef struct ncc_graph_stats {
-  int nodes;
-  int kernels;          /* nodes that launch work (fused groups count once) */
-  double flops;         /* estimated floating-point operations */
-  double bytes_moved;   /* estimated bytes read + written by kernels */
-  double peak_act_bytes; /* peak live activation memory (liveness) */
-} ncc_graph_stats;
-
-/* Symbolic dims count as `sym_value` (the batch a caller plans for). */
-void ncc_graph_compute_stats(const ncc_graph *g, int64_t sym_value,
-                             ncc_graph_stats *st);
+/* ncc_graph_stats, ncc_graph_compute_stats: ncc.h. */
 
 /* Shared helpers for passes. */
 /* uses[v->id] = number of node inputs + graph outputs reading v. */

@@ -260,11 +260,10 @@ static void set_defaults(const cli_command *cmd, cli_opts *o) {
   o->cmd = cmd;
   /* cpu where it is built; a -DNCC_LLVM=OFF build has no cpu target, so
    * its default is the one target every build has. */
-#ifdef NCC_HAVE_LLVM
-  o->target = "cpu";
-#else
   o->target = "ref";
-#endif
+  ncc_target_desc d;
+  for (int i = 0; ncc_target_get(i, &d) == NCC_OK; i++)
+    if (strcmp(d.name, "cpu") == 0 && d.runs) o->target = "cpu";
   o->opt_level = 2;
   o->output_dir = ".";
   o->batch = 1;

@@ -13,7 +13,6 @@
 #include <stdint.h>
 
 #include "ncc.h"
-#include "ir/ir.h"
 
 /* Groups of flags a sub-command accepts. */
 enum {
@@ -163,7 +162,8 @@ ncc_status cli_load_model(const char *path, ncc_graph **out);
 ncc_status cli_print_graph(const ncc_graph *g, const char *path);
 /* "f32[N,3]" */
 const char *cli_format_type(const ncc_graph *g, ncc_dtype dt, int rank,
-                            const int64_t *dims, char *buf, size_t cap);
+                            const int64_t *dims, const int *sym, char *buf,
+                            size_t cap);
 /* Append `s` to buf (NUL-terminated, capacity cap), ending in "..." when it
  * does not fit. */
 void cli_append(char *buf, size_t cap, const char *s);

@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "passes/pass.h"
 
 #define MAX_PASSES 256
 
@@ -118,7 +117,7 @@ static ncc_status compile_variant(const ablation *a, variant *v) {
 
 static ncc_status run_once(variant *v, const ncc_tensor *in, ncc_tensor *out,
                            double *ms) {
-  int n_in = v->g->n_inputs, n_out = v->g->n_outputs;
+  int n_in = ncc_graph_num_inputs(v->g), n_out = ncc_graph_num_outputs(v->g);
   double t0 = cli_now_ms();
   /* into the outputs of the first run, as `ncc bench` does */
   ncc_status st = ncc_module_run_into(v->m, in, n_in, out, n_out);
@@ -140,11 +139,11 @@ static double median(double *lat, int64_t n) {
 /* Warm every variant up, then time round-robin. */
 static ncc_status measure(ablation *a, const ncc_tensor *in) {
   const cli_opts *o = a->o;
-  int n_out = a->v[0].g->n_outputs;
+  int n_out = ncc_graph_num_outputs(a->v[0].g);
   ncc_tensor *out = ncc_calloc((size_t)(n_out ? n_out : 1), sizeof *out);
   if (!out) return NCC_ERR_NOMEM;
   /* every variant has the same outputs: one allocation serves them all */
-  ncc_status st = ncc_module_run(a->v[0].m, in, a->v[0].g->n_inputs, out, n_out);
+  ncc_status st = ncc_module_run(a->v[0].m, in, ncc_graph_num_inputs(a->v[0].g), out, n_out);
   double ms;
   for (int k = 0; k < a->nv && !st; k++) {
     a->v[k].lat = ncc_calloc((size_t)o->iters, sizeof(double));
@@ -281,13 +280,13 @@ static ncc_status ablate(ablation *a) {
     st = compile_variant(a, &a->v[k]);
   }
   const ncc_graph *g = a->v[0].g;
-  ncc_tensor *in = ncc_calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *in);
+  ncc_tensor *in = ncc_calloc((size_t)(ncc_graph_num_inputs(g) ? ncc_graph_num_inputs(g) : 1), sizeof *in);
   if (!st && !in) st = NCC_ERR_NOMEM;
   if (!st) st = cli_bench_inputs(g, a->o, in, &a->batch);
   for (int k = 0; k < a->nv && !st; k++)
     ncc_graph_compute_stats(a->v[k].g, a->batch, &a->v[k].stats);
   if (!st) st = measure(a, in);
-  if (in) cli_tensors_free(in, g->n_inputs);
+  if (in) cli_tensors_free(in, ncc_graph_num_inputs(g));
   ncc_free(in, 0);
   return st;
 }

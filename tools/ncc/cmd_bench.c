@@ -59,7 +59,7 @@ static void compute_stats(double *lat, int64_t n, bench_result *r) {
 static ncc_status run_once(const ncc_graph *g, ncc_module *m,
                            const ncc_tensor *in, ncc_tensor *out, double *ms) {
   double t0 = cli_now_ms();
-  ncc_status st = ncc_module_run_into(m, in, g->n_inputs, out, g->n_outputs);
+  ncc_status st = ncc_module_run_into(m, in, ncc_graph_num_inputs(g), out, ncc_graph_num_outputs(g));
   *ms = cli_now_ms() - t0;
   return st;
 }
@@ -67,15 +67,15 @@ static ncc_status run_once(const ncc_graph *g, ncc_module *m,
 static ncc_status measure(const ncc_graph *g, ncc_module *m,
                           const ncc_tensor *in, bench_result *r) {
   ncc_tensor *out =
-      ncc_calloc((size_t)(g->n_outputs ? g->n_outputs : 1), sizeof *out);
+      ncc_calloc((size_t)(ncc_graph_num_outputs(g) ? ncc_graph_num_outputs(g) : 1), sizeof *out);
   double *lat = ncc_calloc((size_t)r->iters, sizeof *lat);
   ncc_status st = out && lat ? NCC_OK : NCC_ERR_NOMEM;
   double ms;
-  if (!st) st = ncc_module_run(m, in, g->n_inputs, out, g->n_outputs);
+  if (!st) st = ncc_module_run(m, in, ncc_graph_num_inputs(g), out, ncc_graph_num_outputs(g));
   for (int64_t i = 0; i < r->warmup && !st; i++) st = run_once(g, m, in, out, &ms);
   for (int64_t i = 0; i < r->iters && !st; i++) st = run_once(g, m, in, out, &lat[i]);
   if (!st) compute_stats(lat, r->iters, r);
-  if (out) cli_tensors_free(out, g->n_outputs);
+  if (out) cli_tensors_free(out, ncc_graph_num_outputs(g));
   ncc_free(out, 0);
   ncc_free(lat, 0);
   return st;
@@ -89,11 +89,11 @@ ncc_status cli_bench_inputs(const ncc_graph *g, const cli_opts *o,
   if (st) return st;
   int64_t b = cli_inputs_batch(g, in);
   if (b > 0 && o->batch_set && b != o->batch) {
-    cli_tensors_free(in, g->n_inputs);
+    cli_tensors_free(in, ncc_graph_num_inputs(g));
     return ncc_error(NCC_ERR_USAGE,
                      "--batch %lld disagrees with the batch of the inputs "
                      "(%lld, dim 0 of input '%s')",
-                     (long long)o->batch, (long long)b, g->inputs[0]->name);
+                     (long long)o->batch, (long long)b, ncc_graph_input_name(g, 0));
   }
   if (b > 0) *batch = b;
   return NCC_OK;
@@ -163,11 +163,11 @@ static void print_table(const bench_result *r) {
 static ncc_status bench_module(const ncc_graph *g, ncc_module *m,
                                const cli_opts *o, bench_result *r) {
   ncc_tensor *in =
-      ncc_calloc((size_t)(g->n_inputs ? g->n_inputs : 1), sizeof *in);
+      ncc_calloc((size_t)(ncc_graph_num_inputs(g) ? ncc_graph_num_inputs(g) : 1), sizeof *in);
   if (!in) return NCC_ERR_NOMEM;
   ncc_status st = cli_bench_inputs(g, o, in, &r->batch);
   if (!st) st = measure(g, m, in, r);
-  cli_tensors_free(in, g->n_inputs);
+  cli_tensors_free(in, ncc_graph_num_inputs(g));
   ncc_free(in, 0);
   return st;
 }

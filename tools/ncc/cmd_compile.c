@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "ir/atomic_file.h"
 
 /* Whether the comma list `list` has `kind`. */
 static bool has_kind(const char *list, const char *kind) {
@@ -126,39 +125,6 @@ static char *default_output(const char *model, const char *ext) {
   return s;
 }
 
-/* Emit into a temporary file and copy it to stdout. The file lives in a
- * work dir $TMPDIR/.ncc-<pid>-XXXXXX, removed on SIGINT/SIGTERM and swept
- * by a later run after a SIGKILL (ir/atomic_file.c). */
-static ncc_status emit_to_stdout(const ncc_graph *g, const char *target,
-                                 const char *emit, const cli_opts *o) {
-  const char *dir = getenv("TMPDIR");
-  char probe[4096], path[4200];
-  snprintf(probe, sizeof probe, "%s/ncc-emit", dir && *dir ? dir : "/tmp");
-  char *work = NULL;
-  int wslot = -1;
-  ncc_status st = ncc_atomic_workdir(probe, &work, &wslot);
-  if (st) return st;
-  snprintf(path, sizeof path, "%s/out", work);
-  int slot = ncc_atomic_register(path, false);
-  st = ncc_module_emit_opts(g, target, &o->lib, emit, path);
-  FILE *f = st ? NULL : fopen(path, "rb");
-  if (!st && !f)
-    st = ncc_error(NCC_ERR_INPUT, "%s: cannot read back: %s", path, strerror(errno));
-  if (f) {
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-      if (fwrite(buf, 1, n, stdout) != n) break; /* main reports stdout errors */
-    fclose(f);
-  }
-  unlink(path);
-  rmdir(work);
-  ncc_atomic_unregister(slot);
-  ncc_atomic_unregister(wslot);
-  ncc_free(work, 0);
-  return st;
-}
-
 static ncc_status emit_code(const ncc_graph *g, const cli_opts *o,
                             const char *emit) {
   bool binary = strcmp(emit, "obj") == 0 || strcmp(emit, "lib") == 0;
@@ -172,7 +138,8 @@ static ncc_status emit_code(const ncc_graph *g, const cli_opts *o,
     binary = false; /* an object to stdout, when asked for explicitly */
   }
   if (out) return ncc_module_emit_opts(g, o->target, &o->lib, emit, out);
-  if (!binary) return emit_to_stdout(g, o->target, emit, o);
+  if (!binary)
+    return ncc_module_emit_stream(g, o->target, &o->lib, emit, getenv("TMPDIR"), stdout);
   char *path = default_output(o->model, strcmp(emit, "lib") == 0 ? ".so" : ".o");
   if (!path) return NCC_ERR_NOMEM;
   ncc_status st = ncc_module_emit_opts(g, o->target, &o->lib, emit, path);

@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "ir/ir.h"
 
 #define MAX_PASSES 256
 
@@ -127,7 +126,7 @@ static void print_row(const char *name, const drift *d, const cli_opts *o,
   }
   printf("DRIFT: %lld element(s) beyond rtol %g atol %g, output '%s'%s%s\n",
          (long long)d->bad, o->rtol, o->atol,
-         cli_text(g->outputs[d->first_bad_output]->name, t1, sizeof t1),
+         cli_text(ncc_graph_output_name(g, d->first_bad_output), t1, sizeof t1),
          d->why[0] ? ": " : "", cli_text(d->why, t2, sizeof t2));
 }
 
@@ -147,7 +146,7 @@ static ncc_status check_passes(const drift_run *r, const char *const *names,
         *first = k - 1;
         *first_d = d;
         snprintf(first_d->output, sizeof first_d->output, "%s",
-                 g->outputs[d.first_bad_output]->name);
+                 ncc_graph_output_name(g, d.first_bad_output));
       }
     } else {
       ncc_error_prefix("%s: after pass '%s'", r->o->model, names[k - 1]);
@@ -164,8 +163,8 @@ static ncc_status prepare(drift_run *r, const char **names, int *n) {
   ncc_graph *g = NULL;
   ncc_status st = cli_load_model(o->model, &g);
   if (st) return st;
-  r->n_in = g->n_inputs;
-  r->n_out = g->n_outputs;
+  r->n_in = ncc_graph_num_inputs(g);
+  r->n_out = ncc_graph_num_outputs(g);
   r->in = ncc_calloc((size_t)(r->n_in ? r->n_in : 1), sizeof *r->in);
   r->want = ncc_calloc((size_t)(r->n_out ? r->n_out : 1), sizeof *r->want);
   if (!r->in || !r->want) st = NCC_ERR_NOMEM;

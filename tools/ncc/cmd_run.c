@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "ir/atomic_file.h"
 
 #define MAX_NAME 200
 
@@ -66,8 +65,8 @@ static char *join_path(const char *dir, const char *name) {
 
 static ncc_status plan_files(const ncc_graph *g, const char *dir,
                              out_file *f) {
-  for (int i = 0; i < g->n_outputs; i++) {
-    sanitize(g->outputs[i]->name, i, f[i].name);
+  for (int i = 0; i < ncc_graph_num_outputs(g); i++) {
+    sanitize(ncc_graph_output_name(g, i), i, f[i].name);
     make_unique(f, i);
     f[i].final = join_path(dir, f[i].name);
     if (!f[i].final) return NCC_ERR_NOMEM;
@@ -78,7 +77,7 @@ static ncc_status plan_files(const ncc_graph *g, const char *dir,
       return ncc_error(NCC_ERR_INPUT,
                        "%s: cannot write output '%s': a directory is in the "
                        "way",
-                       f[i].final, g->outputs[i]->name);
+                       f[i].final, ncc_graph_output_name(g, i));
   }
   return NCC_OK;
 }
@@ -114,15 +113,16 @@ static int lock_dir(const char *dir) {
 
 static ncc_status commit(const ncc_graph *g, const char *dir, out_file *f,
                          const ncc_tensor *outs) {
-  int n = g->n_outputs;
+  int n = ncc_graph_num_outputs(g);
   int lock = lock_dir(dir);
   ncc_status st = NCC_OK;
   for (int i = 0; i < n && !st; i++) st = ncc_afile_commit(&f[i].file);
   if (lock >= 0) close(lock);
   for (int i = 0; i < n && !st; i++) {
     char type[128], t1[CLI_TEXT_MAX], t2[CLI_TEXT_MAX], t3[CLI_TEXT_MAX];
-    cli_format_type(g, outs[i].dtype, outs[i].rank, outs[i].dims, type, sizeof type);
-    printf("%s: %s -> %s\n", cli_text(g->outputs[i]->name, t1, sizeof t1),
+    cli_format_type(g, outs[i].dtype, outs[i].rank, outs[i].dims, NULL, type,
+                    sizeof type);
+    printf("%s: %s -> %s\n", cli_text(ncc_graph_output_name(g, i), t1, sizeof t1),
            cli_text(type, t2, sizeof t2), cli_text(f[i].final, t3, sizeof t3));
   }
   return st;
@@ -130,7 +130,7 @@ static ncc_status commit(const ncc_graph *g, const char *dir, out_file *f,
 
 static ncc_status write_outputs(const ncc_graph *g, const char *dir,
                                 const ncc_tensor *outs) {
-  int n = g->n_outputs;
+  int n = ncc_graph_num_outputs(g);
   out_file *f = ncc_calloc((size_t)(n ? n : 1), sizeof *f);
   if (!f) return NCC_ERR_NOMEM;
   ncc_status st = check_output_dir(dir, true);
@@ -139,7 +139,7 @@ static ncc_status write_outputs(const ncc_graph *g, const char *dir,
   for (int i = 0; i < n && !st; i++) {
     st = ncc_afile_open(&f[i].file, f[i].final);
     if (!st) st = ncc_npy_write_to(f[i].file.f, f[i].final, &outs[i]);
-    if (st) ncc_error_prefix("output '%s'", g->outputs[i]->name);
+    if (st) ncc_error_prefix("output '%s'", ncc_graph_output_name(g, i));
   }
   if (!st) st = commit(g, dir, f, outs);
   for (int i = 0; i < n; i++) {
@@ -152,7 +152,7 @@ static ncc_status write_outputs(const ncc_graph *g, const char *dir,
 
 static ncc_status run_module(const ncc_graph *g, ncc_module *m,
                              const cli_opts *o) {
-  int n_in = g->n_inputs, n_out = g->n_outputs;
+  int n_in = ncc_graph_num_inputs(g), n_out = ncc_graph_num_outputs(g);
   ncc_status st = NCC_OK;
   ncc_tensor *in = ncc_calloc((size_t)(n_in ? n_in : 1), sizeof *in);
   ncc_tensor *out = ncc_calloc((size_t)(n_out ? n_out : 1), sizeof *out);

@@ -22,12 +22,12 @@ static ncc_status input_slot(const ncc_graph *g, const cli_opts *o,
   *path = in->path;
   char names[512];
   if (!in->name) {
-    if (g->n_inputs != 1)
+    if (ncc_graph_num_inputs(g) != 1)
       return ncc_error(NCC_ERR_INPUT,
                        "%s: '--input %s' without a NAME needs a model with "
                        "one input, and this one has %d (%s); use --input "
                        "NAME=FILE",
-                       o->model, in->path, g->n_inputs,
+                       o->model, in->path, ncc_graph_num_inputs(g),
                        cli_input_names(g, names, sizeof names));
     *slot = 0;
     return NCC_OK;
@@ -39,8 +39,8 @@ static ncc_status input_slot(const ncc_graph *g, const cli_opts *o,
   *slot = -1;
   for (const char *eq = strchr(in->arg, '='); eq; eq = strchr(eq + 1, '=')) {
     if (eq == in->arg || !eq[1]) continue;
-    for (int i = 0; i < g->n_inputs; i++) {
-      const char *nm = g->inputs[i]->name;
+    for (int i = 0; i < ncc_graph_num_inputs(g); i++) {
+      const char *nm = ncc_graph_input_name(g, i);
       if (strlen(nm) != (size_t)(eq - in->arg) ||
           memcmp(nm, in->arg, (size_t)(eq - in->arg)) != 0)
         continue;
@@ -74,15 +74,15 @@ static ncc_status match_inputs(const ncc_graph *g, const cli_opts *o,
     if (st) return st;
     if (src[slot])
       return ncc_error(NCC_ERR_USAGE, "input '%s' is given twice (%s and %s)",
-                       g->inputs[slot]->name, src[slot], path);
+                       ncc_graph_input_name(g, slot), src[slot], path);
     src[slot] = path;
   }
   char missing[512] = "";
   int n_missing = 0;
-  for (int i = 0; i < g->n_inputs; i++) {
+  for (int i = 0; i < ncc_graph_num_inputs(g); i++) {
     if (src[i]) continue;
     cli_append(missing, sizeof missing, n_missing++ ? ", '" : "'");
-    cli_append(missing, sizeof missing, g->inputs[i]->name);
+    cli_append(missing, sizeof missing, ncc_graph_input_name(g, i));
     cli_append(missing, sizeof missing, "'");
   }
   if (n_missing)
@@ -92,24 +92,25 @@ static ncc_status match_inputs(const ncc_graph *g, const cli_opts *o,
   return NCC_OK;
 }
 
-static ncc_status type_mismatch(const ncc_graph *g, const ncc_value *v,
+static ncc_status type_mismatch(const ncc_graph *g, const ncc_value_info *v,
                                 const char *path, const ncc_tensor *t) {
   char want[256], got[256];
-  cli_format_type(g, v->dtype, v->shape.rank, v->shape.d, want, sizeof want);
-  cli_format_type(g, t->dtype, t->rank, t->dims, got, sizeof got);
+  cli_format_type(g, v->dtype, v->rank, v->dims, v->sym, want, sizeof want);
+  cli_format_type(g, t->dtype, t->rank, t->dims, NULL, got, sizeof got);
   return ncc_error(NCC_ERR_INPUT, "%s: input '%s' must be %s, the file holds %s",
                    path, v->name, want, got);
 }
 
-/* The value already bound to symbolic dim `sym` by inputs before `upto`
- * (or earlier dims of input `upto`), or -1. */
+/* The value already bound to symbol `sym` by inputs before `upto` (or
+ * earlier dims of input `upto`), or -1. */
 static int64_t bound_value(const ncc_graph *g, const ncc_tensor *t, int upto,
-                          int upto_dim, int64_t sym, int *from) {
+                           int upto_dim, int sym, int *from) {
   for (int i = 0; i <= upto; i++) {
-    const ncc_shape *s = &g->inputs[i]->shape;
-    int end = i == upto ? upto_dim : s->rank;
+    ncc_value_info s;
+    if (ncc_graph_input_info(g, i, &s)) continue;
+    int end = i == upto ? upto_dim : s.rank;
     for (int d = 0; d < end; d++)
-      if (s->d[d] == sym) {
+      if (s.sym[d] == sym) {
         *from = i;
         return t[i].dims[d];
       }
@@ -119,25 +120,25 @@ static int64_t bound_value(const ncc_graph *g, const ncc_tensor *t, int upto,
 
 static ncc_status check_input(const ncc_graph *g, int i, const char *path,
                               const ncc_tensor *t) {
-  const ncc_value *v = g->inputs[i];
-  if (t[i].dtype != v->dtype || t[i].rank != v->shape.rank)
-    return type_mismatch(g, v, path, &t[i]);
-  for (int d = 0; d < v->shape.rank; d++) {
-    int64_t want = v->shape.d[d];
-    if (!ncc_dim_is_sym(want)) {
-      if (want >= 0 && want != t[i].dims[d])
-        return type_mismatch(g, v, path, &t[i]);
+  ncc_value_info v;
+  ncc_status st = ncc_graph_input_info(g, i, &v);
+  if (st) return st;
+  if (t[i].dtype != v.dtype || t[i].rank != v.rank)
+    return type_mismatch(g, &v, path, &t[i]);
+  for (int d = 0; d < v.rank; d++) {
+    if (v.sym[d] < 0) {
+      if (v.dims[d] >= 0 && v.dims[d] != t[i].dims[d])
+        return type_mismatch(g, &v, path, &t[i]);
       continue;
     }
     int from;
-    int64_t prev = bound_value(g, t, i, d, want, &from);
+    int64_t prev = bound_value(g, t, i, d, v.sym[d], &from);
     if (prev >= 0 && prev != t[i].dims[d])
       return ncc_error(NCC_ERR_INPUT,
                        "%s: input '%s' has %s = %lld in dim %d, but input "
                        "'%s' set it to %lld",
-                       path, v->name,
-                       ncc_graph_sym_name(g, ncc_dim_sym_id(want)),
-                       (long long)t[i].dims[d], d, g->inputs[from]->name,
+                       path, v.name, ncc_graph_sym_name(g, v.sym[d]),
+                       (long long)t[i].dims[d], d, ncc_graph_input_name(g, from),
                        (long long)prev);
   }
   return NCC_OK;
@@ -145,7 +146,7 @@ static ncc_status check_input(const ncc_graph *g, int i, const char *path,
 
 ncc_status cli_inputs_load(const ncc_graph *g, const cli_opts *o,
                            ncc_tensor *out) {
-  int n = g->n_inputs;
+  int n = ncc_graph_num_inputs(g);
   const char **src = ncc_calloc((size_t)(n ? n : 1), sizeof *src);
   if (!src) return NCC_ERR_NOMEM;
   ncc_status st = match_inputs(g, o, src);
@@ -159,36 +160,34 @@ ncc_status cli_inputs_load(const ncc_graph *g, const cli_opts *o,
 }
 
 int64_t cli_inputs_batch(const ncc_graph *g, const ncc_tensor *in) {
-  if (g->n_inputs == 0) return 0;
-  const ncc_value *v = g->inputs[0];
-  if (v->shape.rank == 0 || !ncc_dim_is_sym(v->shape.d[0])) return 0;
+  ncc_value_info v;
+  if (ncc_graph_input_info(g, 0, &v) || v.rank == 0 || v.sym[0] < 0) return 0;
   return in[0].dims[0];
 }
 
 /* ---- random inputs ---- */
-static bool is_batch_sym(const ncc_graph *g, int64_t d) {
-  for (int i = 0; i < g->n_inputs; i++) {
-    const ncc_shape *s = &g->inputs[i]->shape;
-    if (s->rank > 0 && s->d[0] == d) return true;
+static bool is_batch_sym(const ncc_graph *g, int sym) {
+  for (int i = 0; i < ncc_graph_num_inputs(g); i++) {
+    ncc_value_info s;
+    if (!ncc_graph_input_info(g, i, &s) && s.rank > 0 && s.sym[0] == sym)
+      return true;
   }
   return false;
 }
 
-static ncc_status concrete_dims(const ncc_graph *g, const ncc_value *v,
+static ncc_status concrete_dims(const ncc_graph *g, const ncc_value_info *v,
                                 int64_t batch, int64_t *dims) {
-  for (int d = 0; d < v->shape.rank; d++) {
-    int64_t x = v->shape.d[d];
-    if (!ncc_dim_is_sym(x)) {
-      dims[d] = x;
+  for (int d = 0; d < v->rank; d++) {
+    if (v->sym[d] < 0) {
+      dims[d] = v->dims[d];
       continue;
     }
-    if (!is_batch_sym(g, x))
+    if (!is_batch_sym(g, v->sym[d]))
       return ncc_error(NCC_ERR_USAGE,
                        "input '%s' has symbolic dim '%s' (dim %d) that "
                        "--batch does not set; give the input with --input "
                        "%s=FILE.npy",
-                       v->name, ncc_graph_sym_name(g, ncc_dim_sym_id(x)), d,
-                       v->name);
+                       v->name, ncc_graph_sym_name(g, v->sym[d]), d, v->name);
     dims[d] = batch;
   }
   return NCC_OK;
@@ -239,15 +238,16 @@ ncc_status cli_inputs_random(const ncc_graph *g, int64_t batch,
                              ncc_tensor *out) {
   uint64_t state = 0x6e6363; /* fixed seed: runs are comparable */
   ncc_status st = NCC_OK;
-  for (int i = 0; i < g->n_inputs && !st; i++) {
-    const ncc_value *v = g->inputs[i];
+  for (int i = 0; i < ncc_graph_num_inputs(g) && !st; i++) {
+    ncc_value_info v;
     int64_t dims[NCC_MAX_RANK];
-    st = concrete_dims(g, v, batch, dims);
-    if (!st) st = ncc_tensor_alloc(&out[i], v->dtype, v->shape.rank, dims);
+    st = ncc_graph_input_info(g, i, &v);
+    if (!st) st = concrete_dims(g, &v, batch, dims);
+    if (!st) st = ncc_tensor_alloc(&out[i], v.dtype, v.rank, dims);
     if (st == NCC_ERR_INPUT || st == NCC_ERR_UNSUPPORTED)
-      ncc_error_prefix("input '%s'", v->name);
+      ncc_error_prefix("input '%s'", v.name);
     if (!st) fill_random(&out[i], &state);
   }
-  if (st) cli_tensors_free(out, g->n_inputs);
+  if (st) cli_tensors_free(out, ncc_graph_num_inputs(g));
   return st;
 }

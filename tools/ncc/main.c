@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "ir/atomic_file.h"
 
 #define PIPELINE_HELP                                                          \
   "  -O0 .. -O3             optimization level (default -O2)\n"               \

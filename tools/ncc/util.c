@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "ir/atomic_file.h"
 
 /* Say plainly what is wrong with a model path before a loader guesses. */
 ncc_status cli_check_readable(const char *path) {
@@ -42,15 +41,18 @@ ncc_status cli_print_graph(const ncc_graph *g, const char *path) {
 }
 
 const char *cli_format_type(const ncc_graph *g, ncc_dtype dt, int rank,
-                            const int64_t *dims, char *buf, size_t cap) {
+                            const int64_t *dims, const int *sym, char *buf,
+                            size_t cap) {
   char part[64];
   buf[0] = 0;
   cli_append(buf, cap, ncc_dtype_name(dt));
   cli_append(buf, cap, "[");
   for (int i = 0; i < rank; i++) {
-    if (ncc_dim_is_sym(dims[i]))
+    if (sym && sym[i] >= 0)
       snprintf(part, sizeof part, "%s%s", i ? "," : "",
-               g ? ncc_graph_sym_name(g, ncc_dim_sym_id(dims[i])) : "?");
+               g ? ncc_graph_sym_name(g, sym[i]) : "?");
+    else if (dims[i] < 0)
+      snprintf(part, sizeof part, "%s?", i ? "," : "");
     else
       snprintf(part, sizeof part, "%s%lld", i ? "," : "", (long long)dims[i]);
     cli_append(buf, cap, part);

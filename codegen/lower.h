@@ -164,4 +164,66 @@ ncc_status ncc_lower_eltwise_group(const ncc_fuse_group *gr, const char *name,
 ncc_status ncc_lower_reduce_group(const ncc_fuse_group *gr, const char *name,
                                   const ncc_lower_opts *o, kir_kernel **out);
 
+/* ---- the graph-lowering loop (lower_graph.c) ----
+ * One loop lowers a graph to kernels for every target (the cpu JIT,
+ * --emit=obj/lib, the GPU programs). It reads the fuse plan, tries each
+ * fused group as one kernel and, where the target's group lowering
+ * declines, lowers the group's members one by one; it names every kernel
+ * after its node ("<prefix>k<i>_<op>", "_fused" for a group), so names are
+ * unique within a module, and fills one kernel slot per node. What differs
+ * between targets is a table of their lowering functions
+ * (ncc_lower_target) and a request (options, name prefix and style). */
+/* A target's lowering functions. */
+typedef struct ncc_lower_target {
+  /* Whether lower_node may take node n (others stay host nodes). */
+  bool (*supports)(const ncc_node *n);
+  /* As ncc_lower_node above: NCC_ERR_UNSUPPORTED, no message, when
+   * the node runs on its reference kernel instead. */
+  ncc_status (*lower_node)(const ncc_node *n, const char *name,
+                           const ncc_lower_opts *o, kir_kernel **out);
+  /* As ncc_lower_group above; NULL: the target fuses no group. */
+  ncc_status (*lower_group)(const ncc_fuse_group *gr, const char *name,
+                            const ncc_lower_opts *o, kir_kernel **out);
+} ncc_lower_target;
+
+/* The target-independent lowerings above, as the LLVM targets use them. */
+extern const ncc_lower_target ncc_lower_target_generic;
+
+typedef struct ncc_lower_request {
+  const ncc_lower_target *target;
+  ncc_lower_opts opts; /* handed to the target's functions */
+  /* Kernel names: prefix (NULL: none; an identifier head such as "net_"),
+   * then "k<i>_<op>" with i the node index (a group's root) and op its op
+   * (a group's: its first member's, or with name_by_anchor its anchor's,
+   * passes/fusion.h), then "_fused" for a group. */
+  const char *prefix;
+  bool name_by_anchor;
+  /* Print each kernel's IR to the kernel-IR dump when that dump is on
+   * (ir/options.h). */
+  bool dump;
+} ncc_lower_request;
+
+/* Lower graph g with its fuse plan fp (NULL: no groups). kernels[i] (one
+ * slot per node) gets node i's kernel, or stays NULL for nodes the target
+ * does not lower; a group that lowers as a whole has its kernel in its
+ * root's slot, group_kernel[gi] set (group_kernel may be NULL), and no
+ * kernels for its other members. *n_lowered: kernels made. */
+ncc_status ncc_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
+                           const ncc_lower_request *rq, kir_kernel **kernels,
+                           bool *group_kernel, int *n_lowered);
+
+/* The same, reading the plan of g and allocating the arrays: the result
+ * owns them (ncc_lowered_free frees every one still set; a caller keeping
+ * one sets its field to NULL first). */
+typedef struct ncc_lowered {
+  int n_nodes;
+  ncc_fuse_plan *fp;
+  kir_kernel **kernels; /* n_nodes slots */
+  bool *group_kernel;   /* one per group of fp */
+  int n_kernels;
+} ncc_lowered;
+ncc_status ncc_lower_graph_new(const ncc_graph *g, const ncc_lower_request *rq,
+                               ncc_lowered *out);
+void ncc_lowered_free(ncc_lowered *l);
+
 #endif /* NCC_LOWER_H */

@@ -28,10 +28,6 @@
 
 #define F32 NCC_DT_F32
 
-/* Vector width handed to the CPU-style lowerings: their `vector` loops
- * become work-item loops; 4-lane accumulators give some ILP per work-item. */
-#define GENERIC_VECTOR_WIDTH 4
-
 typedef struct gemm_cfg {
   int tsm, tsn, tk, tm, tn; /* work-items: (tsm/tm) * (tsn/tn) */
 } gemm_cfg;
@@ -502,7 +498,7 @@ static bool bindable(const kir_kernel *k) {
  * store; elementwise and reduce groups take their generic lowering, mapped
  * by the renderer's rules. */
 ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
-                               kir_kernel **out) {
+                               const ncc_lower_opts *o, kir_kernel **out) {
   *out = NULL;
   if (gr->n_members < 2 || gr->n_ext > NCC_FUSE_MAX_EXT) return NCC_ERR_UNSUPPORTED;
   for (int m = 0; m < gr->n_members; m++)
@@ -512,8 +508,7 @@ ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
     if (!analyse(gr->members[0], &p)) return NCC_ERR_UNSUPPORTED;
     return lower_gemm(&p, gr, name, out);
   }
-  ncc_lower_opts o = {.vector_width = GENERIC_VECTOR_WIDTH};
-  ncc_status st = ncc_lower_group(gr, name, &o, out);
+  ncc_status st = ncc_lower_group(gr, name, o, out);
   if (st == NCC_OK && !bindable(*out)) {
     kir_kernel_free(*out);
     *out = NULL;
@@ -522,13 +517,13 @@ ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
   return st;
 }
 
-ncc_status ncc_gpu_lower_node(const ncc_node *n, const char *name, kir_kernel **out) {
+ncc_status ncc_gpu_lower_node(const ncc_node *n, const char *name,
+                              const ncc_lower_opts *o, kir_kernel **out) {
   *out = NULL;
   if (ncc_gpu_alias_op(n) || !ncc_lower_plain(n)) return NCC_ERR_UNSUPPORTED;
   gprob p;
   if (analyse(n, &p)) return lower_gemm(&p, NULL, name, out);
-  ncc_lower_opts o = {.vector_width = GENERIC_VECTOR_WIDTH};
-  ncc_status st = ncc_lower_node(n, name, &o, out);
+  ncc_status st = ncc_lower_node(n, name, o, out);
   if (st == NCC_OK && !bindable(*out)) {
     kir_kernel_free(*out);
     *out = NULL;
@@ -536,3 +531,9 @@ ncc_status ncc_gpu_lower_node(const ncc_node *n, const char *name, kir_kernel **
   }
   return st;
 }
+
+const ncc_lower_target ncc_gpu_lower_target = {
+    .supports = ncc_gpu_supports_op,
+    .lower_node = ncc_gpu_lower_node,
+    .lower_group = ncc_gpu_lower_group,
+};

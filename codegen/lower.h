@@ -143,6 +143,26 @@ int ncc_lower_operands(const ncc_node *n, const ncc_value **ops);
 kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
                                     kir_expr **x, int nx, int lanes);
 
+/* ---- shared helpers: contractions (lower_contract.c) ---- */
+
+/* A f32 MatMul or Gemm as C[b](M x N) = A[b](M x K) B[b](K x N). */
+typedef struct ncc_contraction {
+  int64_t M, N, K;             /* dims (may be symbolic) */
+  int64_t batch[NCC_MAX_RANK]; /* batch dims, outermost (product: batches) */
+  int n_batch;
+  int64_t fold[NCC_MAX_RANK];  /* A's leading dims folded into M (B rank 2) */
+  int n_fold;
+  bool a_batched, b_batched;   /* has the batch dims (else shared by all) */
+  bool trans_a, trans_b;       /* Gemm's transA, transB */
+  float alpha, beta;           /* Gemm's (1 otherwise) */
+  const ncc_value *c;          /* Gemm's C, broadcast to [M, N]; or NULL */
+} ncc_contraction;
+/* MatMul: A and B of rank >= 2, and B of rank 2 (A's batch dims fold into
+ * M), or A of rank 2 (shared by B's batches), or equal batch dims on both
+ * (no broadcasting between them). Gemm: A and B of rank 2, C of rank <= 2
+ * whose dims are 1 or full. False for anything else. */
+bool ncc_lower_contraction(const ncc_node *n, ncc_contraction *c);
+
 /* ---- shared helpers: fused groups at a point (lower_gx.c) ---- */
 
 /* Evaluating a group's elementwise members at one point of the iteration

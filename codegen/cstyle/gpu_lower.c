@@ -58,53 +58,24 @@ typedef struct gprob {
 
 static bool f32v(const ncc_value *v) { return v && v->dtype == F32; }
 
-static bool analyse_matmul(const ncc_node *n, gprob *p) {
-  const ncc_value *a = n->in[0], *b = n->in[1];
-  const ncc_shape *as = &a->shape, *bs = &b->shape;
-  if (as->rank < 2 || bs->rank < 2) return false;
-  p->M = as->d[as->rank - 2];
-  p->K = as->d[as->rank - 1];
-  p->N = bs->d[bs->rank - 1];
-  if (bs->d[bs->rank - 2] != p->K) return false;
-  p->a_batched = p->b_batched = false;
-  if (bs->rank == 2) {
-    for (int j = 0; j < as->rank - 2; j++) p->fold[p->n_fold++] = as->d[j];
-    return true;
-  }
-  if (as->rank == 2) { /* A shared by every batch of B */
-    for (int j = 0; j < bs->rank - 2; j++) p->bdims[p->n_bdims++] = bs->d[j];
-    p->b_batched = true;
-    return true;
-  }
-  if (as->rank != bs->rank) return false;
-  for (int j = 0; j < as->rank - 2; j++) {
-    if (as->d[j] != bs->d[j]) return false;
-    p->bdims[p->n_bdims++] = as->d[j];
-  }
-  p->a_batched = p->b_batched = true;
-  return true;
-}
-
-static bool analyse_gemm(const ncc_node *n, gprob *p) {
-  const ncc_value *a = n->in[0], *b = n->in[1];
-  if (a->shape.rank != 2 || b->shape.rank != 2) return false;
-  p->trans_a = ncc_attr_int(n, "transA", 0) != 0;
-  p->trans_b = ncc_attr_int(n, "transB", 0) != 0;
-  p->alpha = ncc_attr_float(n, "alpha", 1.0f);
-  p->beta = ncc_attr_float(n, "beta", 1.0f);
-  p->M = a->shape.d[p->trans_a ? 1 : 0];
-  p->K = a->shape.d[p->trans_a ? 0 : 1];
-  p->N = b->shape.d[p->trans_b ? 0 : 1];
-  if (b->shape.d[p->trans_b ? 1 : 0] != p->K) return false;
-  if (n->n_in > 2 && n->in[2]) {
-    const ncc_value *c = n->in[2];
-    if (!f32v(c) || c->shape.rank > 2) return false;
-    for (int j = 0; j < c->shape.rank; j++) {
-      int64_t full = c->shape.rank - j == 1 ? p->N : p->M;
-      if (c->shape.d[j] != 1 && c->shape.d[j] != full) return false;
-    }
-    p->c = c;
-  }
+/* MatMul and Gemm: the shared analysis (codegen/lower_contract.c). */
+static bool analyse_contraction(const ncc_node *n, gprob *p) {
+  ncc_contraction c;
+  if (!ncc_lower_contraction(n, &c)) return false;
+  p->M = c.M;
+  p->N = c.N;
+  p->K = c.K;
+  memcpy(p->bdims, c.batch, sizeof p->bdims);
+  p->n_bdims = c.n_batch;
+  memcpy(p->fold, c.fold, sizeof p->fold);
+  p->n_fold = c.n_fold;
+  p->a_batched = c.a_batched;
+  p->b_batched = c.b_batched;
+  p->trans_a = c.trans_a;
+  p->trans_b = c.trans_b;
+  p->alpha = c.alpha;
+  p->beta = c.beta;
+  p->c = c.c;
   return true;
 }
 
@@ -149,8 +120,8 @@ static bool analyse(const ncc_node *n, gprob *p) {
       !f32v(n->in[1]))
     return false;
   switch (n->op) {
-  case NCC_OP_MATMUL: p->kind = G_MATMUL; return analyse_matmul(n, p);
-  case NCC_OP_GEMM: p->kind = G_GEMM; return analyse_gemm(n, p);
+  case NCC_OP_MATMUL: p->kind = G_MATMUL; return analyse_contraction(n, p);
+  case NCC_OP_GEMM: p->kind = G_GEMM; return analyse_contraction(n, p);
   case NCC_OP_CONV: p->kind = G_CONV; return analyse_conv(n, p);
   default: return false;
   }

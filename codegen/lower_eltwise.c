@@ -12,9 +12,6 @@
  * long fused chains. Which ops qualify, the broadcast plan and the scalar
  * formulas are shared with the other kinds (lower_formula.c).
  */
-#include <math.h>
-#include <string.h>
-
 #include "lower.h"
 
 /* Elements per parallel block of a flat loop: large enough to amortize the

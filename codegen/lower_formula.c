@@ -4,7 +4,6 @@
  * and row-wise lowerings and by fused groups (lower_gx.c). Formulas follow
  * the reference interpreter (runtime/ref); the numerically delicate ones
  * are written in their stable form (Softplus). */
-#include <math.h>
 #include <string.h>
 
 #include "lower.h"

@@ -67,6 +67,12 @@ extern const ncc_lower_target ncc_gpu_lower_target;
 /* Vector width handed to the CPU-style lowerings: their `vector` loops
  * become work-item loops; 4-lane accumulators give some ILP per work-item. */
 #define NCC_GPU_VECTOR_WIDTH 4
+/* The fuse plan of g (*fp) and the GPU kernels of its nodes (*ks, one slot
+ * per node, NULL for host and alias nodes; *fused, one per group: lowered
+ * as one kernel, in its root's slot), through ncc_lower_graph; the caller
+ * frees all three, also on error. */
+ncc_status ncc_gpu_lower_all(const ncc_graph *g, ncc_fuse_plan **fp, kir_kernel ***ks,
+                             bool **fused);
 
 /* ---- programs (gpu_exec.c) ---- */
 /* Render the prelude and kernels[0..n) (NULL entries skipped) as one

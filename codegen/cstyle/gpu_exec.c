@@ -24,21 +24,6 @@
 
 /* ---- lowering and rendering ---- */
 
-/* The fused groups of g and their kernels (shared by compile and emit);
- * the caller owns all three, also on error. */
-static ncc_status lower_all(const ncc_graph *g, ncc_fuse_plan **fp, kir_kernel ***ks,
-                            bool **fused) {
-  ncc_lower_request rq = {.target = &ncc_gpu_lower_target,
-                          .opts = {.vector_width = NCC_GPU_VECTOR_WIDTH},
-                          .dump = true};
-  ncc_lowered low;
-  ncc_status st = ncc_lower_graph_new(g, &rq, &low);
-  *fp = low.fp;
-  *ks = low.kernels;
-  *fused = low.group_kernel;
-  return st;
-}
-
 ncc_status ncc_gpu_render_program(const ncc_cstyle_lang *lang,
                                   kir_kernel *const *kernels, int n,
                                   ncc_sbuf *out, ncc_cstyle_info *infos) {
@@ -67,7 +52,7 @@ static ncc_status render_graph(const ncc_graph *g, const ncc_cstyle_lang *lang, 
   ncc_fuse_plan *fp = NULL;
   bool *fused = NULL;
   ncc_cstyle_info *infos = ncc_calloc((size_t)g->n_nodes + 1, sizeof *infos);
-  ncc_status st = lower_all(g, &fp, &ks, &fused);
+  ncc_status st = ncc_gpu_lower_all(g, &fp, &ks, &fused);
   if (st == NCC_OK && !infos) st = NCC_ERR_NOMEM;
   if (st == NCC_OK && kir) {
     char *text = NULL;
@@ -265,7 +250,7 @@ ncc_status ncc_gpu_compile(const ncc_gpu_device *dev, const ncc_graph *g,
   ncc_cstyle_info *infos = ncc_calloc((size_t)g->n_nodes + 1, sizeof *infos);
   const char **names = ncc_calloc((size_t)g->n_nodes + 1, sizeof *names);
   ncc_sbuf src = {0};
-  st = lower_all(g, &m->fp, &ks, &fused);
+  st = ncc_gpu_lower_all(g, &m->fp, &ks, &fused);
   if (st == NCC_OK && (!infos || !names)) st = NCC_ERR_NOMEM;
   if (st != NCC_OK) goto done;
   st = ncc_gpu_render_program(dev->lang, ks, g->n_nodes, &src, infos);

@@ -508,3 +508,16 @@ const ncc_lower_target ncc_gpu_lower_target = {
     .lower_node = ncc_gpu_lower_node,
     .lower_group = ncc_gpu_lower_group,
 };
+
+ncc_status ncc_gpu_lower_all(const ncc_graph *g, ncc_fuse_plan **fp, kir_kernel ***ks,
+                             bool **fused) {
+  ncc_lower_request rq = {.target = &ncc_gpu_lower_target,
+                          .opts = {.vector_width = NCC_GPU_VECTOR_WIDTH},
+                          .dump = true};
+  ncc_lowered low;
+  ncc_status st = ncc_lower_graph_new(g, &rq, &low);
+  *fp = low.fp;
+  *ks = low.kernels;
+  *fused = low.group_kernel;
+  return st;
+}

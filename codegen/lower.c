@@ -1,29 +1,8 @@
-/* codegen/lower.c — dispatch from a graph node to its kernel lowering. */
+/* codegen/lower.c — the dispatchers: from a graph node, and from a fused
+ * group (passes/fusion.h), to the lowering of its kind (lower_<kind>.c).
+ * The kinds call only the shared helpers (lower_util.c, lower_formula.c,
+ * lower_gx.c), never back into a dispatcher or another kind. */
 #include "lower.h"
-
-kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d) {
-  return ncc_dim_is_sym(d) ? kir_sym(k, ncc_dim_sym_id(d)) : kir_const_i(k, d);
-}
-
-ncc_status ncc_lower_finish(kir_kernel *k, ncc_status st, const char *what,
-                            kir_kernel **out) {
-  if (st == NCC_OK && !kir_ok(k))
-    st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s", what);
-  if (st != NCC_OK) {
-    kir_kernel_free(k);
-    return st;
-  }
-  *out = k;
-  return NCC_OK;
-}
-
-bool ncc_lower_plain(const ncc_node *n) {
-  for (int i = 0; i < n->n_in; i++)
-    if (n->in[i] && n->in[i]->layout.kind != NCC_LAYOUT_PLAIN) return false;
-  for (int i = 0; i < n->n_out; i++)
-    if (n->out[i] && n->out[i]->layout.kind != NCC_LAYOUT_PLAIN) return false;
-  return true;
-}
 
 bool ncc_lower_supports(const ncc_node *n) {
   /* the lowerings below index plain row-major data only */
@@ -46,4 +25,28 @@ ncc_status ncc_lower_node(const ncc_node *n, const char *name,
   if (ncc_lower_conv_supports(n)) return ncc_lower_conv(n, name, o, out);
   if (ncc_lower_transpose_supports(n)) return ncc_lower_transpose(n, name, o, out);
   return NCC_ERR_UNSUPPORTED;
+}
+
+ncc_status ncc_lower_group(const ncc_fuse_group *gr, const char *name,
+                           const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  if (gr->n_members < 2 || gr->n_ext > NCC_FUSE_MAX_EXT) return NCC_ERR_UNSUPPORTED;
+  bool plain = true;
+  for (int m = 0; m < gr->n_members; m++) plain = plain && ncc_lower_plain(gr->members[m]);
+  if (!plain) return ncc_lower_blocked_group(gr, name, o, out);
+  switch (gr->kind) {
+  case NCC_FUSE_ELTWISE: return ncc_lower_eltwise_group(gr, name, o, out);
+  case NCC_FUSE_REDUCE: return ncc_lower_reduce_group(gr, name, o, out);
+  case NCC_FUSE_EPILOGUE: {
+    int am = ncc_fuse_anchor(gr);
+    if (am < 0) return NCC_ERR_UNSUPPORTED;
+    const ncc_node *a = gr->members[am];
+    if (ncc_lower_matmul_supports(a)) return ncc_lower_matmul_ep(a, name, o, gr, out);
+    if (a->op == NCC_OP_CONV && ncc_lower_conv_supports(a))
+      return ncc_lower_conv_ep(a, name, o, gr, out);
+    return NCC_ERR_UNSUPPORTED;
+  }
+  default:
+    return NCC_ERR_UNSUPPORTED;
+  }
 }

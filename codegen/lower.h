@@ -5,6 +5,14 @@
  * for the target's vector width. A node without a lowering answers
  * NCC_ERR_UNSUPPORTED (no error message set) and runs on its reference
  * kernel instead.
+ *
+ * The files form layers, each calling only the ones below it
+ * (tests/lower/callgraph.py checks there is no cycle):
+ *   lower_graph.c                      the graph-lowering loop
+ *   lower.c                            dispatch: node / group -> kind
+ *   lower_{eltwise,matmul,reduce,conv,blocked}.c   the kinds
+ *   lower_gx.c                         group members at a point, epilogues
+ *   lower_util.c, lower_formula.c, lower_contract.c   shared helpers
  */
 #ifndef NCC_LOWER_H
 #define NCC_LOWER_H
@@ -17,31 +25,31 @@ typedef struct ncc_lower_opts {
   int vector_width; /* f32 lanes the target prefers: 16, 8, 4 or 1 */
 } ncc_lower_opts;
 
+/* ---- dispatch (lower.c) ---- */
+
 /* Whether some lowering handles this node (op, dtypes, shapes). */
 bool ncc_lower_supports(const ncc_node *n);
 /* Lower node `n`. `name` names the kernel (unique within a module). */
 ncc_status ncc_lower_node(const ncc_node *n, const char *name,
                           const ncc_lower_opts *o, kir_kernel **out);
 
-/* The end of a lowering: on success with k built (kir_ok) *out = k;
- * otherwise k is freed and the error returned (OOM names `what`). */
-ncc_status ncc_lower_finish(kir_kernel *k, ncc_status st, const char *what,
-                            kir_kernel **out);
+/* ---- fused groups (passes/fusion.h) ----
+ * A group becomes one kernel whose input buffers bind to the group's
+ * external values (KIR_BIND_INPUT index i = gr->ext[i]) and whose output 0
+ * is the root's output 0; values inside the group live in registers only.
+ * NCC_ERR_UNSUPPORTED (no message) when this group cannot be one kernel
+ * (shapes, broadcasting, dtypes): its nodes are then lowered one by one. */
+ncc_status ncc_lower_group(const ncc_fuse_group *gr, const char *name,
+                           const ncc_lower_opts *o, kir_kernel **out);
 
-/* Whether every input and output of n has the plain layout. */
-bool ncc_lower_plain(const ncc_node *n);
+/* ---- per kind (the dispatchers above pick one) ---- */
 
-/* Per kind (the dispatcher above picks one). */
 /* Nodes touching blocked (#nchw<k>c) values: Reorder, Conv, pools and
  * elementwise ops (lower_blocked.c). */
 bool ncc_lower_blocked_supports(const ncc_node *n);
 ncc_status ncc_lower_blocked(const ncc_node *n, const char *name,
                              const ncc_lower_opts *o, kir_kernel **out);
 
-bool ncc_lower_eltwise_supports(const ncc_node *n);
-/* The op, attributes and dtypes of an elementwise node have a formula
- * (shapes are not checked). */
-bool ncc_lower_eltwise_op_ok(const ncc_node *n);
 ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
                              const ncc_lower_opts *o, kir_kernel **out);
 
@@ -60,30 +68,105 @@ bool ncc_lower_conv_supports(const ncc_node *n);
 ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
                           const ncc_lower_opts *o, kir_kernel **out);
 
-/* The decoded window (ir/window.h) of a 2-D Conv / pool (lower_conv.c);
- * false for windows the CPU kernels do not handle (auto_pad SAME_*). */
-bool ncc_lower_window(const ncc_node *n, ncc_window *w);
+/* Per kind: the contraction n (the group's anchor) with its epilogue
+ * (gr NULL: the node alone, inputs bound by node input index). */
+ncc_status ncc_lower_matmul_ep(const ncc_node *n, const char *name,
+                               const ncc_lower_opts *o, const ncc_fuse_group *gr,
+                               kir_kernel **out);
+ncc_status ncc_lower_conv_ep(const ncc_node *n, const char *name,
+                             const ncc_lower_opts *o, const ncc_fuse_group *gr,
+                             kir_kernel **out);
+/* A group some of whose values are blocked (lower_blocked.c). */
+ncc_status ncc_lower_blocked_group(const ncc_fuse_group *gr, const char *name,
+                                   const ncc_lower_opts *o, kir_kernel **out);
+ncc_status ncc_lower_eltwise_group(const ncc_fuse_group *gr, const char *name,
+                                   const ncc_lower_opts *o, kir_kernel **out);
+ncc_status ncc_lower_reduce_group(const ncc_fuse_group *gr, const char *name,
+                                  const ncc_lower_opts *o, kir_kernel **out);
 
-/* Shared helper: a dim of a declared shape as an i64 expression (a constant,
- * or the run-time value of its symbol). */
+/* ---- shared helpers: small ones (lower_util.c) ---- */
+
+/* A dim of a declared shape as an i64 expression (a constant, or the
+ * run-time value of its symbol). */
 kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d);
 
-/* ---- fused groups (passes/fusion.h) ----
- * A group becomes one kernel whose input buffers bind to the group's
- * external values (KIR_BIND_INPUT index i = gr->ext[i]) and whose output 0
- * is the root's output 0; values inside the group live in registers only.
- * NCC_ERR_UNSUPPORTED (no message) when this group cannot be one kernel
- * (shapes, broadcasting, dtypes): its nodes are then lowered one by one. */
-ncc_status ncc_lower_group(const ncc_fuse_group *gr, const char *name,
-                           const ncc_lower_opts *o, kir_kernel **out);
+/* The end of a lowering: on success with k built (kir_ok) *out = k;
+ * otherwise k is freed and the error returned (OOM names `what`). */
+ncc_status ncc_lower_finish(kir_kernel *k, ncc_status st, const char *what,
+                            kir_kernel **out);
+
+/* Whether every input and output of n has the plain layout. */
+bool ncc_lower_plain(const ncc_node *n);
+
+/* The decoded window (ir/window.h) of a 2-D Conv / pool; false for windows
+ * the CPU kernels do not handle (auto_pad SAME_*). */
+bool ncc_lower_window(const ncc_node *n, ncc_window *w);
+
+/* Strides (elements, i64 expressions) of value v read at the points of
+ * shape s viewed as n_view consecutive dim groups (group j = dims
+ * [first[j], first[j+1]), first[n_view] = s->rank), numpy-aligned: 0 where
+ * v is broadcast over a whole group; false when v covers only part of a
+ * group or does not broadcast to s. */
+bool ncc_lower_view_strides(kir_kernel *k, const ncc_value *v,
+                            const ncc_shape *s, const int *first, int n_view,
+                            kir_expr **stride);
+
+/* ---- shared helpers: elementwise formulas (lower_formula.c) ---- */
+
+/* Most operands of one elementwise loop nest (one buffer is the output). */
+#define NCC_LOWER_MAX_OPS (KIR_MAX_BUFS - 1)
+
+/* The op, attributes and dtypes of an elementwise node have a formula
+ * (shapes are not checked). */
+bool ncc_lower_eltwise_op_ok(const ncc_node *n);
+/* ... and its operands broadcast to its output (ncc_lower_broadcast). */
+bool ncc_lower_eltwise_supports(const ncc_node *n);
+
+/* The broadcast structure of a loop nest over shape `os` reading operands
+ * ops[]: dims collapsed into groups every operand treats alike. */
+typedef struct ncc_bcast {
+  int n_ops;
+  int m;                     /* collapsed dims */
+  int first[NCC_MAX_RANK];   /* first output dim of each group */
+  int last[NCC_MAX_RANK];    /* one past the last */
+  bool bc[NCC_LOWER_MAX_OPS][NCC_MAX_RANK]; /* operand broadcasts over the group */
+} ncc_bcast;
+/* The plan of operands ops[0..n_ops) over output shape os; false when one
+ * does not broadcast to it (numpy rules, decidable at compile time). */
+bool ncc_lower_broadcast(const ncc_value *const *ops, int n_ops,
+                         const ncc_shape *os, ncc_bcast *p);
+/* The non-omitted inputs of n (at most NCC_LOWER_MAX_OPS); their count. */
+int ncc_lower_operands(const ncc_node *n, const ncc_value **ops);
 
 /* The scalar formula of elementwise node n on operand values x[0..nx) (its
  * non-omitted inputs in order), each `lanes` wide. */
 kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
                                     kir_expr **x, int nx, int lanes);
 
+/* ---- shared helpers: contractions (lower_contract.c) ---- */
+
+/* A f32 MatMul or Gemm as C[b](M x N) = A[b](M x K) B[b](K x N). */
+typedef struct ncc_contraction {
+  int64_t M, N, K;             /* dims (may be symbolic) */
+  int64_t batch[NCC_MAX_RANK]; /* batch dims, outermost (product: batches) */
+  int n_batch;
+  int64_t fold[NCC_MAX_RANK];  /* A's leading dims folded into M (B rank 2) */
+  int n_fold;
+  bool a_batched, b_batched;   /* has the batch dims (else shared by all) */
+  bool trans_a, trans_b;       /* Gemm's transA, transB */
+  float alpha, beta;           /* Gemm's (1 otherwise) */
+  const ncc_value *c;          /* Gemm's C, broadcast to [M, N]; or NULL */
+} ncc_contraction;
+/* MatMul: A and B of rank >= 2, and B of rank 2 (A's batch dims fold into
+ * M), or A of rank 2 (shared by B's batches), or equal batch dims on both
+ * (no broadcasting between them). Gemm: A and B of rank 2, C of rank <= 2
+ * whose dims are 1 or full. False for anything else. */
+bool ncc_lower_contraction(const ncc_node *n, ncc_contraction *c);
+
+/* ---- shared helpers: fused groups at a point (lower_gx.c) ---- */
+
 /* Evaluating a group's elementwise members at one point of the iteration
- * space (lower_group.c). A kind's lowering supplies `ext` (an external
+ * space (lower_gx.c). A kind's lowering supplies `ext` (an external
  * value at the point) and optionally `special` (members it computes itself:
  * the contraction's accumulator, a reduction's per-row result; NULL: use
  * the member's formula). Members read more than once are kept in locals. */
@@ -115,15 +198,6 @@ int ncc_gx_ext_of(const ncc_gx *x, const ncc_value *v);    /* -1: internal */
 /* The kernel buffer of external value e (created on first use). */
 int ncc_gx_buf(ncc_gx *x, int e);
 
-/* Strides (elements, i64 expressions) of value v read at the points of
- * shape s viewed as n_view consecutive dim groups (group j = dims
- * [first[j], first[j+1]), first[n_view] = s->rank), numpy-aligned: 0 where
- * v is broadcast over a whole group; false when v covers only part of a
- * group or does not broadcast to s. */
-bool ncc_lower_view_strides(kir_kernel *k, const ncc_value *v,
-                            const ncc_shape *s, const int *first, int n_view,
-                            kir_expr **stride);
-
 /* An epilogue: the elementwise members of an epilogue group applied to the
  * contraction's result where it is stored. The contraction's lowering sets
  * `acc` (its value at the point) and `coord` (the point's index in each
@@ -148,20 +222,66 @@ kir_expr *ncc_epilogue_apply(ncc_epilogue *ep, kir_block *blk);
  * value's index when fused, else `in`). */
 int ncc_lower_bind_index(const ncc_epilogue *ep, const ncc_node *n, int in);
 
-/* Per kind: the contraction n (the group's anchor) with its epilogue
- * (gr NULL: the node alone, inputs bound by node input index). */
-ncc_status ncc_lower_matmul_ep(const ncc_node *n, const char *name,
-                               const ncc_lower_opts *o, const ncc_fuse_group *gr,
-                               kir_kernel **out);
-ncc_status ncc_lower_conv_ep(const ncc_node *n, const char *name,
-                             const ncc_lower_opts *o, const ncc_fuse_group *gr,
-                             kir_kernel **out);
-/* A group some of whose values are blocked (lower_blocked.c). */
-ncc_status ncc_lower_blocked_group(const ncc_fuse_group *gr, const char *name,
-                                   const ncc_lower_opts *o, kir_kernel **out);
-ncc_status ncc_lower_eltwise_group(const ncc_fuse_group *gr, const char *name,
-                                   const ncc_lower_opts *o, kir_kernel **out);
-ncc_status ncc_lower_reduce_group(const ncc_fuse_group *gr, const char *name,
-                                  const ncc_lower_opts *o, kir_kernel **out);
+/* ---- the graph-lowering loop (lower_graph.c) ----
+ * One loop lowers a graph to kernels for every target (the cpu JIT,
+ * --emit=obj/lib, the GPU programs). It reads the fuse plan, tries each
+ * fused group as one kernel and, where the target's group lowering
+ * declines, lowers the group's members one by one; it names every kernel
+ * after its node ("<prefix>k<i>_<op>", "_fused" for a group), so names are
+ * unique within a module, and fills one kernel slot per node. What differs
+ * between targets is a table of their lowering functions
+ * (ncc_lower_target) and a request (options, name prefix and style). */
+/* A target's lowering functions. */
+typedef struct ncc_lower_target {
+  /* Whether lower_node may take node n (others stay host nodes). */
+  bool (*supports)(const ncc_node *n);
+  /* As ncc_lower_node above: NCC_ERR_UNSUPPORTED, no message, when
+   * the node runs on its reference kernel instead. */
+  ncc_status (*lower_node)(const ncc_node *n, const char *name,
+                           const ncc_lower_opts *o, kir_kernel **out);
+  /* As ncc_lower_group above; NULL: the target fuses no group. */
+  ncc_status (*lower_group)(const ncc_fuse_group *gr, const char *name,
+                            const ncc_lower_opts *o, kir_kernel **out);
+} ncc_lower_target;
+
+/* The target-independent lowerings above, as the LLVM targets use them. */
+extern const ncc_lower_target ncc_lower_target_generic;
+
+typedef struct ncc_lower_request {
+  const ncc_lower_target *target;
+  ncc_lower_opts opts; /* handed to the target's functions */
+  /* Kernel names: prefix (NULL: none; an identifier head such as "net_"),
+   * then "k<i>_<op>" with i the node index (a group's root) and op its op
+   * (a group's: its first member's, or with name_by_anchor its anchor's,
+   * passes/fusion.h), then "_fused" for a group. */
+  const char *prefix;
+  bool name_by_anchor;
+  /* Print each kernel's IR to the kernel-IR dump when that dump is on
+   * (ir/options.h). */
+  bool dump;
+} ncc_lower_request;
+
+/* Lower graph g with its fuse plan fp (NULL: no groups). kernels[i] (one
+ * slot per node) gets node i's kernel, or stays NULL for nodes the target
+ * does not lower; a group that lowers as a whole has its kernel in its
+ * root's slot, group_kernel[gi] set (group_kernel may be NULL), and no
+ * kernels for its other members. *n_lowered: kernels made. */
+ncc_status ncc_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
+                           const ncc_lower_request *rq, kir_kernel **kernels,
+                           bool *group_kernel, int *n_lowered);
+
+/* The same, reading the plan of g and allocating the arrays: the result
+ * owns them (ncc_lowered_free frees every one still set; a caller keeping
+ * one sets its field to NULL first). */
+typedef struct ncc_lowered {
+  int n_nodes;
+  ncc_fuse_plan *fp;
+  kir_kernel **kernels; /* n_nodes slots */
+  bool *group_kernel;   /* one per group of fp */
+  int n_kernels;
+} ncc_lowered;
+ncc_status ncc_lower_graph_new(const ncc_graph *g, const ncc_lower_request *rq,
+                               ncc_lowered *out);
+void ncc_lowered_free(ncc_lowered *l);
 
 #endif /* NCC_LOWER_H */

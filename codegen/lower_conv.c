@@ -32,15 +32,6 @@
 
 typedef ncc_window win;
 
-bool ncc_lower_window(const ncc_node *n, ncc_window *w) {
-  const ncc_value *x = n->n_in > 0 ? n->in[0] : NULL, *wt = n->n_in > 1 ? n->in[1] : NULL;
-  bool conv = n->op == NCC_OP_CONV;
-  if (!x || x->shape.rank != 4 || (conv && (!wt || wt->shape.rank != 4)))
-    return false;
-  if (ncc_window_decode(n, 2, conv ? wt->shape.d + 2 : NULL, w)) return false;
-  return w->auto_pad == NCC_AUTO_PAD_NOTSET || w->auto_pad == NCC_AUTO_PAD_VALID;
-}
-
 static bool f32_4d(const ncc_value *v) {
   return v && v->dtype == F32 && v->shape.rank == 4;
 }

@@ -9,209 +9,14 @@
  * runs its outer dims as one parallel loop (decomposed with div/mod once per
  * row) around a vectorized innermost loop. The vector loop is up to four
  * native vectors wide (loop_lanes): independent work per iteration for
- * long fused chains.
- *
- * Scalar formulas follow the reference interpreter (runtime/ref); the
- * numerically delicate ones are written in their stable form (Softplus).
+ * long fused chains. Which ops qualify, the broadcast plan and the scalar
+ * formulas are shared with the other kinds (lower_formula.c).
  */
-#include <math.h>
-#include <string.h>
-
 #include "lower.h"
 
 /* Elements per parallel block of a flat loop: large enough to amortize the
  * loop overhead, small enough to balance threads. */
 #define FLAT_BLOCK 4096
-
-#define MAX_OPS (KIR_MAX_BUFS - 1)
-
-static bool all_f32_inputs(const ncc_node *n) {
-  for (int i = 0; i < n->n_in; i++)
-    if (n->in[i] && n->in[i]->dtype != NCC_DT_F32) return false;
-  return true;
-}
-
-/* Op and dtype check (shapes are checked by plan_broadcast). */
-bool ncc_lower_eltwise_op_ok(const ncc_node *n) {
-  if (n->n_out != 1 || !n->out[0] || n->n_in > MAX_OPS) return false;
-  ncc_dtype od = n->out[0]->dtype;
-  switch (n->op) {
-  case NCC_OP_EQUAL:
-  case NCC_OP_LESS:
-  case NCC_OP_GREATER:
-    return od == NCC_DT_BOOL && all_f32_inputs(n);
-  case NCC_OP_WHERE:
-    return od == NCC_DT_F32 && n->in[0] && n->in[0]->dtype == NCC_DT_BOOL &&
-           n->in[1] && n->in[1]->dtype == NCC_DT_F32 && n->in[2] &&
-           n->in[2]->dtype == NCC_DT_F32;
-  case NCC_OP_CLIP:
-    for (int i = 1; i < n->n_in; i++)
-      if (n->in[i] && n->in[i]->shape.rank != 0) return false;
-    return od == NCC_DT_F32 && n->in[0] && all_f32_inputs(n);
-  case NCC_OP_GELU: {
-    const char *ap = ncc_attr_string(n, "approximate", "none");
-    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0) return false;
-    return od == NCC_DT_F32 && n->in[0] && all_f32_inputs(n);
-  }
-  case NCC_OP_ADD: case NCC_OP_SUB: case NCC_OP_MUL: case NCC_OP_DIV:
-  case NCC_OP_POW: case NCC_OP_MAX: case NCC_OP_MIN:
-  case NCC_OP_NEG: case NCC_OP_ABS: case NCC_OP_SQRT: case NCC_OP_RECIPROCAL:
-  case NCC_OP_EXP: case NCC_OP_LOG: case NCC_OP_ERF: case NCC_OP_TANH:
-  case NCC_OP_SIGMOID: case NCC_OP_RELU: case NCC_OP_LEAKYRELU:
-  case NCC_OP_HARDSIGMOID: case NCC_OP_HARDSWISH: case NCC_OP_SOFTPLUS:
-  case NCC_OP_IDENTITY:
-    for (int i = 0; i < n->n_in; i++)
-      if (!n->in[i]) return false;
-    return od == NCC_DT_F32 && all_f32_inputs(n);
-  default:
-    return false;
-  }
-}
-
-/* The broadcast structure of a loop nest over shape `os` reading operands
- * ops[]: dims collapsed into groups every operand treats alike. */
-typedef struct bplan {
-  int n_ops;
-  int m;                     /* collapsed dims */
-  int first[NCC_MAX_RANK];   /* first output dim of each group */
-  int last[NCC_MAX_RANK];    /* one past the last */
-  bool bc[MAX_OPS][NCC_MAX_RANK]; /* operand broadcasts over the group */
-} bplan;
-
-/* Operand dim aligned to output dim j (numpy: align right, missing = 1). */
-static int64_t aligned_dim(const ncc_value *v, int r, int j) {
-  int jj = j - (r - v->shape.rank);
-  return jj < 0 ? 1 : v->shape.d[jj];
-}
-
-static bool plan_broadcast(const ncc_value *const *ops, int n_ops,
-                           const ncc_shape *os, bplan *p) {
-  memset(p, 0, sizeof *p);
-  if (n_ops > MAX_OPS) return false;
-  int r = os->rank;
-  bool bcd[MAX_OPS][NCC_MAX_RANK];
-  p->n_ops = n_ops;
-  for (int k = 0; k < n_ops; k++) {
-    const ncc_value *v = ops[k];
-    if (v->shape.rank > r) return false;
-    for (int j = 0; j < r; j++) {
-      int64_t d = aligned_dim(v, r, j);
-      if (d == os->d[j])
-        bcd[k][j] = false;
-      else if (d == 1)
-        bcd[k][j] = true;
-      else
-        return false; /* e.g. two different symbols: not decidable here */
-    }
-  }
-  int prev = -1;
-  for (int j = 0; j < r; j++) {
-    if (os->d[j] == 1) continue; /* size-1 dims do not affect indexing */
-    bool same = prev >= 0;
-    for (int k = 0; k < p->n_ops && same; k++)
-      same = bcd[k][j] == bcd[k][prev];
-    if (same) {
-      p->last[p->m - 1] = j + 1;
-    } else {
-      p->first[p->m] = j;
-      p->last[p->m] = j + 1;
-      for (int k = 0; k < p->n_ops; k++) p->bc[k][p->m] = bcd[k][j];
-      p->m++;
-    }
-    prev = j;
-  }
-  return true;
-}
-
-/* The non-omitted inputs of n. */
-static int node_operands(const ncc_node *n, const ncc_value **ops) {
-  int c = 0;
-  for (int i = 0; i < n->n_in && c < MAX_OPS; i++)
-    if (n->in[i]) ops[c++] = n->in[i];
-  return c;
-}
-
-bool ncc_lower_eltwise_supports(const ncc_node *n) {
-  bplan p;
-  const ncc_value *ops[MAX_OPS];
-  return ncc_lower_eltwise_op_ok(n) &&
-         plan_broadcast(ops, node_operands(n, ops), &n->out[0]->shape, &p);
-}
-
-kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
-                                    kir_expr **x, int nx, int lanes) {
-  ncc_dtype f = NCC_DT_F32;
-#define C(v) kir_splat(k, kir_const_f(k, f, (v)), lanes)
-#define B(op, a, b) kir_bin(k, KIR_##op, (a), (b))
-#define U(op, a) kir_un(k, KIR_##op, (a))
-  kir_expr *a = x[0];
-  switch (n->op) {
-  case NCC_OP_ADD: return B(ADD, a, x[1]);
-  case NCC_OP_SUB: return B(SUB, a, x[1]);
-  case NCC_OP_MUL: return B(MUL, a, x[1]);
-  case NCC_OP_DIV: return B(DIV, a, x[1]);
-  case NCC_OP_POW: return B(POW, a, x[1]);
-  case NCC_OP_MAX:
-  case NCC_OP_MIN: {
-    kir_expr *r = a;
-    for (int i = 1; i < nx; i++)
-      r = n->op == NCC_OP_MAX ? B(MAX, r, x[i]) : B(MIN, r, x[i]);
-    return r;
-  }
-  case NCC_OP_EQUAL: return B(EQ, a, x[1]);
-  case NCC_OP_LESS: return B(LT, a, x[1]);
-  case NCC_OP_GREATER: return B(GT, a, x[1]);
-  case NCC_OP_WHERE: return kir_select(k, a, x[1], x[2]);
-  case NCC_OP_CLIP: {
-    /* operands: x, then min and/or max in input order */
-    kir_expr *r = a;
-    int op = 1;
-    if (n->n_in > 1 && n->in[1]) r = B(MAX, r, x[op++]);
-    if (n->n_in > 2 && n->in[2]) r = B(MIN, r, x[op++]);
-    return r;
-  }
-  case NCC_OP_NEG: return U(NEG, a);
-  case NCC_OP_ABS: return U(ABS, a);
-  case NCC_OP_SQRT: return U(SQRT, a);
-  case NCC_OP_RECIPROCAL: return B(DIV, C(1.0), a);
-  case NCC_OP_EXP: return U(EXP, a);
-  case NCC_OP_LOG: return U(LOG, a);
-  case NCC_OP_ERF: return U(ERF, a);
-  case NCC_OP_TANH: return U(TANH, a);
-  case NCC_OP_SIGMOID: return B(DIV, C(1.0), B(ADD, C(1.0), U(EXP, U(NEG, a))));
-  case NCC_OP_RELU: /* x < 0 ? 0 : x, so NaN stays NaN */
-    return kir_select(k, B(LT, a, C(0.0)), C(0.0), a);
-  case NCC_OP_LEAKYRELU: {
-    double al = ncc_attr_float(n, "alpha", 0.01f);
-    return kir_select(k, B(LT, a, C(0.0)), B(MUL, C(al), a), a);
-  }
-  case NCC_OP_HARDSIGMOID: {
-    double al = ncc_attr_float(n, "alpha", 0.2f);
-    double be = ncc_attr_float(n, "beta", 0.5f);
-    return B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(al), a, C(be))));
-  }
-  case NCC_OP_HARDSWISH:
-    return B(MUL, a,
-             B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(1.0 / 6.0), a, C(0.5)))));
-  case NCC_OP_GELU:
-    if (strcmp(ncc_attr_string(n, "approximate", "none"), "tanh") == 0) {
-      /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
-      kir_expr *x3 = B(MUL, B(MUL, a, a), a);
-      kir_expr *in = B(MUL, C(0.7978845608028654), kir_fma(k, C(0.044715), x3, a));
-      return B(MUL, B(MUL, C(0.5), a), B(ADD, C(1.0), U(TANH, in)));
-    }
-    return B(MUL, B(MUL, C(0.5), a),
-             B(ADD, C(1.0), U(ERF, B(MUL, a, C(0.7071067811865476)))));
-  case NCC_OP_SOFTPLUS:
-    /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x */
-    return B(ADD, B(MAX, a, C(0.0)), U(LOG1P, U(EXP, U(NEG, U(ABS, a)))));
-  case NCC_OP_IDENTITY: return a;
-  default: NCC_ASSERT(!"unhandled elementwise op"); return a;
-  }
-#undef C
-#undef B
-#undef U
-}
 
 /* Independent vectors per iteration of the vector loop. The emitter
  * evaluates a w*U-lane body whose every operation LLVM splits into U
@@ -236,7 +41,7 @@ static int loop_lanes(int w, int64_t inner) {
 
 /* The innermost collapsed extent of plan p, -1 when symbolic; a flat loop
  * runs in blocks of FLAT_BLOCK. */
-static int64_t inner_extent(const bplan *p, const ncc_shape *os) {
+static int64_t inner_extent(const ncc_bcast *p, const ncc_shape *os) {
   if (p->m == 0) return 1;
   int64_t n = 1;
   for (int j = p->first[p->m - 1]; j < p->last[p->m - 1]; j++) {
@@ -251,7 +56,7 @@ typedef void (*nest_body_fn)(kir_kernel *k, void *ctx, kir_expr **idx,
                              kir_expr *oidx, kir_block *blk);
 
 /* The loop nest over output shape `os` (see the file comment). */
-static void eltwise_nest(kir_kernel *k, const bplan *p, const ncc_shape *os,
+static void eltwise_nest(kir_kernel *k, const ncc_bcast *p, const ncc_shape *os,
                          int w, nest_body_fn body, void *ctx) {
   w = loop_lanes(w, inner_extent(p, os));
   /* Extent of each collapsed group, and strides per operand and output. */
@@ -261,7 +66,7 @@ static void eltwise_nest(kir_kernel *k, const bplan *p, const ncc_shape *os,
     for (int j = p->first[g]; j < p->last[g]; j++)
       ext[g] = kir_mul(k, ext[g], ncc_lower_dim(k, os->d[j]));
   }
-  kir_expr *stride[MAX_OPS][NCC_MAX_RANK] = {{0}}, *ostride[NCC_MAX_RANK] = {0};
+  kir_expr *stride[NCC_LOWER_MAX_OPS][NCC_MAX_RANK] = {{0}}, *ostride[NCC_MAX_RANK] = {0};
   for (int g = p->m - 1; g >= 0; g--) {
     ostride[g] = g == p->m - 1 ? kir_const_i(k, 1)
                                : kir_mul(k, ostride[g + 1], ext[g + 1]);
@@ -274,7 +79,7 @@ static void eltwise_nest(kir_kernel *k, const bplan *p, const ncc_shape *os,
   }
 
   kir_block top = kir_body_begin();
-  kir_expr *idx[MAX_OPS];
+  kir_expr *idx[NCC_LOWER_MAX_OPS];
   kir_mark vmark = w > 1 ? KIR_VECTOR : KIR_SERIAL;
   if (p->m == 0) {
     for (int i = 0; i < p->n_ops; i++) idx[i] = kir_const_i(k, 0);
@@ -333,14 +138,14 @@ static void eltwise_nest(kir_kernel *k, const bplan *p, const ncc_shape *os,
 typedef struct node_ctx {
   const ncc_node *n;
   int n_ops;
-  int bufs[MAX_OPS];
+  int bufs[NCC_LOWER_MAX_OPS];
   int obuf;
 } node_ctx;
 
 static void node_body(kir_kernel *k, void *ctx, kir_expr **idx, kir_expr *oidx,
                       kir_block *blk) {
   node_ctx *c = ctx;
-  kir_expr *x[MAX_OPS];
+  kir_expr *x[NCC_LOWER_MAX_OPS];
   for (int i = 0; i < c->n_ops; i++) x[i] = kir_load(k, c->bufs[i], idx[i]);
   kir_store(k, blk, c->obuf, oidx, ncc_lower_eltwise_formula(k, c->n, x, c->n_ops, 1),
             NULL);
@@ -349,10 +154,10 @@ static void node_body(kir_kernel *k, void *ctx, kir_expr **idx, kir_expr *oidx,
 ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
                              const ncc_lower_opts *o, kir_kernel **out) {
   *out = NULL;
-  bplan p;
-  const ncc_value *ops[MAX_OPS];
-  int n_ops = node_operands(n, ops);
-  if (!ncc_lower_eltwise_op_ok(n) || !plan_broadcast(ops, n_ops, &n->out[0]->shape, &p))
+  ncc_bcast p;
+  const ncc_value *ops[NCC_LOWER_MAX_OPS];
+  int n_ops = ncc_lower_operands(n, ops);
+  if (!ncc_lower_eltwise_op_ok(n) || !ncc_lower_broadcast(ops, n_ops, &n->out[0]->shape, &p))
     return NCC_ERR_UNSUPPORTED;
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
@@ -404,8 +209,8 @@ ncc_status ncc_lower_eltwise_group(const ncc_fuse_group *gr, const char *name,
     const ncc_node *n = gr->members[m];
     if (!ncc_lower_eltwise_op_ok(n) || !ncc_shape_eq(&n->out[0]->shape, os)) return NCC_ERR_UNSUPPORTED;
   }
-  bplan p;
-  if (!plan_broadcast((const ncc_value *const *)gr->ext, gr->n_ext, os, &p))
+  ncc_bcast p;
+  if (!ncc_lower_broadcast((const ncc_value *const *)gr->ext, gr->n_ext, os, &p))
     return NCC_ERR_UNSUPPORTED;
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;

@@ -97,53 +97,28 @@ static bool analyse(const ncc_node *n, mm *p) {
     p->a_batched = false;
     return analyse_conv1x1(n, p);
   }
-  if (n->n_out != 1 || !n->out[0] || n->out[0]->dtype != NCC_DT_F32) return false;
-  if (n->n_in < 2 || !n->in[0] || !n->in[1]) return false;
-  const ncc_value *a = n->in[0], *b = n->in[1];
-  if (a->dtype != NCC_DT_F32 || b->dtype != NCC_DT_F32) return false;
+  ncc_contraction c; /* lower_contract.c */
+  if (!ncc_lower_contraction(n, &c)) return false;
+  /* A shared by the batches of B is not taken (A is indexed per batch) */
+  if (c.n_batch && !c.a_batched) return false;
   /* a constant 2-D B is packed at compile time */
+  const ncc_value *b = n->in[1];
   p->b_const = b->kind == NCC_VAL_CONST && b->data && b->shape.rank == 2 &&
                ncc_shape_is_static(&b->shape);
-  const ncc_shape *as = &a->shape, *bs = &b->shape;
-  if (n->op == NCC_OP_GEMM) {
-    p->gemm = true;
-    p->trans_a = ncc_attr_int(n, "transA", 0) != 0;
-    p->trans_b = ncc_attr_int(n, "transB", 0) != 0;
-    p->alpha = ncc_attr_float(n, "alpha", 1.0f);
-    p->beta = ncc_attr_float(n, "beta", 1.0f);
-    if (as->rank != 2 || bs->rank != 2) return false;
-    p->M = p->trans_a ? as->d[1] : as->d[0];
-    p->K = p->trans_a ? as->d[0] : as->d[1];
-    int64_t kb = p->trans_b ? bs->d[1] : bs->d[0];
-    p->N = p->trans_b ? bs->d[0] : bs->d[1];
-    if (!same_dim(kb, p->K)) return false;
-    if (p->trans_b && !p->b_const) return false; /* would need a gather */
-    if (n->n_in > 2 && n->in[2]) {
-      const ncc_value *c = n->in[2];
-      if (c->dtype != NCC_DT_F32 || c->shape.rank > 2) return false;
-      /* C broadcasts to [M, N]: each of its dims is 1 or the full size */
-      for (int j = 0; j < c->shape.rank; j++) {
-        int64_t full = (c->shape.rank - j == 1) ? p->N : p->M;
-        if (c->shape.d[j] != 1 && !same_dim(c->shape.d[j], full)) return false;
-      }
-      p->c = c;
-    }
-    return true;
-  }
-  if (n->op != NCC_OP_MATMUL || as->rank < 2 || bs->rank < 2) return false;
-  p->M = as->d[as->rank - 2];
-  p->K = as->d[as->rank - 1];
-  p->N = bs->d[bs->rank - 1];
-  if (!same_dim(bs->d[bs->rank - 2], p->K)) return false;
-  if (bs->rank == 2) {
-    for (int j = 0; j < as->rank - 2; j++) p->fold[p->n_fold++] = as->d[j];
-    return true;
-  }
-  if (as->rank != bs->rank) return false;
-  for (int j = 0; j < as->rank - 2; j++) {
-    if (!same_dim(as->d[j], bs->d[j])) return false;
-    p->batch[p->n_batch++] = as->d[j];
-  }
+  if (c.trans_b && !p->b_const) return false; /* would need a gather */
+  p->gemm = n->op == NCC_OP_GEMM;
+  p->trans_a = c.trans_a;
+  p->trans_b = c.trans_b;
+  p->alpha = c.alpha;
+  p->beta = c.beta;
+  p->M = c.M;
+  p->N = c.N;
+  p->K = c.K;
+  memcpy(p->batch, c.batch, sizeof p->batch);
+  p->n_batch = c.n_batch;
+  memcpy(p->fold, c.fold, sizeof p->fold);
+  p->n_fold = c.n_fold;
+  p->c = c.c;
   return true;
 }
 

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../passes/rows.h"
 #include "lower.h"
 
 #define F32 NCC_DT_F32
@@ -22,99 +23,56 @@ static kir_expr *cst(kir_kernel *k, double v, int lanes) {
   return kir_splat(k, kir_const_f(k, F32, v), lanes);
 }
 
-/* The reduced trailing block [first, rank) of an f32 value, if the axes are
- * one; `first` is rank for an empty set. */
-static bool trailing_axes(const int64_t *axes, int n, int rank, int *first) {
-  bool seen[NCC_MAX_RANK] = {false};
-  for (int i = 0; i < n; i++) {
-    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
-    if (a < 0 || a >= rank || seen[a]) return false;
-    seen[a] = true;
-  }
-  int f = rank - n;
-  for (int a = f; a < rank; a++)
-    if (!seen[a]) return false;
-  *first = f;
-  return true;
-}
-
 typedef struct rplan {
   int first; /* reduced dims are [first, rank) of input 0 */
   bool mean; /* ReduceMean / GlobalAveragePool */
 } rplan;
 
-static bool plan(const ncc_node *n, rplan *p) {
-  memset(p, 0, sizeof *p);
+/* BatchNormalization (inference) and GlobalAveragePool: rows are the
+ * (n, c) planes. */
+static bool plane_plan(const ncc_node *n, rplan *p) {
   if (n->n_in < 1 || !n->in[0] || n->in[0]->dtype != F32) return false;
   if (n->n_out < 1 || !n->out[0] || n->out[0]->dtype != F32) return false;
   for (int i = 1; i < n->n_out; i++)
-    if (n->out[i]) return false; /* LayerNorm Mean/InvStdDev outputs */
+    if (n->out[i]) return false;
   const ncc_value *x = n->in[0];
   int r = x->shape.rank;
-  switch (n->op) {
-  case NCC_OP_REDUCESUM:
-  case NCC_OP_REDUCEMEAN:
-  case NCC_OP_REDUCEMAX: {
-    p->mean = n->op == NCC_OP_REDUCEMEAN;
-    const ncc_value *ax = n->n_in > 1 ? n->in[1] : NULL;
-    if (!ax) {
-      if (ncc_attr_int(n, "noop_with_empty_axes", 0)) return false;
-      p->first = 0;
-      break;
-    }
-    if (ax->kind != NCC_VAL_CONST || ax->dtype != NCC_DT_I64 ||
-        ax->shape.rank != 1 || !ax->data)
-      return false;
-    int na = (int)ax->shape.d[0];
-    if (na == 0) return false; /* empty axes: reduce-all or no-op */
-    if (!trailing_axes(ax->data, na, r, &p->first)) return false;
-    break;
-  }
-  case NCC_OP_BATCHNORM:
-    /* rows are (n, c) planes; params are [C] */
+  if (n->op == NCC_OP_BATCHNORM) {
+    /* params are [C] */
     if (r < 2 || ncc_attr_int(n, "training_mode", 0)) return false;
     for (int i = 1; i < 5; i++) {
       const ncc_value *v = n->in[i];
       if (!v || v->dtype != F32 || v->shape.rank != 1 || v->shape.d[0] != x->shape.d[1])
         return false;
     }
-    p->first = 2;
-    break;
-  case NCC_OP_GLOBALAVGPOOL:
-    if (r < 3) return false;
-    p->mean = true;
-    p->first = 2;
-    break;
-  case NCC_OP_SOFTMAX:
-  case NCC_OP_LOGSOFTMAX: {
-    int64_t a = ncc_attr_int(n, "axis", -1);
-    if (a < 0) a += r;
-    if (a != r - 1) return false; /* inner stride 1 only */
-    p->first = r - 1;
-    break;
+  } else if (r < 3) {
+    return false;
   }
-  case NCC_OP_LAYERNORM: {
-    int64_t a = ncc_attr_int(n, "axis", -1);
-    if (a < 0) a += r;
-    if (a < 0 || a >= r) return false;
-    p->first = (int)a;
+  p->first = 2;
+  /* an empty plane has no mean */
+  for (int j = p->first; j < r; j++)
+    if (x->shape.d[j] == 0) return false;
+  return true;
+}
+
+static bool plan(const ncc_node *n, rplan *p) {
+  memset(p, 0, sizeof *p);
+  p->mean = n->op == NCC_OP_REDUCEMEAN || n->op == NCC_OP_GLOBALAVGPOOL;
+  if (n->op == NCC_OP_BATCHNORM || n->op == NCC_OP_GLOBALAVGPOOL) return plane_plan(n, p);
+  /* the reductions, Softmax and LayerNorm: the rows fusion sees too */
+  if (!ncc_row_split(n, &p->first)) return false;
+  if (n->op == NCC_OP_LAYERNORM) {
     /* scale and bias: exactly the normalized shape */
+    const ncc_value *x = n->in[0];
+    int r = x->shape.rank;
     for (int i = 1; i < n->n_in && i < 3; i++) {
       const ncc_value *v = n->in[i];
       if (!v) continue;
-      if (v->dtype != F32 || v->shape.rank != r - (int)a) return false;
+      if (v->dtype != F32 || v->shape.rank != r - p->first) return false;
       for (int j = 0; j < v->shape.rank; j++)
-        if (v->shape.d[j] != x->shape.d[a + j]) return false;
+        if (v->shape.d[j] != x->shape.d[p->first + j]) return false;
     }
-    if (!n->in[1]) return false;
-    break;
   }
-  default:
-    return false;
-  }
-  /* a reduction over an empty row has no value (Max) or divides by 0 */
-  for (int j = p->first; j < r; j++)
-    if (x->shape.d[j] == 0) return false;
   return true;
 }
 

@@ -29,6 +29,7 @@
 
 #include "fusion.h"
 #include "pass.h"
+#include "rows.h"
 
 #define WINDOW 64 /* nodes scanned past the last member */
 
@@ -85,56 +86,14 @@ static bool contraction_ok(const ncc_node *n) {
 }
 
 /* Row structure of a row-wise node: it works on rows of input 0 (shape
- * *s), reducing or normalizing dims [*first, rank). */
+ * *s), reducing or normalizing dims [*first, rank) (passes/rows.h). A
+ * reduction over every axis by omitting the axes input is not grouped. */
 static bool row_info(const ncc_node *n, ncc_shape *s, int *first) {
-  if (n->n_in < 1 || !n->in[0] || n->in[0]->dtype != NCC_DT_F32) return false;
-  if (n->n_out < 1 || !n->out[0] || n->out[0]->dtype != NCC_DT_F32) return false;
-  for (int i = 1; i < n->n_out; i++)
-    if (n->out[i]) return false;
-  const ncc_value *x = n->in[0];
-  int r = x->shape.rank;
-  *s = x->shape;
-  switch (n->op) {
-  case NCC_OP_REDUCESUM:
-  case NCC_OP_REDUCEMEAN:
-  case NCC_OP_REDUCEMAX: {
-    const ncc_value *ax = n->n_in > 1 ? n->in[1] : NULL;
-    if (!ax || ax->kind != NCC_VAL_CONST || ax->dtype != NCC_DT_I64 ||
-        ax->shape.rank != 1 || !ax->data || ax->shape.d[0] < 1 || ax->shape.d[0] > r)
-      return false;
-    int na = (int)ax->shape.d[0];
-    bool seen[NCC_MAX_RANK] = {false};
-    const int64_t *a = ax->data;
-    for (int i = 0; i < na; i++) {
-      int64_t k = a[i] < 0 ? a[i] + r : a[i];
-      if (k < 0 || k >= r || seen[k]) return false;
-      seen[k] = true;
-    }
-    for (int k = r - na; k < r; k++)
-      if (!seen[k]) return false;
-    *first = r - na;
-    break;
-  }
-  case NCC_OP_SOFTMAX:
-  case NCC_OP_LOGSOFTMAX: {
-    int64_t a = ncc_attr_int(n, "axis", -1);
-    if (a < 0) a += r;
-    if (r < 1 || a != r - 1) return false;
-    *first = r - 1;
-    break;
-  }
-  case NCC_OP_LAYERNORM: {
-    int64_t a = ncc_attr_int(n, "axis", -1);
-    if (a < 0) a += r;
-    if (a < 0 || a >= r || n->n_in < 2 || !n->in[1]) return false;
-    *first = (int)a;
-    break;
-  }
-  default:
-    return false;
-  }
-  for (int k = *first; k < r; k++)
-    if (x->shape.d[k] == 0) return false;
+  bool reduce = n->op == NCC_OP_REDUCESUM || n->op == NCC_OP_REDUCEMEAN ||
+                n->op == NCC_OP_REDUCEMAX;
+  if (reduce && (n->n_in < 2 || !n->in[1])) return false;
+  if (!ncc_row_split(n, first)) return false;
+  *s = n->in[0]->shape;
   return true;
 }
 

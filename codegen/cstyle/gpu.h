@@ -8,6 +8,7 @@
 #define NCC_GPU_H
 
 #include "../../passes/fusion.h"
+#include "../lower.h"
 #include "cstyle.h"
 
 /* ---- lowering (gpu_lower.c) ---- */
@@ -15,23 +16,25 @@ bool ncc_gpu_supports_op(const ncc_node *n);
 /* Reshape-like nodes that alias their input's device buffer. */
 bool ncc_gpu_alias_op(const ncc_node *n);
 ncc_status ncc_gpu_lower_node(const ncc_node *n, const char *name,
-                              kir_kernel **out);
+                              const ncc_lower_opts *o, kir_kernel **out);
+/* Elementwise, reduce and epilogue groups (the contraction as the tiled
+ * GEMM with the epilogue on its register tile). */
 ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
-                               kir_kernel **out);
-
-/* ---- programs (gpu_render.c; the graph loop in targets/gpu/gpu_exec.c) ---- */
-/* Lower every node the GPU handles; kernels[i] (one slot per node) stays
- * NULL for host and alias nodes. A fused group of the plan (elementwise or
- * reduce kind; NULL plan: none) that lowers as a whole has its kernel in
- * its root's slot and fused[group] set; its other members get none. */
-ncc_status ncc_gpu_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
-                               kir_kernel **kernels, bool *fused);
-/* The fuse plan of g (*fp) and its kernels (*ks, one slot per node; *fused,
- * one per group) through ncc_gpu_lower_graph; the caller frees all three.
- * These two are defined in targets/gpu/gpu_exec.c until the graph-lowering
- * loop joins codegen's one lowering driver (issue 11). */
+                               const ncc_lower_opts *o, kir_kernel **out);
+/* The three above, for the graph-lowering loop (codegen/lower.h): it
+ * lowers every node the GPU handles; host and alias nodes get no kernel. */
+extern const ncc_lower_target ncc_gpu_lower_target;
+/* Vector width handed to the CPU-style lowerings: their `vector` loops
+ * become work-item loops; 4-lane accumulators give some ILP per work-item. */
+#define NCC_GPU_VECTOR_WIDTH 4
+/* The fuse plan of g (*fp) and the GPU kernels of its nodes (*ks, one slot
+ * per node, NULL for host and alias nodes; *fused, one per group: lowered
+ * as one kernel, in its root's slot), through ncc_lower_graph; the caller
+ * frees all three, also on error. */
 ncc_status ncc_gpu_lower_all(const ncc_graph *g, ncc_fuse_plan **fp, kir_kernel ***ks,
                              bool **fused);
+
+/* ---- programs (gpu_render.c) ---- */
 /* Render the prelude and kernels[0..n) (NULL entries skipped) as one
  * program; infos[i] describes kernels[i]. Test hook: with
  * ncc_options.gpu_test_bad_kernel set (the driver's NCC_GPU_TEST_BAD_KERNEL)

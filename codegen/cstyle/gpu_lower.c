@@ -28,10 +28,6 @@
 
 #define F32 NCC_DT_F32
 
-/* Vector width handed to the CPU-style lowerings: their `vector` loops
- * become work-item loops; 4-lane accumulators give some ILP per work-item. */
-#define GENERIC_VECTOR_WIDTH 4
-
 typedef struct gemm_cfg {
   int tsm, tsn, tk, tm, tn; /* work-items: (tsm/tm) * (tsn/tn) */
 } gemm_cfg;
@@ -62,53 +58,24 @@ typedef struct gprob {
 
 static bool f32v(const ncc_value *v) { return v && v->dtype == F32; }
 
-static bool analyse_matmul(const ncc_node *n, gprob *p) {
-  const ncc_value *a = n->in[0], *b = n->in[1];
-  const ncc_shape *as = &a->shape, *bs = &b->shape;
-  if (as->rank < 2 || bs->rank < 2) return false;
-  p->M = as->d[as->rank - 2];
-  p->K = as->d[as->rank - 1];
-  p->N = bs->d[bs->rank - 1];
-  if (bs->d[bs->rank - 2] != p->K) return false;
-  p->a_batched = p->b_batched = false;
-  if (bs->rank == 2) {
-    for (int j = 0; j < as->rank - 2; j++) p->fold[p->n_fold++] = as->d[j];
-    return true;
-  }
-  if (as->rank == 2) { /* A shared by every batch of B */
-    for (int j = 0; j < bs->rank - 2; j++) p->bdims[p->n_bdims++] = bs->d[j];
-    p->b_batched = true;
-    return true;
-  }
-  if (as->rank != bs->rank) return false;
-  for (int j = 0; j < as->rank - 2; j++) {
-    if (as->d[j] != bs->d[j]) return false;
-    p->bdims[p->n_bdims++] = as->d[j];
-  }
-  p->a_batched = p->b_batched = true;
-  return true;
-}
-
-static bool analyse_gemm(const ncc_node *n, gprob *p) {
-  const ncc_value *a = n->in[0], *b = n->in[1];
-  if (a->shape.rank != 2 || b->shape.rank != 2) return false;
-  p->trans_a = ncc_attr_int(n, "transA", 0) != 0;
-  p->trans_b = ncc_attr_int(n, "transB", 0) != 0;
-  p->alpha = ncc_attr_float(n, "alpha", 1.0f);
-  p->beta = ncc_attr_float(n, "beta", 1.0f);
-  p->M = a->shape.d[p->trans_a ? 1 : 0];
-  p->K = a->shape.d[p->trans_a ? 0 : 1];
-  p->N = b->shape.d[p->trans_b ? 0 : 1];
-  if (b->shape.d[p->trans_b ? 1 : 0] != p->K) return false;
-  if (n->n_in > 2 && n->in[2]) {
-    const ncc_value *c = n->in[2];
-    if (!f32v(c) || c->shape.rank > 2) return false;
-    for (int j = 0; j < c->shape.rank; j++) {
-      int64_t full = c->shape.rank - j == 1 ? p->N : p->M;
-      if (c->shape.d[j] != 1 && c->shape.d[j] != full) return false;
-    }
-    p->c = c;
-  }
+/* MatMul and Gemm: the shared analysis (codegen/lower_contract.c). */
+static bool analyse_contraction(const ncc_node *n, gprob *p) {
+  ncc_contraction c;
+  if (!ncc_lower_contraction(n, &c)) return false;
+  p->M = c.M;
+  p->N = c.N;
+  p->K = c.K;
+  memcpy(p->bdims, c.batch, sizeof p->bdims);
+  p->n_bdims = c.n_batch;
+  memcpy(p->fold, c.fold, sizeof p->fold);
+  p->n_fold = c.n_fold;
+  p->a_batched = c.a_batched;
+  p->b_batched = c.b_batched;
+  p->trans_a = c.trans_a;
+  p->trans_b = c.trans_b;
+  p->alpha = c.alpha;
+  p->beta = c.beta;
+  p->c = c.c;
   return true;
 }
 
@@ -153,8 +120,8 @@ static bool analyse(const ncc_node *n, gprob *p) {
       !f32v(n->in[1]))
     return false;
   switch (n->op) {
-  case NCC_OP_MATMUL: p->kind = G_MATMUL; return analyse_matmul(n, p);
-  case NCC_OP_GEMM: p->kind = G_GEMM; return analyse_gemm(n, p);
+  case NCC_OP_MATMUL: p->kind = G_MATMUL; return analyse_contraction(n, p);
+  case NCC_OP_GEMM: p->kind = G_GEMM; return analyse_contraction(n, p);
   case NCC_OP_CONV: p->kind = G_CONV; return analyse_conv(n, p);
   default: return false;
   }
@@ -502,7 +469,7 @@ static bool bindable(const kir_kernel *k) {
  * store; elementwise and reduce groups take their generic lowering, mapped
  * by the renderer's rules. */
 ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
-                               kir_kernel **out) {
+                               const ncc_lower_opts *o, kir_kernel **out) {
   *out = NULL;
   if (gr->n_members < 2 || gr->n_ext > NCC_FUSE_MAX_EXT) return NCC_ERR_UNSUPPORTED;
   for (int m = 0; m < gr->n_members; m++)
@@ -512,8 +479,7 @@ ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
     if (!analyse(gr->members[0], &p)) return NCC_ERR_UNSUPPORTED;
     return lower_gemm(&p, gr, name, out);
   }
-  ncc_lower_opts o = {.vector_width = GENERIC_VECTOR_WIDTH};
-  ncc_status st = ncc_lower_group(gr, name, &o, out);
+  ncc_status st = ncc_lower_group(gr, name, o, out);
   if (st == NCC_OK && !bindable(*out)) {
     kir_kernel_free(*out);
     *out = NULL;
@@ -522,17 +488,36 @@ ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
   return st;
 }
 
-ncc_status ncc_gpu_lower_node(const ncc_node *n, const char *name, kir_kernel **out) {
+ncc_status ncc_gpu_lower_node(const ncc_node *n, const char *name,
+                              const ncc_lower_opts *o, kir_kernel **out) {
   *out = NULL;
   if (ncc_gpu_alias_op(n) || !ncc_lower_plain(n)) return NCC_ERR_UNSUPPORTED;
   gprob p;
   if (analyse(n, &p)) return lower_gemm(&p, NULL, name, out);
-  ncc_lower_opts o = {.vector_width = GENERIC_VECTOR_WIDTH};
-  ncc_status st = ncc_lower_node(n, name, &o, out);
+  ncc_status st = ncc_lower_node(n, name, o, out);
   if (st == NCC_OK && !bindable(*out)) {
     kir_kernel_free(*out);
     *out = NULL;
     return NCC_ERR_UNSUPPORTED;
   }
+  return st;
+}
+
+const ncc_lower_target ncc_gpu_lower_target = {
+    .supports = ncc_gpu_supports_op,
+    .lower_node = ncc_gpu_lower_node,
+    .lower_group = ncc_gpu_lower_group,
+};
+
+ncc_status ncc_gpu_lower_all(const ncc_graph *g, ncc_fuse_plan **fp, kir_kernel ***ks,
+                             bool **fused) {
+  ncc_lower_request rq = {.target = &ncc_gpu_lower_target,
+                          .opts = {.vector_width = NCC_GPU_VECTOR_WIDTH},
+                          .dump = true};
+  ncc_lowered low;
+  ncc_status st = ncc_lower_graph_new(g, &rq, &low);
+  *fp = low.fp;
+  *ks = low.kernels;
+  *fused = low.group_kernel;
   return st;
 }

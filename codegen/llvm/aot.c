@@ -139,18 +139,18 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
   pthread_once(&all_once, init_all_targets); /* a cross target's backend */
   ncc_status st;
   if (strcmp(kind, "lib") == 0) return ncc_aot_emit_lib(g, target, h, path);
-  kir_kernel **kernels = ncc_calloc((size_t)g->n_nodes + 1, sizeof *kernels);
   kir_kernel **list = ncc_calloc((size_t)g->n_nodes + 1, sizeof *list);
-  if (!kernels || !list) {
-    ncc_free(kernels, 0);
-    ncc_free(list, 0);
-    return NCC_ERR_NOMEM;
-  }
-  ncc_lower_opts lo = {.vector_width = h->vector_width};
+  if (!list) return NCC_ERR_NOMEM;
+  /* named as the JIT names them (codegen/llvm/cpu_backend.c) */
+  ncc_lower_request rq = {.target = &ncc_lower_target_generic,
+                          .opts = {.vector_width = h->vector_width},
+                          .name_by_anchor = true,
+                          .dump = true};
+  ncc_lowered low;
+  st = ncc_lower_graph_new(g, &rq, &low);
+  kir_kernel **kernels = low.kernels;
   int nk = 0;
-  st = ncc_llvm_lower_graph(g, &lo, kernels, &nk);
-  nk = 0;
-  for (int i = 0; i < g->n_nodes; i++)
+  for (int i = 0; st == NCC_OK && i < g->n_nodes; i++)
     if (kernels[i]) list[nk++] = kernels[i];
   if (st == NCC_OK && strcmp(kind, "kir") == 0) {
     st = emit_kir(list, nk, path);
@@ -179,8 +179,7 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
     ncc_free(rep, 0);
     ncc_free(names, 0);
   }
-  for (int i = 0; i < g->n_nodes; i++) kir_kernel_free(kernels[i]);
-  ncc_free(kernels, 0);
+  ncc_lowered_free(&low);
   ncc_free(list, 0);
   return st;
 }

@@ -185,56 +185,30 @@ static bool ends_with(const char *s, const char *suffix) {
 
 /* ---- which nodes run, and their kernels ---- */
 
-/* "<prefix>_k<i>_<op><suffix>", an identifier in the glue (escape.h). */
-static void kernel_name(const lib *L, int i, const char *op, const char *suffix,
-                        char *name, size_t cap) {
-  char head[96];
-  snprintf(head, sizeof head, "%s_k%d_", L->prefix, i);
-  ncc_escape_kernel_name(name, cap, head, op, suffix);
-}
-
-/* Node i is the root of group gi: one kernel for the group when its
- * lowering takes it (gk[gi]); NCC_OK either way unless it failed. */
-static ncc_status lower_group(lib *L, int gi, int i) {
-  const ncc_fuse_group *gr = &L->fp->groups[gi];
-  char name[160];
-  kernel_name(L, i, ncc_op_name(gr->members[0]->op), "_fused", name, sizeof name);
-  ncc_lower_opts lo = {.vector_width = L->h->vector_width};
-  ncc_status st = ncc_lower_group(gr, name, &lo, &L->kernels[i]);
-  if (st == NCC_ERR_UNSUPPORTED) return NCC_OK;
-  L->gk[gi] = st == NCC_OK;
-  return st;
-}
-
-static ncc_status lower_one(lib *L, int i) {
-  const ncc_node *n = L->g->nodes[i];
-  char name[160], label[128];
-  kernel_name(L, i, ncc_op_name(n->op), "", name, sizeof name);
-  ncc_lower_opts lo = {.vector_width = L->h->vector_width};
-  ncc_status st = ncc_lower_supports(n) ? ncc_lower_node(n, name, &lo, &L->kernels[i])
-                                        : NCC_ERR_UNSUPPORTED;
-  if (st == NCC_ERR_UNSUPPORTED)
-    return ncc_error(NCC_ERR_UNSUPPORTED,
-                     "%s: op '%s' has no compiled kernel for --emit=lib",
-                     ncc_node_label(n, label, sizeof label), ncc_op_name(n->op));
-  return st;
-}
-
 static bool plain(const ncc_value *v) { return v->layout.kind == NCC_LAYOUT_PLAIN; }
 
-/* Walk back from the outputs: a node runs when a needed value comes out of
- * it; a kernel needs the inputs it binds, a view its data input. A group's
- * root comes before its other members in this walk, so whether the group
- * is one kernel is known when they are reached. */
+/* Lower the graph (kernel names "<prefix>_k<i>_<op>", identifiers in the
+ * glue), then walk back from the outputs: a node runs when a needed value
+ * comes out of it; a kernel needs the inputs it binds, a view its data
+ * input; the members of a group that is one kernel are computed by its
+ * root. */
 static ncc_status mark_needed(lib *L) {
   const ncc_graph *g = L->g;
-  char label[128];
+  char label[128], prefix[sizeof L->prefix + 1];
+  snprintf(prefix, sizeof prefix, "%s_", L->prefix);
+  ncc_lower_request rq = {.target = &ncc_lower_target_generic,
+                          .opts = {.vector_width = L->h->vector_width},
+                          .prefix = prefix};
+  int nk;
+  ncc_status st = ncc_lower_graph(g, L->fp, &rq, L->kernels, L->gk, &nk);
+  if (st != NCC_OK) return st;
   for (int o = 0; o < g->n_outputs; o++) L->need[g->outputs[o]->id] = true;
   for (int i = g->n_nodes - 1; i >= 0; i--) {
     const ncc_node *n = g->nodes[i];
     int gi = L->fp->group_of[i];
     const ncc_fuse_group *gr = gi >= 0 ? &L->fp->groups[gi] : NULL;
-    if (gr && L->gk[gi]) continue; /* a member computed by its root */
+    if (gr && L->gk[gi] && gr->members[gr->n_members - 1] != n)
+      continue; /* a member computed by its root */
     bool want = false;
     for (int k = 0; k < n->n_out; k++)
       if (n->out[k] && L->need[n->out[k]->id]) want = true;
@@ -249,10 +223,10 @@ static ncc_status mark_needed(lib *L) {
       L->need[n->in[0]->id] = true;
       continue;
     }
-    ncc_status st = NCC_OK;
-    if (gr && gr->members[gr->n_members - 1] == n) st = lower_group(L, gi, i);
-    if (st == NCC_OK && !L->kernels[i]) st = lower_one(L, i);
-    if (st != NCC_OK) return st;
+    if (!L->kernels[i])
+      return ncc_error(NCC_ERR_UNSUPPORTED,
+                       "%s: op '%s' has no compiled kernel for --emit=lib",
+                       ncc_node_label(n, label, sizeof label), ncc_op_name(n->op));
     const kir_kernel *k = L->kernels[i];
     int n_in;
     ncc_value *const *ins = kernel_inputs(L, i, &n_in);

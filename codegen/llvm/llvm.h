@@ -43,18 +43,6 @@ ncc_status ncc_jit_compile(kir_kernel *const *ks, int n, ncc_jit **out);
 ncc_kernel_fn ncc_jit_lookup(ncc_jit *j, const char *name);
 void ncc_jit_free(ncc_jit *j);
 
-/* Lower every node some lowering handles; kernels[i] (one slot per node)
- * stays NULL for host nodes. A fused group (passes/fusion.h) that lowers
- * as a whole is one kernel, in its root's slot (its other members' slots
- * stay NULL). */
-ncc_status ncc_llvm_lower_graph(const ncc_graph *g, const ncc_lower_opts *lo,
-                                kir_kernel **kernels, int *n_lowered);
-/* The same with the fuse plan read by the caller; group_kernel[gi] (one
- * per group of fp, may be NULL) says whether group gi became one kernel. */
-ncc_status ncc_llvm_lower_graph_fused(const ncc_graph *g, const ncc_lower_opts *lo,
-                                      const ncc_fuse_plan *fp, kir_kernel **kernels,
-                                      bool *group_kernel, int *n_lowered);
-
 /* Write what the CPU target `h` (named `target` in messages and in a
  * library's header) makes of the graph's compiled kernels: kind "kir",
  * "llvm", "asm", "obj" or "lib". */

@@ -119,55 +119,6 @@ static ncc_status launch(void *kctx, const ncc_node *n,
   return NCC_OK;
 }
 
-ncc_status ncc_llvm_lower_graph_fused(const ncc_graph *g, const ncc_lower_opts *lo,
-                                      const ncc_fuse_plan *fp, kir_kernel **kernels,
-                                      bool *group_kernel, int *n_lowered) {
-  bool debug = ncc_opts_dump(NCC_DUMP_KERNEL_IR);
-  FILE *df = ncc_opts_dump_file();
-  *n_lowered = 0;
-  char name[64], head[24]; /* names: codegen/escape.h */
-  for (int gi = 0; fp && gi < fp->n_groups; gi++) {
-    const ncc_fuse_group *gr = &fp->groups[gi];
-    int root = gr->members[gr->n_members - 1]->id;
-    int am = ncc_fuse_anchor(gr);
-    snprintf(head, sizeof head, "k%d_", root);
-    ncc_escape_kernel_name(name, sizeof name, head,
-                           ncc_op_name(gr->members[am >= 0 ? am : 0]->op), "_fused");
-    if (group_kernel) group_kernel[gi] = false;
-    ncc_status st = ncc_lower_group(gr, name, lo, &kernels[root]);
-    if (st == NCC_ERR_UNSUPPORTED) continue;
-    if (st != NCC_OK) return st;
-    if (group_kernel) group_kernel[gi] = true;
-    if (debug) kir_print(kernels[root], df);
-    (*n_lowered)++;
-  }
-  for (int i = 0; i < g->n_nodes; i++) {
-    const ncc_node *n = g->nodes[i];
-    if (fp && fp->group_of[i] >= 0) {
-      const ncc_fuse_group *gr = &fp->groups[fp->group_of[i]];
-      if (kernels[gr->members[gr->n_members - 1]->id]) continue; /* fused */
-    }
-    if (!ncc_lower_supports(n)) continue;
-    snprintf(head, sizeof head, "k%d_", i);
-    ncc_escape_kernel_name(name, sizeof name, head, ncc_op_name(n->op), "");
-    ncc_status st = ncc_lower_node(n, name, lo, &kernels[i]);
-    if (st == NCC_ERR_UNSUPPORTED) continue;
-    if (st != NCC_OK) return st;
-    if (debug) kir_print(kernels[i], df);
-    (*n_lowered)++;
-  }
-  return NCC_OK;
-}
-
-ncc_status ncc_llvm_lower_graph(const ncc_graph *g, const ncc_lower_opts *lo,
-                                kir_kernel **kernels, int *n_lowered) {
-  ncc_fuse_plan *fp = NULL;
-  ncc_status st = ncc_fuse_plan_build(g, &fp);
-  if (st == NCC_OK) st = ncc_llvm_lower_graph_fused(g, lo, fp, kernels, NULL, n_lowered);
-  ncc_fuse_plan_free(fp);
-  return st;
-}
-
 /* Install kernel k (compiled as function fn) for slot i. */
 static ncc_status install(cpu_state *s, const ncc_fuse_plan *fp, const bool *gk,
                           int i, kir_kernel *k, ncc_kernel_fn fn,
@@ -223,10 +174,14 @@ static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
   if ((st = ncc_fuse_plan_build(g, &fp)) != NCC_OK) goto done;
   st = ncc_exec_create(g, &s->exec);
   if (st != NCC_OK) goto done;
-  ncc_lower_opts lo = {.vector_width = opts && opts->vector_width > 0
-                                            ? opts->vector_width : h->vector_width};
+  ncc_lower_request rq = {
+      .target = &ncc_lower_target_generic,
+      .opts = {.vector_width = opts && opts->vector_width > 0 ? opts->vector_width
+                                                             : h->vector_width},
+      .name_by_anchor = true,
+      .dump = true};
   int nk = 0;
-  st = ncc_llvm_lower_graph_fused(g, &lo, fp, kernels, gk, &nk);
+  st = ncc_lower_graph(g, fp, &rq, kernels, gk, &nk);
   if (st != NCC_OK) goto done;
   /* one function per distinct kernel */
   if (opts && !opts->kernel_reuse) {

@@ -23,56 +23,7 @@
 #include "../../ir/options.h"
 #include "gpu_exec.h"
 
-/* ---- lowering ---- */
-
-/* "k<i>_<op><suffix>": the op name through the escaping layer, as the
- * name becomes an identifier in the CUDA/OpenCL source. */
-static void kernel_name(char *name, size_t cap, int i, const char *op, const char *sfx) {
-  char head[24];
-  snprintf(head, sizeof head, "k%d_", i);
-  ncc_escape_kernel_name(name, cap, head, op, sfx);
-}
-
-ncc_status ncc_gpu_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
-                               kir_kernel **kernels, bool *fused) {
-  bool debug = ncc_opts_dump(NCC_DUMP_KERNEL_IR);
-  FILE *df = ncc_opts_dump_file();
-  char name[96];
-  for (int gi = 0; fp && gi < fp->n_groups; gi++) {
-    const ncc_fuse_group *gr = &fp->groups[gi];
-    int root = gr->members[gr->n_members - 1]->id;
-    fused[gi] = false;
-    kernel_name(name, sizeof name, root, ncc_op_name(gr->members[0]->op), "_fused");
-    ncc_status st = ncc_gpu_lower_group(gr, name, &kernels[root]);
-    if (st == NCC_ERR_UNSUPPORTED) continue;
-    if (st != NCC_OK) return st;
-    fused[gi] = true;
-    if (debug) kir_print(kernels[root], df);
-  }
-  for (int i = 0; i < g->n_nodes; i++) {
-    const ncc_node *n = g->nodes[i];
-    if (fp && fp->group_of[i] >= 0 && fused[fp->group_of[i]]) continue;
-    if (!ncc_gpu_supports_op(n)) continue;
-    kernel_name(name, sizeof name, i, ncc_op_name(n->op), "");
-    ncc_status st = ncc_gpu_lower_node(n, name, &kernels[i]);
-    if (st == NCC_ERR_UNSUPPORTED) continue;
-    if (st != NCC_OK) return st;
-    if (debug) kir_print(kernels[i], df);
-  }
-  return NCC_OK;
-}
-
-ncc_status ncc_gpu_lower_all(const ncc_graph *g, ncc_fuse_plan **fp, kir_kernel ***ks,
-                             bool **fused) {
-  *ks = NULL;
-  *fused = NULL;
-  ncc_status st = ncc_fuse_plan_build(g, fp);
-  if (st != NCC_OK) return st;
-  *ks = ncc_calloc((size_t)g->n_nodes + 1, sizeof **ks);
-  *fused = ncc_calloc((size_t)(*fp)->n_groups + 1, sizeof **fused);
-  if (!*ks || !*fused) return NCC_ERR_NOMEM;
-  return ncc_gpu_lower_graph(g, *fp, *ks, *fused);
-}
+/* ---- kernels (lowered by codegen: ncc_gpu_lower_all) ---- */
 
 static void free_kernels(kir_kernel **ks, int n) {
   if (!ks) return;

@@ -462,20 +462,19 @@ static int distinct_kernels(const ncc_graph *g, int *total) {
   assert_int_equal(ncc_llvm_host_info(&h), NCC_OK);
   int w = test_env_vector_width();
   ncc_lower_opts lo = {.vector_width = w ? w : h->vector_width};
-  kir_kernel **ks = calloc((size_t)g->n_nodes + 1, sizeof *ks);
+  ncc_lower_request rq = {.target = &ncc_lower_target_generic, .opts = lo,
+                          .name_by_anchor = true};
+  ncc_lowered low;
   int *rep = calloc((size_t)g->n_nodes + 1, sizeof *rep);
-  assert_non_null(ks);
   assert_non_null(rep);
-  int n = 0;
-  assert_int_equal(ncc_llvm_lower_graph(g, &lo, ks, &n), NCC_OK);
+  assert_int_equal(ncc_lower_graph_new(g, &rq, &low), NCC_OK);
+  kir_kernel **ks = low.kernels;
   int d = kir_dedupe(ks, g->n_nodes, rep);
-  for (int i = 0; i < g->n_nodes; i++) {
+  for (int i = 0; i < g->n_nodes; i++)
     if (ks[i]) assert_true(rep[i] >= 0 && rep[i] <= i && ks[rep[i]]);
-    kir_kernel_free(ks[i]);
-  }
-  free(ks);
+  *total = low.n_kernels;
+  ncc_lowered_free(&low);
   free(rep);
-  *total = n;
   return d;
 #endif
 }

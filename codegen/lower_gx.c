@@ -1,6 +1,6 @@
-/* codegen/lower_group.c — lowering a fused group (passes/fusion.h) to one
- * kernel: the dispatcher, the evaluator of a group's elementwise members at
- * one point, operand strides over a view of the output, and epilogues.
+/* codegen/lower_gx.c — the evaluator of a fused group's (passes/fusion.h)
+ * elementwise members at one point, and epilogues: the helpers the kinds'
+ * group lowerings share.
  *
  * The members of a group compute in registers: at each point of the
  * iteration space (an element of a loop nest, a vector of a GEMM tile, a
@@ -117,37 +117,6 @@ kir_expr *ncc_gx_member(ncc_gx *x, kir_block *blk, int m, int lanes) {
   return e;
 }
 
-/* ---- operand strides over a view ---- */
-
-bool ncc_lower_view_strides(kir_kernel *k, const ncc_value *v,
-                            const ncc_shape *s, const int *first, int n_view,
-                            kir_expr **stride) {
-  int r = s->rank, vr = v->shape.rank;
-  if (vr > r) return false;
-  /* the operand's own row-major strides, aligned to s */
-  kir_expr *own[NCC_MAX_RANK];
-  kir_expr *acc = kir_const_i(k, 1);
-  for (int j = r - 1; j >= 0; j--) {
-    int jj = j - (r - vr);
-    own[j] = acc;
-    if (jj >= 0) acc = kir_mul(k, acc, ncc_lower_dim(k, v->shape.d[jj]));
-  }
-  for (int g = 0; g < n_view; g++) {
-    bool full = true, bcast = true;
-    for (int j = first[g]; j < first[g + 1]; j++) {
-      int jj = j - (r - vr);
-      int64_t d = jj < 0 ? 1 : v->shape.d[jj];
-      if (d != s->d[j]) full = false;
-      if (d != 1) bcast = false;
-    }
-    if (!full && !bcast) return false;
-    /* a group all of size 1 is both: either stride works (coord is 0) */
-    stride[g] = full && first[g] < first[g + 1] ? own[first[g + 1] - 1]
-                                                : kir_const_i(k, 0);
-  }
-  return true;
-}
-
 /* ---- epilogues ---- */
 
 static kir_expr *ep_ext(ncc_gx *x, int e, int lanes) {
@@ -209,30 +178,4 @@ int ncc_lower_bind_index(const ncc_epilogue *ep, const ncc_node *n, int in) {
   int e = ncc_gx_ext_of(&ep->gx, n->in[in]);
   NCC_ASSERT(e >= 0);
   return e;
-}
-
-/* ---- dispatch ---- */
-
-ncc_status ncc_lower_group(const ncc_fuse_group *gr, const char *name,
-                           const ncc_lower_opts *o, kir_kernel **out) {
-  *out = NULL;
-  if (gr->n_members < 2 || gr->n_ext > NCC_FUSE_MAX_EXT) return NCC_ERR_UNSUPPORTED;
-  bool plain = true;
-  for (int m = 0; m < gr->n_members; m++) plain = plain && ncc_lower_plain(gr->members[m]);
-  if (!plain) return ncc_lower_blocked_group(gr, name, o, out);
-  switch (gr->kind) {
-  case NCC_FUSE_ELTWISE: return ncc_lower_eltwise_group(gr, name, o, out);
-  case NCC_FUSE_REDUCE: return ncc_lower_reduce_group(gr, name, o, out);
-  case NCC_FUSE_EPILOGUE: {
-    int am = ncc_fuse_anchor(gr);
-    if (am < 0) return NCC_ERR_UNSUPPORTED;
-    const ncc_node *a = gr->members[am];
-    if (ncc_lower_matmul_supports(a)) return ncc_lower_matmul_ep(a, name, o, gr, out);
-    if (a->op == NCC_OP_CONV && ncc_lower_conv_supports(a))
-      return ncc_lower_conv_ep(a, name, o, gr, out);
-    return NCC_ERR_UNSUPPORTED;
-  }
-  default:
-    return NCC_ERR_UNSUPPORTED;
-  }
 }

@@ -1,0 +1,185 @@
+/* codegen/lower_formula.c — what an elementwise node computes: which ops,
+ * attributes and dtypes have a formula, how the operands broadcast to the
+ * output, and the scalar formula itself. Shared by the elementwise, blocked
+ * and row-wise lowerings and by fused groups (lower_gx.c). Formulas follow
+ * the reference interpreter (runtime/ref); the numerically delicate ones
+ * are written in their stable form (Softplus). */
+#include <string.h>
+
+#include "lower.h"
+
+static bool all_f32_inputs(const ncc_node *n) {
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i] && n->in[i]->dtype != NCC_DT_F32) return false;
+  return true;
+}
+
+bool ncc_lower_eltwise_op_ok(const ncc_node *n) {
+  if (n->n_out != 1 || !n->out[0] || n->n_in > NCC_LOWER_MAX_OPS) return false;
+  ncc_dtype od = n->out[0]->dtype;
+  switch (n->op) {
+  case NCC_OP_EQUAL:
+  case NCC_OP_LESS:
+  case NCC_OP_GREATER:
+    return od == NCC_DT_BOOL && all_f32_inputs(n);
+  case NCC_OP_WHERE:
+    return od == NCC_DT_F32 && n->in[0] && n->in[0]->dtype == NCC_DT_BOOL &&
+           n->in[1] && n->in[1]->dtype == NCC_DT_F32 && n->in[2] &&
+           n->in[2]->dtype == NCC_DT_F32;
+  case NCC_OP_CLIP:
+    for (int i = 1; i < n->n_in; i++)
+      if (n->in[i] && n->in[i]->shape.rank != 0) return false;
+    return od == NCC_DT_F32 && n->in[0] && all_f32_inputs(n);
+  case NCC_OP_GELU: {
+    const char *ap = ncc_attr_string(n, "approximate", "none");
+    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0) return false;
+    return od == NCC_DT_F32 && n->in[0] && all_f32_inputs(n);
+  }
+  case NCC_OP_ADD: case NCC_OP_SUB: case NCC_OP_MUL: case NCC_OP_DIV:
+  case NCC_OP_POW: case NCC_OP_MAX: case NCC_OP_MIN:
+  case NCC_OP_NEG: case NCC_OP_ABS: case NCC_OP_SQRT: case NCC_OP_RECIPROCAL:
+  case NCC_OP_EXP: case NCC_OP_LOG: case NCC_OP_ERF: case NCC_OP_TANH:
+  case NCC_OP_SIGMOID: case NCC_OP_RELU: case NCC_OP_LEAKYRELU:
+  case NCC_OP_HARDSIGMOID: case NCC_OP_HARDSWISH: case NCC_OP_SOFTPLUS:
+  case NCC_OP_IDENTITY:
+    for (int i = 0; i < n->n_in; i++)
+      if (!n->in[i]) return false;
+    return od == NCC_DT_F32 && all_f32_inputs(n);
+  default:
+    return false;
+  }
+}
+
+/* Operand dim aligned to output dim j (numpy: align right, missing = 1). */
+static int64_t aligned_dim(const ncc_value *v, int r, int j) {
+  int jj = j - (r - v->shape.rank);
+  return jj < 0 ? 1 : v->shape.d[jj];
+}
+
+bool ncc_lower_broadcast(const ncc_value *const *ops, int n_ops,
+                           const ncc_shape *os, ncc_bcast *p) {
+  memset(p, 0, sizeof *p);
+  if (n_ops > NCC_LOWER_MAX_OPS) return false;
+  int r = os->rank;
+  bool bcd[NCC_LOWER_MAX_OPS][NCC_MAX_RANK];
+  p->n_ops = n_ops;
+  for (int k = 0; k < n_ops; k++) {
+    const ncc_value *v = ops[k];
+    if (v->shape.rank > r) return false;
+    for (int j = 0; j < r; j++) {
+      int64_t d = aligned_dim(v, r, j);
+      if (d == os->d[j])
+        bcd[k][j] = false;
+      else if (d == 1)
+        bcd[k][j] = true;
+      else
+        return false; /* e.g. two different symbols: not decidable here */
+    }
+  }
+  int prev = -1;
+  for (int j = 0; j < r; j++) {
+    if (os->d[j] == 1) continue; /* size-1 dims do not affect indexing */
+    bool same = prev >= 0;
+    for (int k = 0; k < p->n_ops && same; k++)
+      same = bcd[k][j] == bcd[k][prev];
+    if (same) {
+      p->last[p->m - 1] = j + 1;
+    } else {
+      p->first[p->m] = j;
+      p->last[p->m] = j + 1;
+      for (int k = 0; k < p->n_ops; k++) p->bc[k][p->m] = bcd[k][j];
+      p->m++;
+    }
+    prev = j;
+  }
+  return true;
+}
+
+int ncc_lower_operands(const ncc_node *n, const ncc_value **ops) {
+  int c = 0;
+  for (int i = 0; i < n->n_in && c < NCC_LOWER_MAX_OPS; i++)
+    if (n->in[i]) ops[c++] = n->in[i];
+  return c;
+}
+
+bool ncc_lower_eltwise_supports(const ncc_node *n) {
+  ncc_bcast p;
+  const ncc_value *ops[NCC_LOWER_MAX_OPS];
+  return ncc_lower_eltwise_op_ok(n) &&
+         ncc_lower_broadcast(ops, ncc_lower_operands(n, ops), &n->out[0]->shape, &p);
+}
+
+kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
+                                    kir_expr **x, int nx, int lanes) {
+  ncc_dtype f = NCC_DT_F32;
+#define C(v) kir_splat(k, kir_const_f(k, f, (v)), lanes)
+#define B(op, a, b) kir_bin(k, KIR_##op, (a), (b))
+#define U(op, a) kir_un(k, KIR_##op, (a))
+  kir_expr *a = x[0];
+  switch (n->op) {
+  case NCC_OP_ADD: return B(ADD, a, x[1]);
+  case NCC_OP_SUB: return B(SUB, a, x[1]);
+  case NCC_OP_MUL: return B(MUL, a, x[1]);
+  case NCC_OP_DIV: return B(DIV, a, x[1]);
+  case NCC_OP_POW: return B(POW, a, x[1]);
+  case NCC_OP_MAX:
+  case NCC_OP_MIN: {
+    kir_expr *r = a;
+    for (int i = 1; i < nx; i++)
+      r = n->op == NCC_OP_MAX ? B(MAX, r, x[i]) : B(MIN, r, x[i]);
+    return r;
+  }
+  case NCC_OP_EQUAL: return B(EQ, a, x[1]);
+  case NCC_OP_LESS: return B(LT, a, x[1]);
+  case NCC_OP_GREATER: return B(GT, a, x[1]);
+  case NCC_OP_WHERE: return kir_select(k, a, x[1], x[2]);
+  case NCC_OP_CLIP: {
+    /* operands: x, then min and/or max in input order */
+    kir_expr *r = a;
+    int op = 1;
+    if (n->n_in > 1 && n->in[1]) r = B(MAX, r, x[op++]);
+    if (n->n_in > 2 && n->in[2]) r = B(MIN, r, x[op++]);
+    return r;
+  }
+  case NCC_OP_NEG: return U(NEG, a);
+  case NCC_OP_ABS: return U(ABS, a);
+  case NCC_OP_SQRT: return U(SQRT, a);
+  case NCC_OP_RECIPROCAL: return B(DIV, C(1.0), a);
+  case NCC_OP_EXP: return U(EXP, a);
+  case NCC_OP_LOG: return U(LOG, a);
+  case NCC_OP_ERF: return U(ERF, a);
+  case NCC_OP_TANH: return U(TANH, a);
+  case NCC_OP_SIGMOID: return B(DIV, C(1.0), B(ADD, C(1.0), U(EXP, U(NEG, a))));
+  case NCC_OP_RELU: /* x < 0 ? 0 : x, so NaN stays NaN */
+    return kir_select(k, B(LT, a, C(0.0)), C(0.0), a);
+  case NCC_OP_LEAKYRELU: {
+    double al = ncc_attr_float(n, "alpha", 0.01f);
+    return kir_select(k, B(LT, a, C(0.0)), B(MUL, C(al), a), a);
+  }
+  case NCC_OP_HARDSIGMOID: {
+    double al = ncc_attr_float(n, "alpha", 0.2f);
+    double be = ncc_attr_float(n, "beta", 0.5f);
+    return B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(al), a, C(be))));
+  }
+  case NCC_OP_HARDSWISH:
+    return B(MUL, a,
+             B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(1.0 / 6.0), a, C(0.5)))));
+  case NCC_OP_GELU:
+    if (strcmp(ncc_attr_string(n, "approximate", "none"), "tanh") == 0) {
+      /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+      kir_expr *x3 = B(MUL, B(MUL, a, a), a);
+      kir_expr *in = B(MUL, C(0.7978845608028654), kir_fma(k, C(0.044715), x3, a));
+      return B(MUL, B(MUL, C(0.5), a), B(ADD, C(1.0), U(TANH, in)));
+    }
+    return B(MUL, B(MUL, C(0.5), a),
+             B(ADD, C(1.0), U(ERF, B(MUL, a, C(0.7071067811865476)))));
+  case NCC_OP_SOFTPLUS:
+    /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x */
+    return B(ADD, B(MAX, a, C(0.0)), U(LOG1P, U(EXP, U(NEG, U(ABS, a)))));
+  case NCC_OP_IDENTITY: return a;
+  default: NCC_ASSERT(!"unhandled elementwise op"); return a;
+  }
+#undef C
+#undef B
+#undef U
+}

@@ -1,0 +1,66 @@
+/* codegen/lower_util.c — small helpers every kind of lowering uses: dims
+ * as expressions, the end of a lowering, layout and window checks, operand
+ * strides over a view of the output. */
+#include "lower.h"
+
+kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d) {
+  return ncc_dim_is_sym(d) ? kir_sym(k, ncc_dim_sym_id(d)) : kir_const_i(k, d);
+}
+
+ncc_status ncc_lower_finish(kir_kernel *k, ncc_status st, const char *what,
+                            kir_kernel **out) {
+  if (st == NCC_OK && !kir_ok(k))
+    st = ncc_error(NCC_ERR_NOMEM, "out of memory lowering %s", what);
+  if (st != NCC_OK) {
+    kir_kernel_free(k);
+    return st;
+  }
+  *out = k;
+  return NCC_OK;
+}
+
+bool ncc_lower_plain(const ncc_node *n) {
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i] && n->in[i]->layout.kind != NCC_LAYOUT_PLAIN) return false;
+  for (int i = 0; i < n->n_out; i++)
+    if (n->out[i] && n->out[i]->layout.kind != NCC_LAYOUT_PLAIN) return false;
+  return true;
+}
+
+bool ncc_lower_window(const ncc_node *n, ncc_window *w) {
+  const ncc_value *x = n->n_in > 0 ? n->in[0] : NULL, *wt = n->n_in > 1 ? n->in[1] : NULL;
+  bool conv = n->op == NCC_OP_CONV;
+  if (!x || x->shape.rank != 4 || (conv && (!wt || wt->shape.rank != 4)))
+    return false;
+  if (ncc_window_decode(n, 2, conv ? wt->shape.d + 2 : NULL, w)) return false;
+  return w->auto_pad == NCC_AUTO_PAD_NOTSET || w->auto_pad == NCC_AUTO_PAD_VALID;
+}
+
+bool ncc_lower_view_strides(kir_kernel *k, const ncc_value *v,
+                            const ncc_shape *s, const int *first, int n_view,
+                            kir_expr **stride) {
+  int r = s->rank, vr = v->shape.rank;
+  if (vr > r) return false;
+  /* the operand's own row-major strides, aligned to s */
+  kir_expr *own[NCC_MAX_RANK];
+  kir_expr *acc = kir_const_i(k, 1);
+  for (int j = r - 1; j >= 0; j--) {
+    int jj = j - (r - vr);
+    own[j] = acc;
+    if (jj >= 0) acc = kir_mul(k, acc, ncc_lower_dim(k, v->shape.d[jj]));
+  }
+  for (int g = 0; g < n_view; g++) {
+    bool full = true, bcast = true;
+    for (int j = first[g]; j < first[g + 1]; j++) {
+      int jj = j - (r - vr);
+      int64_t d = jj < 0 ? 1 : v->shape.d[jj];
+      if (d != s->d[j]) full = false;
+      if (d != 1) bcast = false;
+    }
+    if (!full && !bcast) return false;
+    /* a group all of size 1 is both: either stride works (coord is 0) */
+    stride[g] = full && first[g] < first[g + 1] ? own[first[g + 1] - 1]
+                                                : kir_const_i(k, 0);
+  }
+  return true;
+}

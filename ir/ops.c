@@ -4,7 +4,7 @@
 #include "ir.h"
 
 const ncc_op_info ncc_op_table[NCC_OP_COUNT] = {
-#define NCC_OP(id, nm, mi, ma, mo, mao, fl) [NCC_OP_##id] = {nm, mi, ma, mo, mao, fl},
+#define NCC_OP(id, nm, mi, ma, mo, mao, fl, rule) [NCC_OP_##id] = {nm, mi, ma, mo, mao, fl},
 #include "ops.def"
 #undef NCC_OP
 };

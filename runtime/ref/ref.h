@@ -18,7 +18,7 @@ typedef ncc_status (*ncc_ref_kernel)(const ncc_node *n,
                                      const ncc_tensor *const *in,
                                      ncc_tensor *out);
 
-#define NCC_OP(id, nm, mi, ma, mo, mao, fl)                                    \
+#define NCC_OP(id, nm, mi, ma, mo, mao, fl, rule)                              \
   ncc_status ncc_ref_##id(const ncc_node *n, const ncc_tensor *const *in,      \
                           ncc_tensor *out);
 #include "../../ir/ops.def"

@@ -374,16 +374,39 @@ static double gelu(double x, bool tanh_approx) {
 
 static double un_f(ncc_op op, double x, const uparams *p) {
   switch (op) {
-  case NCC_OP_NEG: return -x;
-  case NCC_OP_ABS: return fabs(x);
-  case NCC_OP_SQRT: return sqrt(x);
-  case NCC_OP_RECIPROCAL: return 1.0 / x;
-  case NCC_OP_EXP: return exp(x);
-  case NCC_OP_LOG: return log(x);
-  case NCC_OP_ERF: return erf(x);
-  case NCC_OP_TANH: return tanh(x);
+    /* the formulas of ir/eltwise.def, in double */
+#define X x
+#define K(c) (c)
+#define ADD(a, b) ((a) + (b))
+#define SUB(a, b) ((a) - (b))
+#define MUL(a, b) ((a) * (b))
+#define DIV(a, b) ((a) / (b))
+#define NEG(a) (-(a))
+#define ABS(a) fabs(a)
+#define SQRT(a) sqrt(a)
+#define EXP(a) exp(a)
+#define LOG(a) log(a)
+#define ERF(a) erf(a)
+#define TANH(a) tanh(a)
+#define SEL_LT(a, b, t, f) ((a) < (b) ? (t) : (f))
+#define NCC_UNARY(id, formula) case NCC_OP_##id: return formula;
+#include "../../ir/eltwise.def"
+#undef NCC_UNARY
+#undef X
+#undef K
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef NEG
+#undef ABS
+#undef SQRT
+#undef EXP
+#undef LOG
+#undef ERF
+#undef TANH
+#undef SEL_LT
   case NCC_OP_SIGMOID: return sigmoid(x);
-  case NCC_OP_RELU: return x < 0 ? 0.0 : x; /* NaN stays NaN */
   case NCC_OP_LEAKYRELU: return x < 0 ? p->alpha * x : x;
   case NCC_OP_CLIP: return min_f(max_f(x, p->lo), p->hi);
   case NCC_OP_HARDSIGMOID: return clamp01(p->alpha * x + p->beta);
@@ -439,16 +462,10 @@ static ncc_status unary(const ncc_node *n, const ncc_tensor *x,
     uparams p = {0};                                                           \
     return unary(n, in[0], out, &p);                                           \
   }
-UNARY_KERNEL(NEG)
-UNARY_KERNEL(ABS)
-UNARY_KERNEL(SQRT)
-UNARY_KERNEL(RECIPROCAL)
-UNARY_KERNEL(EXP)
-UNARY_KERNEL(LOG)
-UNARY_KERNEL(ERF)
-UNARY_KERNEL(TANH)
+#define NCC_UNARY(id, formula) UNARY_KERNEL(id)
+#include "../../ir/eltwise.def"
+#undef NCC_UNARY
 UNARY_KERNEL(SIGMOID)
-UNARY_KERNEL(RELU)
 UNARY_KERNEL(HARDSWISH)
 UNARY_KERNEL(SOFTPLUS)
 

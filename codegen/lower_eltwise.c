@@ -17,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "lower.h"
 
 /* Elements per parallel block of a flat loop: large enough to amortize the
@@ -49,8 +50,8 @@ bool ncc_lower_eltwise_op_ok(const ncc_node *n) {
       if (n->in[i] && n->in[i]->shape.rank != 0) return false;
     return od == NCC_DT_F32 && n->in[0] && all_f32_inputs(n);
   case NCC_OP_GELU: {
-    const char *ap = ncc_attr_string(n, "approximate", "none");
-    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0) return false;
+    ncc_act_attrs a;
+    if (ncc_attrs_act(n, &a)) return false;
     return od == NCC_DT_F32 && n->in[0] && all_f32_inputs(n);
   }
   case NCC_OP_ADD: case NCC_OP_SUB: case NCC_OP_MUL: case NCC_OP_DIV:
@@ -205,19 +206,24 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
 #undef SEL_LT
   case NCC_OP_SIGMOID: return B(DIV, C(1.0), B(ADD, C(1.0), U(EXP, U(NEG, a))));
   case NCC_OP_LEAKYRELU: {
-    double al = ncc_attr_float(n, "alpha", 0.01f);
+    ncc_act_attrs at;
+    ncc_attrs_act(n, &at);
+    double al = at.alpha;
     return kir_select(k, B(LT, a, C(0.0)), B(MUL, C(al), a), a);
   }
   case NCC_OP_HARDSIGMOID: {
-    double al = ncc_attr_float(n, "alpha", 0.2f);
-    double be = ncc_attr_float(n, "beta", 0.5f);
+    ncc_act_attrs at;
+    ncc_attrs_act(n, &at);
+    double al = at.alpha, be = at.beta;
     return B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(al), a, C(be))));
   }
   case NCC_OP_HARDSWISH:
     return B(MUL, a,
              B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(1.0 / 6.0), a, C(0.5)))));
-  case NCC_OP_GELU:
-    if (strcmp(ncc_attr_string(n, "approximate", "none"), "tanh") == 0) {
+  case NCC_OP_GELU: {
+    ncc_act_attrs at;
+    ncc_attrs_act(n, &at);
+    if (at.gelu_tanh) {
       /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
       kir_expr *x3 = B(MUL, B(MUL, a, a), a);
       kir_expr *in = B(MUL, C(0.7978845608028654), kir_fma(k, C(0.044715), x3, a));
@@ -225,6 +231,7 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
     }
     return B(MUL, B(MUL, C(0.5), a),
              B(ADD, C(1.0), U(ERF, B(MUL, a, C(0.7071067811865476)))));
+  }
   case NCC_OP_SOFTPLUS:
     /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x */
     return B(ADD, B(MAX, a, C(0.0)), U(LOG1P, U(EXP, U(NEG, U(ABS, a)))));
@@ -462,11 +469,9 @@ static bool transpose_ok(const ncc_node *n, int64_t *perm) {
   const ncc_value *x = n->in[0];
   if (x->dtype != NCC_DT_F32 && x->dtype != NCC_DT_I64 && x->dtype != NCC_DT_I32)
     return false;
-  int r = x->shape.rank, c;
-  if (r < 1) return false;
-  const int64_t *p = ncc_attr_ints(n, "perm", &c);
-  if (p && c != r) return false;
-  for (int j = 0; j < r; j++) perm[j] = p ? p[j] : r - 1 - j;
+  int r = x->shape.rank, p[NCC_MAX_RANK];
+  if (r < 1 || ncc_attrs_perm(n, r, p)) return false;
+  for (int j = 0; j < r; j++) perm[j] = p[j];
   return true;
 }
 

@@ -22,6 +22,7 @@
  */
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "lower.h"
 
 /* Register tile: MR rows x NV vectors. 8 x 3 (24 accumulators) needs the 32
@@ -107,10 +108,12 @@ static bool analyse(const ncc_node *n, mm *p) {
   const ncc_shape *as = &a->shape, *bs = &b->shape;
   if (n->op == NCC_OP_GEMM) {
     p->gemm = true;
-    p->trans_a = ncc_attr_int(n, "transA", 0) != 0;
-    p->trans_b = ncc_attr_int(n, "transB", 0) != 0;
-    p->alpha = ncc_attr_float(n, "alpha", 1.0f);
-    p->beta = ncc_attr_float(n, "beta", 1.0f);
+    ncc_gemm_attrs ga;
+    ncc_attrs_gemm(n, &ga);
+    p->trans_a = ga.trans_a;
+    p->trans_b = ga.trans_b;
+    p->alpha = ga.alpha;
+    p->beta = ga.beta;
     if (as->rank != 2 || bs->rank != 2) return false;
     p->M = p->trans_a ? as->d[1] : as->d[0];
     p->K = p->trans_a ? as->d[0] : as->d[1];

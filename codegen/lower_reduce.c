@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "lower.h"
 
 #define F32 NCC_DT_F32
@@ -58,7 +59,9 @@ static bool plan(const ncc_node *n, rplan *p) {
     p->mean = n->op == NCC_OP_REDUCEMEAN;
     const ncc_value *ax = n->n_in > 1 ? n->in[1] : NULL;
     if (!ax) {
-      if (ncc_attr_int(n, "noop_with_empty_axes", 0)) return false;
+      ncc_reduce_attrs ra;
+      ncc_attrs_reduce(n, &ra);
+      if (ra.noop_with_empty_axes) return false;
       p->first = 0;
       break;
     }
@@ -72,7 +75,9 @@ static bool plan(const ncc_node *n, rplan *p) {
   }
   case NCC_OP_BATCHNORM:
     /* rows are (n, c) planes; params are [C] */
-    if (r < 2 || ncc_attr_int(n, "training_mode", 0)) return false;
+    ncc_norm_attrs na;
+    ncc_attrs_norm(n, &na);
+    if (r < 2 || na.training_mode) return false;
     for (int i = 1; i < 5; i++) {
       const ncc_value *v = n->in[i];
       if (!v || v->dtype != F32 || v->shape.rank != 1 || v->shape.d[0] != x->shape.d[1])
@@ -87,14 +92,14 @@ static bool plan(const ncc_node *n, rplan *p) {
     break;
   case NCC_OP_SOFTMAX:
   case NCC_OP_LOGSOFTMAX: {
-    int64_t a = ncc_attr_int(n, "axis", -1);
+    int64_t a = ncc_attrs_axis(n);
     if (a < 0) a += r;
     if (a != r - 1) return false; /* inner stride 1 only */
     p->first = r - 1;
     break;
   }
   case NCC_OP_LAYERNORM: {
-    int64_t a = ncc_attr_int(n, "axis", -1);
+    int64_t a = ncc_attrs_axis(n);
     if (a < 0) a += r;
     if (a < 0 || a >= r) return false;
     p->first = (int)a;
@@ -318,7 +323,9 @@ ncc_status ncc_lower_reduce(const ncc_node *n, const char *name,
     break;
   }
   case NCC_OP_BATCHNORM: {
-    double eps = ncc_attr_float(n, "epsilon", 1e-5f);
+    ncc_norm_attrs na;
+    ncc_attrs_norm(n, &na);
+    double eps = na.epsilon;
     kir_expr *ch = kir_bin(k, KIR_REM, kir_var(k, vo), ncc_lower_dim(k, x->shape.d[1]));
     int bs = kir_buf_input(k, 1, F32), bb = kir_buf_input(k, 2, F32);
     int bm = kir_buf_input(k, 3, F32), bv = kir_buf_input(k, 4, F32);
@@ -335,7 +342,9 @@ ncc_status ncc_lower_reduce(const ncc_node *n, const char *name,
     break;
   }
   case NCC_OP_LAYERNORM: {
-    double eps = ncc_attr_float(n, "epsilon", 1e-5f);
+    ncc_norm_attrs na;
+    ncc_attrs_norm(n, &na);
+    double eps = na.epsilon;
     int sum = row_reduce(&rw, &b, KIR_ADD, 0.0, e_x, &e);
     e.m = kir_local_add(k, F32, 1);
     kir_assign(k, &b, e.m, kir_bin(k, KIR_DIV, kir_local_ref(k, sum), Rf));
@@ -535,7 +544,9 @@ static void row_member(rgroup *g, kir_block *b, int m) {
     return;
   }
   case NCC_OP_LAYERNORM: {
-    double eps = ncc_attr_float(n, "epsilon", 1e-5f);
+    ncc_norm_attrs na;
+    ncc_attrs_norm(n, &na);
+    double eps = na.epsilon;
     int sum = sweep_reduce(g, b, KIR_ADD, 0.0, x, NULL, false, false);
     int mean = row_local(k, b, kir_bin(k, KIR_DIV, kir_local_ref(k, sum), g->Rf));
     int ss = sweep_reduce(g, b, KIR_ADD, 0.0, x, kir_local_ref(k, mean), true, false);

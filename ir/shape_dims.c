@@ -379,21 +379,6 @@ ncc_status ncc_si_attr_flag(ictx *c, const char *name, int64_t dflt, bool *v) {
   return NCC_OK;
 }
 
-/* Ints attribute: *count -1 when absent. */
-ncc_status ncc_si_attr_ints(ictx *c, const char *name, const int64_t **v,
-                            int *count) {
-  const ncc_attr *a = ncc_node_attr(c->n, name);
-  *v = NULL;
-  *count = -1;
-  if (!a) return NCC_OK;
-  if (a->kind != NCC_ATTR_INTS)
-    return ncc_si_fail(c, NCC_ERR_INPUT, "attribute '%s' must be a list of ints",
-                name);
-  *v = a->ints;
-  *count = a->n;
-  return NCC_OK;
-}
-
 ncc_status ncc_si_attr_string(ictx *c, const char *name, const char *dflt,
                               const char **v) {
   const ncc_attr *a = ncc_node_attr(c->n, name);

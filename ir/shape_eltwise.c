@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "attrs.h"
 #include "shape_rule.h"
 
 /* ------------------------------------------------------------------------ */
@@ -207,16 +208,12 @@ ncc_status ncc_rule_unary(ictx *c) {
                   to);
     break;
   }
-  case NCC_OP_GELU: {
-    const char *ap;
-    if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) ||
-        (st = ncc_si_attr_string(c, "approximate", "none", &ap)))
+  case NCC_OP_GELU:
+  case NCC_OP_LEAKYRELU:
+  case NCC_OP_HARDSIGMOID: {
+    ncc_act_attrs a;
+    if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_attrs_act(c->n, &a)))
       return st;
-    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0)
-      return ncc_si_fail(
-          c, NCC_ERR_INPUT,
-          "attribute 'approximate' must be \"none\" or \"tanh\", got \"%s\"",
-          ap);
     break;
   }
   case NCC_OP_CLIP:

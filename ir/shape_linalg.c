@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "attrs.h"
 #include "shape_rule.h"
 #include "window.h"
 
@@ -51,12 +52,12 @@ ncc_status ncc_rule_matmul(ictx *c) {
 
 ncc_status ncc_rule_gemm(ictx *c) {
   ncc_status st;
-  bool ta, tb;
+  ncc_gemm_attrs ga;
   if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
       (st = ncc_si_check_rank(c, 0, 2)) || (st = ncc_si_check_rank(c, 1, 2)) ||
-      (st = ncc_si_attr_flag(c, "transA", 0, &ta)) ||
-      (st = ncc_si_attr_flag(c, "transB", 0, &tb)))
+      (st = ncc_attrs_gemm(c->n, &ga)))
     return st;
+  bool ta = ga.trans_a, tb = ga.trans_b;
   const int64_t *A = IN(c, 0)->shape.d, *B = IN(c, 1)->shape.d;
   int64_t m = A[ta], ka = A[!ta], kb = B[tb], n = B[!tb], k;
   if (!ncc_si_merge_dim(c->g, ka, kb, &k))
@@ -153,11 +154,8 @@ ncc_status ncc_rule_pool(ictx *c) {
     return st;
   const ncc_shape *x = &IN(c, 0)->shape;
   ncc_window w;
-  bool flag;
-  if (c->n->op == NCC_OP_AVGPOOL)
-    st = ncc_si_attr_flag(c, "count_include_pad", 0, &flag);
-  else st = ncc_si_attr_flag(c, "storage_order", 0, &flag);
-  if (st || (st = ncc_window_decode(c->n, x->rank - 2, NULL, &w))) return st;
+  ncc_pool_attrs pa;
+  if ((st = ncc_attrs_pool(c->n, &pa)) || (st = ncc_window_decode(c->n, x->rank - 2, NULL, &w))) return st;
   ncc_shape o = *x;
   for (int i = 0; i < w.rank; i++)
     if ((st = window_dim(c, &w, i, x->d[i + 2], &o.d[i + 2]))) return st;

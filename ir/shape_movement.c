@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "attrs.h"
 #include "shape_rule.h"
 
 /* ------------------------------------------------------------------------ */
@@ -87,28 +88,11 @@ ncc_status ncc_rule_reshape(ictx *c) {
 
 ncc_status ncc_rule_transpose(ictx *c) {
   ncc_status st;
-  const int64_t *perm;
-  int np;
-  if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) ||
-      (st = ncc_si_attr_ints(c, "perm", &perm, &np)))
-    return st;
   const ncc_tinfo *x = IN(c, 0);
   int r = x->shape.rank;
   int p[NCC_MAX_RANK];
-  if (np < 0) {
-    for (int i = 0; i < r; i++) p[i] = r - 1 - i;
-  } else {
-    bool seen[NCC_MAX_RANK] = {false};
-    if (np != r)
-      return ncc_si_fail(c, NCC_ERR_INPUT, "perm has %d entries for rank %d", np, r);
-    for (int i = 0; i < r; i++) {
-      if (perm[i] < 0 || perm[i] >= r || seen[perm[i]])
-        return ncc_si_fail(c, NCC_ERR_INPUT, "perm is not a permutation of 0..%d",
-                    r - 1);
-      seen[perm[i]] = true;
-      p[i] = (int)perm[i];
-    }
-  }
+  if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) || (st = ncc_attrs_perm(c->n, r, p)))
+    return st;
   ncc_shape o = {.rank = r};
   for (int i = 0; i < r; i++) o.d[i] = x->shape.d[p[i]];
   set_out(c, 0, x->dtype, &o);
@@ -127,12 +111,10 @@ ncc_status ncc_rule_transpose(ictx *c) {
 
 ncc_status ncc_rule_flatten(ictx *c) {
   ncc_status st;
-  int64_t axis_attr;
   int axis = 0;
   const ncc_shape *x = &IN(c, 0)->shape;
   if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) ||
-      (st = ncc_si_attr_int(c, "axis", 1, &axis_attr)) ||
-      (st = ncc_si_norm_axis(c, "axis", axis_attr, x->rank, true, &axis)))
+      (st = ncc_attrs_axis_norm(c->n, x->rank, &axis)))
     return st;
   dprod lo, hi;
   ncc_si_dprod_init(&lo);
@@ -220,12 +202,8 @@ ncc_status ncc_rule_unsqueeze(ictx *c) {
 ncc_status ncc_rule_concat(ictx *c) {
   ncc_status st;
   int nin = c->n->n_in, r = rank_of(c, 0), axis = 0;
-  int64_t axis_attr;
-  if (!ncc_node_attr(c->n, "axis"))
-    return ncc_si_fail(c, NCC_ERR_INPUT, "missing attribute 'axis'");
   if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
-      (st = ncc_si_attr_int(c, "axis", 0, &axis_attr)) ||
-      (st = ncc_si_norm_axis(c, "axis", axis_attr, r, false, &axis)))
+      (st = ncc_attrs_axis_norm(c->n, r, &axis)))
     return st;
   ncc_shape o = IN(c, 0)->shape;
   dprod sum = {.stat = 0}; /* a sum, kept like a product: static + symbols */
@@ -271,13 +249,12 @@ ncc_status ncc_rule_concat(ictx *c) {
 
 ncc_status ncc_rule_split(ictx *c) {
   ncc_status st;
-  int64_t axis_attr, num;
+  int64_t num;
   int axis = 0, nout = c->n->n_out;
   const ncc_tinfo *x = IN(c, 0);
   if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
-      (st = ncc_si_attr_int(c, "axis", 0, &axis_attr)) ||
-      (st = ncc_si_attr_int(c, "num_outputs", nout, &num)) ||
-      (st = ncc_si_norm_axis(c, "axis", axis_attr, x->shape.rank, false, &axis)))
+      (st = ncc_attrs_axis_norm(c->n, x->shape.rank, &axis)) ||
+      (st = ncc_si_attr_int(c, "num_outputs", nout, &num)))
     return st;
   if (num != nout)
     return ncc_si_fail(c, NCC_ERR_INPUT,
@@ -467,14 +444,12 @@ ncc_status ncc_rule_slice(ictx *c) {
 
 ncc_status ncc_rule_gather(ictx *c) {
   ncc_status st;
-  int64_t axis_attr;
   int axis = 0;
   const ncc_tinfo *x = IN(c, 0), *ix = IN(c, 1);
   int r = x->shape.rank, ri = ix->shape.rank;
   if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) || (st = ncc_si_check_index(c, 1)) ||
       (st = ncc_si_check_min_rank(c, 0, 1)) ||
-      (st = ncc_si_attr_int(c, "axis", 0, &axis_attr)) ||
-      (st = ncc_si_norm_axis(c, "axis", axis_attr, r, false, &axis)) ||
+      (st = ncc_attrs_axis_norm(c->n, r, &axis)) ||
       (st = ncc_si_check_out_rank(c, r - 1 + ri)))
     return st;
   ncc_shape o = {.rank = 0};

@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "attrs.h"
 #include "shape_rule.h"
 
 /* ------------------------------------------------------------------------ */
@@ -10,10 +11,11 @@
 
 ncc_status ncc_rule_batchnorm(ictx *c) {
   ncc_status st;
-  int64_t training;
+  ncc_norm_attrs na;
   if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_min_rank(c, 0, 2)) ||
-      (st = ncc_si_attr_int(c, "training_mode", 0, &training)))
+      (st = ncc_attrs_norm(c->n, &na)))
     return st;
+  int64_t training = na.training_mode;
   if (training != 0)
     return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "training_mode=%lld is not supported",
                 (long long)training);
@@ -33,11 +35,10 @@ ncc_status ncc_rule_batchnorm(ictx *c) {
 
 ncc_status ncc_rule_layernorm(ictx *c) {
   ncc_status st;
-  int64_t axis_attr;
+  ncc_norm_attrs na;
   int r = rank_of(c, 0), axis = 0;
   if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
-      (st = ncc_si_attr_int(c, "axis", -1, &axis_attr)) ||
-      (st = ncc_si_norm_axis(c, "axis", axis_attr, r, false, &axis)))
+      (st = ncc_attrs_axis_norm(c->n, r, &axis)) || (st = ncc_attrs_norm(c->n, &na)))
     return st;
   ncc_shape norm = {.rank = r - axis};
   memcpy(norm.d, IN(c, 0)->shape.d + axis, sizeof(int64_t) * (size_t)norm.rank);
@@ -55,11 +56,9 @@ ncc_status ncc_rule_layernorm(ictx *c) {
 
 ncc_status ncc_rule_softmax(ictx *c) {
   ncc_status st;
-  int64_t axis_attr;
   int axis = 0;
   if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
-      (st = ncc_si_attr_int(c, "axis", -1, &axis_attr)) ||
-      (st = ncc_si_norm_axis(c, "axis", axis_attr, rank_of(c, 0), false, &axis)))
+      (st = ncc_attrs_axis_norm(c->n, rank_of(c, 0), &axis)))
     return st;
   set_out(c, 0, IN(c, 0)->dtype, &IN(c, 0)->shape);
   return NCC_OK;
@@ -68,11 +67,10 @@ ncc_status ncc_rule_softmax(ictx *c) {
 /* ReduceMean/Sum/Max with optional axes input (opset-18 form). */
 ncc_status ncc_rule_reduce(ictx *c) {
   ncc_status st;
-  bool keep, noop;
-  if ((st = ncc_si_check_dtype(c, 0, DT_ARITH)) ||
-      (st = ncc_si_attr_flag(c, "keepdims", 1, &keep)) ||
-      (st = ncc_si_attr_flag(c, "noop_with_empty_axes", 0, &noop)))
+  ncc_reduce_attrs ra;
+  if ((st = ncc_si_check_dtype(c, 0, DT_ARITH)) || (st = ncc_attrs_reduce(c->n, &ra)))
     return st;
+  bool keep = ra.keepdims, noop = ra.noop_with_empty_axes;
   const ncc_shape *x = &IN(c, 0)->shape;
   int r = x->rank, n = 0, len = 0;
   int axes[NCC_CONTENT_MAX];

@@ -87,8 +87,6 @@ ncc_status ncc_si_check_min_rank(ictx *c, int i, int r);
 ncc_status ncc_si_check_out_rank(ictx *c, int r);
 ncc_status ncc_si_attr_int(ictx *c, const char *name, int64_t dflt, int64_t *v);
 ncc_status ncc_si_attr_flag(ictx *c, const char *name, int64_t dflt, bool *v);
-ncc_status ncc_si_attr_ints(ictx *c, const char *name, const int64_t **v,
-                            int *count);
 ncc_status ncc_si_attr_string(ictx *c, const char *name, const char *dflt,
                               const char **v);
 ncc_status ncc_si_norm_axis(ictx *c, const char *what, int64_t axis, int r,

@@ -29,6 +29,7 @@
 
 #include "fusion.h"
 #include "pass.h"
+#include "../ir/attrs.h"
 
 #define WINDOW 64 /* nodes scanned past the last member */
 
@@ -72,8 +73,8 @@ static bool eltwise_ok(const ncc_node *n) {
     if (n->op == NCC_OP_CLIP && i > 0 && v->shape.rank != 0) return false;
   }
   if (n->op == NCC_OP_GELU) {
-    const char *ap = ncc_attr_string(n, "approximate", "none");
-    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0) return false;
+    ncc_act_attrs a;
+    if (ncc_attrs_act(n, &a)) return false;
   }
   return true;
 }
@@ -117,14 +118,14 @@ static bool row_info(const ncc_node *n, ncc_shape *s, int *first) {
   }
   case NCC_OP_SOFTMAX:
   case NCC_OP_LOGSOFTMAX: {
-    int64_t a = ncc_attr_int(n, "axis", -1);
+    int64_t a = ncc_attrs_axis(n);
     if (a < 0) a += r;
     if (r < 1 || a != r - 1) return false;
     *first = r - 1;
     break;
   }
   case NCC_OP_LAYERNORM: {
-    int64_t a = ncc_attr_int(n, "axis", -1);
+    int64_t a = ncc_attrs_axis(n);
     if (a < 0) a += r;
     if (a < 0 || a >= r || n->n_in < 2 || !n->in[1]) return false;
     *first = (int)a;
@@ -229,9 +230,11 @@ static bool valid_prefix(const fctx *f, const int *mem, int len) {
       }
     }
     /* a row reduction without keepdims only as the result */
+    ncc_reduce_attrs ra;
+    ncc_attrs_reduce(m, &ra);
     if (f->kind == NCC_FUSE_REDUCE && (ncc_op_table[m->op].flags & NCC_OPF_REDUCTION) &&
         m->op != NCC_OP_SOFTMAX && m->op != NCC_OP_LOGSOFTMAX &&
-        m->op != NCC_OP_LAYERNORM && ncc_attr_int(m, "keepdims", 1) == 0)
+        m->op != NCC_OP_LAYERNORM && !ra.keepdims)
       return false;
   }
   return count_ext(f, mem, len) <= NCC_FUSE_MAX_EXT;

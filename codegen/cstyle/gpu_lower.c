@@ -23,6 +23,7 @@
  */
 #include <string.h>
 
+#include "../../ir/attrs.h"
 #include "../lower.h"
 #include "gpu.h"
 
@@ -92,10 +93,12 @@ static bool analyse_matmul(const ncc_node *n, gprob *p) {
 static bool analyse_gemm(const ncc_node *n, gprob *p) {
   const ncc_value *a = n->in[0], *b = n->in[1];
   if (a->shape.rank != 2 || b->shape.rank != 2) return false;
-  p->trans_a = ncc_attr_int(n, "transA", 0) != 0;
-  p->trans_b = ncc_attr_int(n, "transB", 0) != 0;
-  p->alpha = ncc_attr_float(n, "alpha", 1.0f);
-  p->beta = ncc_attr_float(n, "beta", 1.0f);
+  ncc_gemm_attrs ga;
+  ncc_attrs_gemm(n, &ga);
+  p->trans_a = ga.trans_a;
+  p->trans_b = ga.trans_b;
+  p->alpha = ga.alpha;
+  p->beta = ga.beta;
   p->M = a->shape.d[p->trans_a ? 1 : 0];
   p->K = a->shape.d[p->trans_a ? 0 : 1];
   p->N = b->shape.d[p->trans_b ? 0 : 1];

@@ -12,6 +12,7 @@
 #ifndef NCC_REF_H
 #define NCC_REF_H
 
+#include "../../ir/attrs.h"
 #include "../../ir/ir.h"
 
 typedef ncc_status (*ncc_ref_kernel)(const ncc_node *n,

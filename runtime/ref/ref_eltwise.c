@@ -472,27 +472,29 @@ UNARY_KERNEL(SOFTPLUS)
 ncc_status ncc_ref_LEAKYRELU(const ncc_node *n, const ncc_tensor *const *in,
                              ncc_tensor *out) {
   uparams p = {0};
-  p.alpha = ncc_attr_float(n, "alpha", 0.01f);
+  ncc_act_attrs a;
+  ncc_attrs_act(n, &a);
+  p.alpha = a.alpha;
   return unary(n, in[0], out, &p);
 }
 
 ncc_status ncc_ref_HARDSIGMOID(const ncc_node *n, const ncc_tensor *const *in,
                                ncc_tensor *out) {
   uparams p = {0};
-  p.alpha = ncc_attr_float(n, "alpha", 0.2f);
-  p.beta = ncc_attr_float(n, "beta", 0.5f);
+  ncc_act_attrs a;
+  ncc_attrs_act(n, &a);
+  p.alpha = a.alpha;
+  p.beta = a.beta;
   return unary(n, in[0], out, &p);
 }
 
 ncc_status ncc_ref_GELU(const ncc_node *n, const ncc_tensor *const *in,
                         ncc_tensor *out) {
   uparams p = {0};
-  const char *approx = ncc_attr_string(n, "approximate", "none");
-  if (strcmp(approx, "tanh") == 0)
-    p.gelu_tanh = true;
-  else if (strcmp(approx, "none") != 0)
-    return ncc_error(NCC_ERR_UNSUPPORTED,
-                     "Gelu approximate='%s' is not supported", approx);
+  ncc_act_attrs a;
+  ncc_status st = ncc_attrs_act(n, &a);
+  if (st) return st;
+  p.gelu_tanh = a.gelu_tanh;
   return unary(n, in[0], out, &p);
 }
 

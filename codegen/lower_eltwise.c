@@ -56,7 +56,7 @@ bool ncc_lower_eltwise_op_ok(const ncc_node *n) {
   }
   case NCC_OP_ADD: case NCC_OP_SUB: case NCC_OP_MUL: case NCC_OP_DIV:
   case NCC_OP_POW: case NCC_OP_MAX: case NCC_OP_MIN:
-  case NCC_OP_SIGMOID: case NCC_OP_LEAKYRELU:
+  case NCC_OP_SIGMOID:
   case NCC_OP_HARDSIGMOID: case NCC_OP_HARDSWISH: case NCC_OP_SOFTPLUS:
   case NCC_OP_IDENTITY:
 #define NCC_UNARY(id, formula) case NCC_OP_##id:
@@ -147,6 +147,8 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
 #define B(op, a, b) kir_bin(k, KIR_##op, (a), (b))
 #define U(op, a) kir_un(k, KIR_##op, (a))
   kir_expr *a = x[0];
+  ncc_act_attrs act; /* ALPHA and BETA of the formulas */
+  ncc_attrs_act(n, &act);
   switch (n->op) {
   case NCC_OP_ADD: return B(ADD, a, x[1]);
   case NCC_OP_SUB: return B(SUB, a, x[1]);
@@ -187,6 +189,8 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
 #define ERF(p) U(ERF, p)
 #define TANH(p) U(TANH, p)
 #define SEL_LT(p, q, t, f) kir_select(k, B(LT, p, q), t, f)
+#define ALPHA C(act.alpha)
+#define BETA C(act.beta)
 #define NCC_UNARY(id, formula) case NCC_OP_##id: return formula;
 #include "../ir/eltwise.def"
 #undef NCC_UNARY
@@ -204,26 +208,16 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
 #undef ERF
 #undef TANH
 #undef SEL_LT
+#undef ALPHA
+#undef BETA
   case NCC_OP_SIGMOID: return B(DIV, C(1.0), B(ADD, C(1.0), U(EXP, U(NEG, a))));
-  case NCC_OP_LEAKYRELU: {
-    ncc_act_attrs at;
-    ncc_attrs_act(n, &at);
-    double al = at.alpha;
-    return kir_select(k, B(LT, a, C(0.0)), B(MUL, C(al), a), a);
-  }
-  case NCC_OP_HARDSIGMOID: {
-    ncc_act_attrs at;
-    ncc_attrs_act(n, &at);
-    double al = at.alpha, be = at.beta;
-    return B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(al), a, C(be))));
-  }
+  case NCC_OP_HARDSIGMOID:
+    return B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(act.alpha), a, C(act.beta))));
   case NCC_OP_HARDSWISH:
     return B(MUL, a,
              B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(1.0 / 6.0), a, C(0.5)))));
-  case NCC_OP_GELU: {
-    ncc_act_attrs at;
-    ncc_attrs_act(n, &at);
-    if (at.gelu_tanh) {
+  case NCC_OP_GELU:
+    if (act.gelu_tanh) {
       /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
       kir_expr *x3 = B(MUL, B(MUL, a, a), a);
       kir_expr *in = B(MUL, C(0.7978845608028654), kir_fma(k, C(0.044715), x3, a));
@@ -231,7 +225,6 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
     }
     return B(MUL, B(MUL, C(0.5), a),
              B(ADD, C(1.0), U(ERF, B(MUL, a, C(0.7071067811865476)))));
-  }
   case NCC_OP_SOFTPLUS:
     /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x */
     return B(ADD, B(MAX, a, C(0.0)), U(LOG1P, U(EXP, U(NEG, U(ABS, a)))));

@@ -80,6 +80,8 @@ static bool formula_repeats_operand(ncc_op op) {
 #define ERF(p) (p)
 #define TANH(p) (p)
 #define SEL_LT(p, q, t, f) ((p) + (q) + (t) + (f))
+#define ALPHA 0
+#define BETA 0
 #define NCC_UNARY(id, formula) case NCC_OP_##id: return (formula) > 1;
 #include "../ir/eltwise.def"
 #undef NCC_UNARY
@@ -97,7 +99,8 @@ static bool formula_repeats_operand(ncc_op op) {
 #undef ERF
 #undef TANH
 #undef SEL_LT
-  case NCC_OP_LEAKYRELU:
+#undef ALPHA
+#undef BETA
   case NCC_OP_HARDSWISH:
   case NCC_OP_GELU:
   case NCC_OP_SOFTPLUS:

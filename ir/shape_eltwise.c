@@ -208,14 +208,6 @@ ncc_status ncc_rule_unary(ictx *c) {
                   to);
     break;
   }
-  case NCC_OP_GELU:
-  case NCC_OP_LEAKYRELU:
-  case NCC_OP_HARDSIGMOID: {
-    ncc_act_attrs a;
-    if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_attrs_act(c->n, &a)))
-      return st;
-    break;
-  }
   case NCC_OP_CLIP:
     st = ncc_si_check_dtype(c, 0, DT_FLOAT);
     for (int i = 1; !st && i < c->n->n_in; i++) {
@@ -228,7 +220,8 @@ ncc_status ncc_rule_unary(ictx *c) {
     break;
   default: st = ncc_si_check_dtype(c, 0, DT_FLOAT); break;
   }
-  if (st) return st;
+  ncc_act_attrs act; /* LeakyRelu, HardSigmoid, Gelu ...: checked here once */
+  if (st || (st = ncc_attrs_act(c->n, &act))) return st;
   set_out(c, 0, odt, &x->shape);
 
   /* Content: Identity and integer casts keep it; Neg/Abs compute it; a cast

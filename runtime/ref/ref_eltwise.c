@@ -389,6 +389,8 @@ static double un_f(ncc_op op, double x, const uparams *p) {
 #define ERF(a) erf(a)
 #define TANH(a) tanh(a)
 #define SEL_LT(a, b, t, f) ((a) < (b) ? (t) : (f))
+#define ALPHA (p->alpha)
+#define BETA (p->beta)
 #define NCC_UNARY(id, formula) case NCC_OP_##id: return formula;
 #include "../../ir/eltwise.def"
 #undef NCC_UNARY
@@ -406,8 +408,9 @@ static double un_f(ncc_op op, double x, const uparams *p) {
 #undef ERF
 #undef TANH
 #undef SEL_LT
+#undef ALPHA
+#undef BETA
   case NCC_OP_SIGMOID: return sigmoid(x);
-  case NCC_OP_LEAKYRELU: return x < 0 ? p->alpha * x : x;
   case NCC_OP_CLIP: return min_f(max_f(x, p->lo), p->hi);
   case NCC_OP_HARDSIGMOID: return clamp01(p->alpha * x + p->beta);
   case NCC_OP_HARDSWISH: return x * clamp01(x / 6.0 + 0.5);
@@ -460,6 +463,10 @@ static ncc_status unary(const ncc_node *n, const ncc_tensor *x,
   ncc_status ncc_ref_##ID(const ncc_node *n, const ncc_tensor *const *in,      \
                           ncc_tensor *out) {                                   \
     uparams p = {0};                                                           \
+    ncc_act_attrs a;                                                           \
+    ncc_attrs_act(n, &a);                                                      \
+    p.alpha = a.alpha;                                                         \
+    p.beta = a.beta;                                                           \
     return unary(n, in[0], out, &p);                                           \
   }
 #define NCC_UNARY(id, formula) UNARY_KERNEL(id)
@@ -468,15 +475,6 @@ static ncc_status unary(const ncc_node *n, const ncc_tensor *x,
 UNARY_KERNEL(SIGMOID)
 UNARY_KERNEL(HARDSWISH)
 UNARY_KERNEL(SOFTPLUS)
-
-ncc_status ncc_ref_LEAKYRELU(const ncc_node *n, const ncc_tensor *const *in,
-                             ncc_tensor *out) {
-  uparams p = {0};
-  ncc_act_attrs a;
-  ncc_attrs_act(n, &a);
-  p.alpha = a.alpha;
-  return unary(n, in[0], out, &p);
-}
 
 ncc_status ncc_ref_HARDSIGMOID(const ncc_node *n, const ncc_tensor *const *in,
                                ncc_tensor *out) {

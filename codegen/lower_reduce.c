@@ -73,7 +73,7 @@ static bool plan(const ncc_node *n, rplan *p) {
     if (!trailing_axes(ax->data, na, r, &p->first)) return false;
     break;
   }
-  case NCC_OP_BATCHNORM:
+  case NCC_OP_BATCHNORM: {
     /* rows are (n, c) planes; params are [C] */
     ncc_norm_attrs na;
     ncc_attrs_norm(n, &na);
@@ -85,6 +85,7 @@ static bool plan(const ncc_node *n, rplan *p) {
     }
     p->first = 2;
     break;
+  }
   case NCC_OP_GLOBALAVGPOOL:
     if (r < 3) return false;
     p->mean = true;

@@ -35,6 +35,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "lower.h"
 
 #define F32 NCC_DT_F32
@@ -752,7 +753,9 @@ static void lower_dwconv(bconv *c, int vw, kir_kernel *k) {
 
 static void lower_pool(const ncc_node *n, const win *w, kir_kernel *k) {
   bool mx = n->op == NCC_OP_MAXPOOL;
-  bool count_pad = ncc_attr_int(n, "count_include_pad", 0) != 0;
+  ncc_pool_attrs pa;
+  ncc_attrs_pool(n, &pa);
+  bool count_pad = pa.count_include_pad;
   const ncc_shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
   int kb = ncc_value_block(n->out[0]);
   int64_t H = xs->d[2], W = xs->d[3], OH = ys->d[2], OW = ys->d[3];

@@ -4,6 +4,7 @@
  * share; each then adds what its kernel needs. */
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "lower.h"
 
 static bool f32(const ncc_value *v) { return v && v->dtype == NCC_DT_F32; }
@@ -37,10 +38,12 @@ static bool matmul(const ncc_value *a, const ncc_value *b, ncc_contraction *c) {
 static bool gemm(const ncc_node *n, ncc_contraction *c) {
   const ncc_shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape;
   if (as->rank != 2 || bs->rank != 2) return false;
-  c->trans_a = ncc_attr_int(n, "transA", 0) != 0;
-  c->trans_b = ncc_attr_int(n, "transB", 0) != 0;
-  c->alpha = ncc_attr_float(n, "alpha", 1.0f);
-  c->beta = ncc_attr_float(n, "beta", 1.0f);
+  ncc_gemm_attrs ga;
+  ncc_attrs_gemm(n, &ga);
+  c->trans_a = ga.trans_a;
+  c->trans_b = ga.trans_b;
+  c->alpha = ga.alpha;
+  c->beta = ga.beta;
   c->M = as->d[c->trans_a ? 1 : 0];
   c->K = as->d[c->trans_a ? 0 : 1];
   c->N = bs->d[c->trans_b ? 0 : 1];

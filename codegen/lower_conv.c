@@ -25,6 +25,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "lower.h"
 
 #define F32 NCC_DT_F32
@@ -262,7 +263,9 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat
 static ncc_status lower_pool(const ncc_node *n, const win *wn, int vw,
                              kir_kernel *k) {
   bool mx = n->op == NCC_OP_MAXPOOL;
-  bool count_pad = ncc_attr_int(n, "count_include_pad", 0) != 0;
+  ncc_pool_attrs pa;
+  ncc_attrs_pool(n, &pa);
+  bool count_pad = pa.count_include_pad;
   int bx = kir_buf_input(k, 0, F32), by = kir_buf_output(k, 0, F32);
   dims d;
   get_dims(k, n, &d);

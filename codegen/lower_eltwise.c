@@ -12,6 +12,7 @@
  * long fused chains. Which ops qualify, the broadcast plan and the scalar
  * formulas are shared with the other kinds (lower_formula.c).
  */
+#include "../ir/attrs.h"
 #include "lower.h"
 
 /* Elements per parallel block of a flat loop: large enough to amortize the
@@ -244,11 +245,9 @@ static bool transpose_ok(const ncc_node *n, int64_t *perm) {
   const ncc_value *x = n->in[0];
   if (x->dtype != NCC_DT_F32 && x->dtype != NCC_DT_I64 && x->dtype != NCC_DT_I32)
     return false;
-  int r = x->shape.rank, c;
-  if (r < 1) return false;
-  const int64_t *p = ncc_attr_ints(n, "perm", &c);
-  if (p && c != r) return false;
-  for (int j = 0; j < r; j++) perm[j] = p ? p[j] : r - 1 - j;
+  int r = x->shape.rank, p[NCC_MAX_RANK];
+  if (r < 1 || ncc_attrs_perm(n, r, p)) return false;
+  for (int j = 0; j < r; j++) perm[j] = p[j];
   return true;
 }
 

@@ -6,6 +6,7 @@
  * are written in their stable form (Softplus). */
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "lower.h"
 
 static bool all_f32_inputs(const ncc_node *n) {
@@ -31,17 +32,18 @@ bool ncc_lower_eltwise_op_ok(const ncc_node *n) {
       if (n->in[i] && n->in[i]->shape.rank != 0) return false;
     return od == NCC_DT_F32 && n->in[0] && all_f32_inputs(n);
   case NCC_OP_GELU: {
-    const char *ap = ncc_attr_string(n, "approximate", "none");
-    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0) return false;
+    ncc_act_attrs a;
+    if (ncc_attrs_act(n, &a)) return false;
     return od == NCC_DT_F32 && n->in[0] && all_f32_inputs(n);
   }
   case NCC_OP_ADD: case NCC_OP_SUB: case NCC_OP_MUL: case NCC_OP_DIV:
   case NCC_OP_POW: case NCC_OP_MAX: case NCC_OP_MIN:
-  case NCC_OP_NEG: case NCC_OP_ABS: case NCC_OP_SQRT: case NCC_OP_RECIPROCAL:
-  case NCC_OP_EXP: case NCC_OP_LOG: case NCC_OP_ERF: case NCC_OP_TANH:
-  case NCC_OP_SIGMOID: case NCC_OP_RELU: case NCC_OP_LEAKYRELU:
+  case NCC_OP_SIGMOID:
   case NCC_OP_HARDSIGMOID: case NCC_OP_HARDSWISH: case NCC_OP_SOFTPLUS:
   case NCC_OP_IDENTITY:
+#define NCC_UNARY(id, formula) case NCC_OP_##id:
+#include "../ir/eltwise.def"
+#undef NCC_UNARY
     for (int i = 0; i < n->n_in; i++)
       if (!n->in[i]) return false;
     return od == NCC_DT_F32 && all_f32_inputs(n);
@@ -116,6 +118,8 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
 #define B(op, a, b) kir_bin(k, KIR_##op, (a), (b))
 #define U(op, a) kir_un(k, KIR_##op, (a))
   kir_expr *a = x[0];
+  ncc_act_attrs act; /* ALPHA and BETA of the formulas */
+  ncc_attrs_act(n, &act);
   switch (n->op) {
   case NCC_OP_ADD: return B(ADD, a, x[1]);
   case NCC_OP_SUB: return B(SUB, a, x[1]);
@@ -141,31 +145,50 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
     if (n->n_in > 2 && n->in[2]) r = B(MIN, r, x[op++]);
     return r;
   }
-  case NCC_OP_NEG: return U(NEG, a);
-  case NCC_OP_ABS: return U(ABS, a);
-  case NCC_OP_SQRT: return U(SQRT, a);
-  case NCC_OP_RECIPROCAL: return B(DIV, C(1.0), a);
-  case NCC_OP_EXP: return U(EXP, a);
-  case NCC_OP_LOG: return U(LOG, a);
-  case NCC_OP_ERF: return U(ERF, a);
-  case NCC_OP_TANH: return U(TANH, a);
+    /* the formulas of ir/eltwise.def, in kernel IR */
+#define X a
+#define K(c) C(c)
+#define ADD(p, q) B(ADD, p, q)
+#define SUB(p, q) B(SUB, p, q)
+#define MUL(p, q) B(MUL, p, q)
+#define DIV(p, q) B(DIV, p, q)
+#define NEG(p) U(NEG, p)
+#define ABS(p) U(ABS, p)
+#define SQRT(p) U(SQRT, p)
+#define EXP(p) U(EXP, p)
+#define LOG(p) U(LOG, p)
+#define ERF(p) U(ERF, p)
+#define TANH(p) U(TANH, p)
+#define SEL_LT(p, q, t, f) kir_select(k, B(LT, p, q), t, f)
+#define ALPHA C(act.alpha)
+#define BETA C(act.beta)
+#define NCC_UNARY(id, formula) case NCC_OP_##id: return formula;
+#include "../ir/eltwise.def"
+#undef NCC_UNARY
+#undef X
+#undef K
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef NEG
+#undef ABS
+#undef SQRT
+#undef EXP
+#undef LOG
+#undef ERF
+#undef TANH
+#undef SEL_LT
+#undef ALPHA
+#undef BETA
   case NCC_OP_SIGMOID: return B(DIV, C(1.0), B(ADD, C(1.0), U(EXP, U(NEG, a))));
-  case NCC_OP_RELU: /* x < 0 ? 0 : x, so NaN stays NaN */
-    return kir_select(k, B(LT, a, C(0.0)), C(0.0), a);
-  case NCC_OP_LEAKYRELU: {
-    double al = ncc_attr_float(n, "alpha", 0.01f);
-    return kir_select(k, B(LT, a, C(0.0)), B(MUL, C(al), a), a);
-  }
-  case NCC_OP_HARDSIGMOID: {
-    double al = ncc_attr_float(n, "alpha", 0.2f);
-    double be = ncc_attr_float(n, "beta", 0.5f);
-    return B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(al), a, C(be))));
-  }
+  case NCC_OP_HARDSIGMOID:
+    return B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(act.alpha), a, C(act.beta))));
   case NCC_OP_HARDSWISH:
     return B(MUL, a,
              B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(1.0 / 6.0), a, C(0.5)))));
   case NCC_OP_GELU:
-    if (strcmp(ncc_attr_string(n, "approximate", "none"), "tanh") == 0) {
+    if (act.gelu_tanh) {
       /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
       kir_expr *x3 = B(MUL, B(MUL, a, a), a);
       kir_expr *in = B(MUL, C(0.7978845608028654), kir_fma(k, C(0.044715), x3, a));

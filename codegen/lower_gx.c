@@ -65,8 +65,42 @@ kir_expr *ncc_gx_value(ncc_gx *x, kir_block *blk, const ncc_value *v, int lanes)
  * use would repeat it (and a chain of them would double at each step). */
 static bool formula_repeats_operand(ncc_op op) {
   switch (op) {
-  case NCC_OP_RELU:
-  case NCC_OP_LEAKYRELU:
+    /* ir/eltwise.def's formulas: count the reads of X */
+#define X 1
+#define K(c) 0
+#define ADD(p, q) ((p) + (q))
+#define SUB(p, q) ((p) + (q))
+#define MUL(p, q) ((p) + (q))
+#define DIV(p, q) ((p) + (q))
+#define NEG(p) (p)
+#define ABS(p) (p)
+#define SQRT(p) (p)
+#define EXP(p) (p)
+#define LOG(p) (p)
+#define ERF(p) (p)
+#define TANH(p) (p)
+#define SEL_LT(p, q, t, f) ((p) + (q) + (t) + (f))
+#define ALPHA 0
+#define BETA 0
+#define NCC_UNARY(id, formula) case NCC_OP_##id: return (formula) > 1;
+#include "../ir/eltwise.def"
+#undef NCC_UNARY
+#undef X
+#undef K
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef NEG
+#undef ABS
+#undef SQRT
+#undef EXP
+#undef LOG
+#undef ERF
+#undef TANH
+#undef SEL_LT
+#undef ALPHA
+#undef BETA
   case NCC_OP_HARDSWISH:
   case NCC_OP_GELU:
   case NCC_OP_SOFTPLUS:

@@ -22,6 +22,7 @@
  */
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "lower.h"
 
 /* Register tile: MR rows x NV vectors. 8 x 3 (24 accumulators) needs the 32

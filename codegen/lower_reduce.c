@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "../passes/rows.h"
 #include "lower.h"
 
@@ -39,7 +40,9 @@ static bool plane_plan(const ncc_node *n, rplan *p) {
   int r = x->shape.rank;
   if (n->op == NCC_OP_BATCHNORM) {
     /* params are [C] */
-    if (r < 2 || ncc_attr_int(n, "training_mode", 0)) return false;
+    ncc_norm_attrs na;
+    ncc_attrs_norm(n, &na);
+    if (r < 2 || na.training_mode) return false;
     for (int i = 1; i < 5; i++) {
       const ncc_value *v = n->in[i];
       if (!v || v->dtype != F32 || v->shape.rank != 1 || v->shape.d[0] != x->shape.d[1])
@@ -276,7 +279,9 @@ ncc_status ncc_lower_reduce(const ncc_node *n, const char *name,
     break;
   }
   case NCC_OP_BATCHNORM: {
-    double eps = ncc_attr_float(n, "epsilon", 1e-5f);
+    ncc_norm_attrs na;
+    ncc_attrs_norm(n, &na);
+    double eps = na.epsilon;
     kir_expr *ch = kir_bin(k, KIR_REM, kir_var(k, vo), ncc_lower_dim(k, x->shape.d[1]));
     int bs = kir_buf_input(k, 1, F32), bb = kir_buf_input(k, 2, F32);
     int bm = kir_buf_input(k, 3, F32), bv = kir_buf_input(k, 4, F32);
@@ -293,7 +298,9 @@ ncc_status ncc_lower_reduce(const ncc_node *n, const char *name,
     break;
   }
   case NCC_OP_LAYERNORM: {
-    double eps = ncc_attr_float(n, "epsilon", 1e-5f);
+    ncc_norm_attrs na;
+    ncc_attrs_norm(n, &na);
+    double eps = na.epsilon;
     int sum = row_reduce(&rw, &b, KIR_ADD, 0.0, e_x, &e);
     e.m = kir_local_add(k, F32, 1);
     kir_assign(k, &b, e.m, kir_bin(k, KIR_DIV, kir_local_ref(k, sum), Rf));
@@ -493,7 +500,9 @@ static void row_member(rgroup *g, kir_block *b, int m) {
     return;
   }
   case NCC_OP_LAYERNORM: {
-    double eps = ncc_attr_float(n, "epsilon", 1e-5f);
+    ncc_norm_attrs na;
+    ncc_attrs_norm(n, &na);
+    double eps = na.epsilon;
     int sum = sweep_reduce(g, b, KIR_ADD, 0.0, x, NULL, false, false);
     int mean = row_local(k, b, kir_bin(k, KIR_DIV, kir_local_ref(k, sum), g->Rf));
     int ss = sweep_reduce(g, b, KIR_ADD, 0.0, x, kir_local_ref(k, mean), true, false);

@@ -2,72 +2,16 @@
  * each op's ONNX schema, and the upgrade of opset 13-20 node forms to the
  * opset-21 canonical form that the rest of ncc sees (docs/IR-CONVENTIONS.md).
  *
- * The schema matters because attribute readers (ncc_attr_int & co.) fall
- * back to the default when an attribute has the wrong kind: a Transpose
- * whose `perm` is a FLOAT would otherwise be silently read as "no perm".
- * So an attribute an op does not have, or one of the wrong kind, is a
- * malformed model (NCC_ERR_INPUT) reported here.
+ * The schema is ir/attrs.def (one row per op and attribute, with the kind
+ * an ONNX model writes and the opset it appeared in): an attribute an op
+ * does not have, or one of the wrong kind, is a malformed model
+ * (NCC_ERR_INPUT) reported here, before any typed view decodes it.
  */
 #include <limits.h>
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "frontend.h"
-
-/* Attributes of each op over opsets 13-28 (attr_since: newer ones), "name=K" separated by spaces,
- * K: i INT, f FLOAT, s STRING, t TENSOR, I INTS, F FLOATS. Ops absent here
- * take no attributes. Attributes the upgrade turns into inputs (Reduce*
- * `axes`, Split `split`, Squeeze/Unsqueeze `axes`) are listed so that models
- * written in the older form are accepted. Constant is handled apart. */
-static const char *const op_attrs[NCC_OP_COUNT] = {
-    [NCC_OP_LEAKYRELU] = "alpha=f",
-    [NCC_OP_HARDSIGMOID] = "alpha=f beta=f",
-    [NCC_OP_GELU] = "approximate=s",
-    [NCC_OP_CAST] = "to=i saturate=i round_mode=s",
-    [NCC_OP_RANGE] = "stash_type=i",
-    [NCC_OP_GEMM] = "alpha=f beta=f transA=i transB=i",
-    [NCC_OP_CONV] =
-        "auto_pad=s dilations=I group=i kernel_shape=I pads=I strides=I",
-    [NCC_OP_BATCHNORM] = "epsilon=f momentum=f training_mode=i",
-    [NCC_OP_LAYERNORM] = "axis=i epsilon=f stash_type=i",
-    [NCC_OP_SOFTMAX] = "axis=i",
-    [NCC_OP_LOGSOFTMAX] = "axis=i",
-    [NCC_OP_REDUCEMEAN] = "axes=I keepdims=i noop_with_empty_axes=i",
-    [NCC_OP_REDUCESUM] = "axes=I keepdims=i noop_with_empty_axes=i",
-    [NCC_OP_REDUCEMAX] = "axes=I keepdims=i noop_with_empty_axes=i",
-    [NCC_OP_MAXPOOL] = "auto_pad=s ceil_mode=i dilations=I kernel_shape=I "
-                       "pads=I storage_order=i strides=I",
-    [NCC_OP_AVGPOOL] = "auto_pad=s ceil_mode=i count_include_pad=i "
-                       "dilations=I kernel_shape=I pads=I strides=I",
-    [NCC_OP_RESHAPE] = "allowzero=i",
-    [NCC_OP_TRANSPOSE] = "perm=I",
-    [NCC_OP_FLATTEN] = "axis=i",
-    [NCC_OP_SQUEEZE] = "axes=I",
-    [NCC_OP_UNSQUEEZE] = "axes=I",
-    [NCC_OP_CONCAT] = "axis=i",
-    [NCC_OP_SPLIT] = "axis=i num_outputs=i split=I",
-    [NCC_OP_GATHER] = "axis=i",
-    [NCC_OP_SHAPE] = "start=i end=i",
-    [NCC_OP_PAD] = "mode=s",
-    [NCC_OP_CONSTANTOFSHAPE] = "value=t",
-};
-
-/* Attributes an op gained after opset 13: before `since` they do not
- * exist (a model using one is malformed, like any unknown attribute). */
-static const struct {
-  ncc_op op;
-  const char *name;
-  int since;
-} attr_since[] = {
-    {NCC_OP_CAST, "round_mode", 24}, /* float8e8m0 rounding */
-    {NCC_OP_RANGE, "stash_type", 27}, /* float16/bfloat16 accumulation */
-};
-
-static int attr_since_opset(ncc_op op, const char *name) {
-  for (size_t i = 0; i < sizeof attr_since / sizeof attr_since[0]; i++)
-    if (attr_since[i].op == op && strcmp(attr_since[i].name, name) == 0)
-      return attr_since[i].since;
-  return 0;
-}
 
 static const char *onnx_attr_kind_name(int t) {
   switch (t) {
@@ -92,32 +36,17 @@ static const char *onnx_attr_kind_name(int t) {
   }
 }
 
-/* The ONNX attribute type a schema letter stands for. */
-static int kind_of_letter(char k) {
+/* The ONNX attribute type of a schema kind (ir/attrs.def). */
+static int onnx_kind(ncc_attr_kind k) {
   switch (k) {
-  case 'i': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-  case 'f': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-  case 's': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-  case 't': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-  case 'I': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-  case 'F': return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
-  default: NCC_ASSERT(!"bad schema letter"); return 0;
+  case NCC_ATTR_INT: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  case NCC_ATTR_FLOAT: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+  case NCC_ATTR_STRING: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+  case NCC_ATTR_TENSOR: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+  case NCC_ATTR_INTS: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+  case NCC_ATTR_FLOATS: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
   }
-}
-
-/* The ONNX attribute type `name` must have on `op`; 0 when op has no such
- * attribute. */
-static int schema_kind(ncc_op op, const char *name) {
-  const char *p = op_attrs[op];
-  size_t len = strlen(name);
-  while (p && *p) {
-    const char *eq = strchr(p, '=');
-    NCC_ASSERT(eq && eq[1]);
-    if ((size_t)(eq - p) == len && memcmp(p, name, len) == 0)
-      return kind_of_letter(eq[1]);
-    p = eq + 2;
-    while (*p == ' ') p++;
-  }
+  NCC_ASSERT(!"bad schema kind");
   return 0;
 }
 
@@ -135,11 +64,12 @@ static ncc_status convert_attr(onnx_node_build *b,
                      "' refers to a function attribute outside a function",
                      b->label, name);
   int type = ap->has_type ? (int)ap->type : 0;
-  int want = schema_kind(b->op, name);
+  const ncc_attr_schema *sc = ncc_attr_schema_find(b->op, name);
+  int want = sc ? onnx_kind(sc->kind) : 0;
   if (!want)
     return ncc_error(NCC_ERR_INPUT, "%s: %s has no attribute '" ONNX_NAME "'",
                      b->label, ncc_op_name(b->op), name);
-  int since = attr_since_opset(b->op, name);
+  int since = sc->since;
   if (b->opset < since)
     return ncc_error(NCC_ERR_INPUT,
                      "%s: %s has no attribute '" ONNX_NAME "' in opset %lld "

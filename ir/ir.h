@@ -87,7 +87,7 @@ enum {
 };
 
 typedef enum ncc_op {
-#define NCC_OP(id, name, mi, ma, mo, mao, fl) NCC_OP_##id,
+#define NCC_OP(id, name, mi, ma, mo, mao, fl, rule) NCC_OP_##id,
 #include "ops.def"
 #undef NCC_OP
   NCC_OP_COUNT

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "pass.h"
 
 typedef struct bn_params {
@@ -47,13 +48,15 @@ static void bn_params_free(bn_params *p) {
 static ncc_status bn_params_get(const ncc_node *bn, int64_t channels,
                                 bn_params *p) {
   memset(p, 0, sizeof *p);
-  if (ncc_attr_int(bn, "training_mode", 0) != 0) return NCC_OK;
+  ncc_norm_attrs na;
+  ncc_attrs_norm(bn, &na);
+  if (na.training_mode != 0) return NCC_OK;
   for (int i = 1; i < 5; i++)
     if (!f32_const(bn->in[i]) || ncc_shape_numel(&bn->in[i]->shape) != channels)
       return NCC_OK;
   const float *scale = bn->in[1]->data, *b = bn->in[2]->data;
   const float *mean = bn->in[3]->data, *var = bn->in[4]->data;
-  double eps = ncc_attr_float(bn, "epsilon", 1e-5f); /* as the reference */
+  double eps = na.epsilon; /* as the reference */
   p->k = ncc_calloc((size_t)channels, sizeof(double));
   p->shift = ncc_calloc((size_t)channels, sizeof(double));
   if (!p->k || !p->shift) {
@@ -148,7 +151,9 @@ static bool gemm_bias(const ncc_node *gemm, int64_t n, const float **c,
   *c = NULL;
   *stride = 0;
   if (gemm->n_in < 3 || !gemm->in[2]) return true;
-  if (ncc_attr_float(gemm, "beta", 1.0f) == 0.0f) return true; /* C unused */
+  ncc_gemm_attrs ga;
+  ncc_attrs_gemm(gemm, &ga);
+  if (ga.beta == 0.0f) return true; /* C unused */
   const ncc_value *v = gemm->in[2];
   if (!f32_const(v)) return false;
   int64_t cnt = ncc_shape_numel(&v->shape);
@@ -166,13 +171,15 @@ static ncc_status fold_gemm(ncc_graph *g, ncc_node *gemm, ncc_node *bn,
   ncc_value *b = gemm->in[1];
   if (!f32_const(b) || b->shape.rank != 2 || gemm->out[0]->shape.rank != 2)
     return NCC_OK;
-  bool tb = ncc_attr_int(gemm, "transB", 0) != 0;
+  ncc_gemm_attrs ga;
+  ncc_attrs_gemm(gemm, &ga);
+  bool tb = ga.trans_b;
   int64_t rows = b->shape.d[0], cols = b->shape.d[1];
   int64_t n = tb ? rows : cols;
   const float *c;
   int64_t cs;
   if (n <= 0 || !gemm_bias(gemm, n, &c, &cs)) return NCC_OK;
-  double beta = ncc_attr_float(gemm, "beta", 1.0f);
+  double beta = ga.beta;
   bn_params p;
   ncc_status st = bn_params_get(bn, n, &p);
   if (st || !p.c) return st;

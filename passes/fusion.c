@@ -27,6 +27,7 @@
  */
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "fusion.h"
 #include "pass.h"
 #include "rows.h"
@@ -73,8 +74,8 @@ static bool eltwise_ok(const ncc_node *n) {
     if (n->op == NCC_OP_CLIP && i > 0 && v->shape.rank != 0) return false;
   }
   if (n->op == NCC_OP_GELU) {
-    const char *ap = ncc_attr_string(n, "approximate", "none");
-    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0) return false;
+    ncc_act_attrs a;
+    if (ncc_attrs_act(n, &a)) return false;
   }
   return true;
 }
@@ -188,9 +189,11 @@ static bool valid_prefix(const fctx *f, const int *mem, int len) {
       }
     }
     /* a row reduction without keepdims only as the result */
+    ncc_reduce_attrs ra;
+    ncc_attrs_reduce(m, &ra);
     if (f->kind == NCC_FUSE_REDUCE && (ncc_op_table[m->op].flags & NCC_OPF_REDUCTION) &&
         m->op != NCC_OP_SOFTMAX && m->op != NCC_OP_LOGSOFTMAX &&
-        m->op != NCC_OP_LAYERNORM && ncc_attr_int(m, "keepdims", 1) == 0)
+        m->op != NCC_OP_LAYERNORM && !ra.keepdims)
       return false;
   }
   return count_ext(f, mem, len) <= NCC_FUSE_MAX_EXT;

@@ -1,4 +1,5 @@
 /* passes/rows.c — the row split of row-wise nodes (passes/rows.h). */
+#include "../ir/attrs.h"
 #include "rows.h"
 
 /* Whether the axes are exactly the trailing block [rank - n, rank). */
@@ -27,7 +28,9 @@ bool ncc_row_split(const ncc_node *n, int *first) {
   case NCC_OP_REDUCEMAX: {
     const ncc_value *ax = n->n_in > 1 ? n->in[1] : NULL;
     if (!ax) {
-      if (ncc_attr_int(n, "noop_with_empty_axes", 0)) return false;
+      ncc_reduce_attrs ra;
+      ncc_attrs_reduce(n, &ra);
+      if (ra.noop_with_empty_axes) return false;
       *first = 0;
       break;
     }
@@ -42,14 +45,14 @@ bool ncc_row_split(const ncc_node *n, int *first) {
   }
   case NCC_OP_SOFTMAX:
   case NCC_OP_LOGSOFTMAX: {
-    int64_t a = ncc_attr_int(n, "axis", -1);
+    int64_t a = ncc_attrs_axis(n);
     if (a < 0) a += r;
     if (r < 1 || a != r - 1) return false; /* inner stride 1 only */
     *first = r - 1;
     break;
   }
   case NCC_OP_LAYERNORM: {
-    int64_t a = ncc_attr_int(n, "axis", -1);
+    int64_t a = ncc_attrs_axis(n);
     if (a < 0) a += r;
     if (a < 0 || a >= r || n->n_in < 2 || !n->in[1]) return false;
     *first = (int)a;

@@ -31,6 +31,7 @@
  */
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "pass.h"
 
 #define MAX_SWEEPS 8
@@ -124,14 +125,9 @@ static bool forward(ncc_graph *g, ncc_value *y, ncc_value *x) {
 
 /* Transpose's permutation (default: reversed axes) into perm[rank]. */
 static bool get_perm(const ncc_node *n, int rank, int64_t *perm) {
-  int cnt;
-  const int64_t *p = ncc_attr_ints(n, "perm", &cnt);
-  if (!p) {
-    for (int i = 0; i < rank; i++) perm[i] = rank - 1 - i;
-    return true;
-  }
-  if (cnt != rank) return false;
-  memcpy(perm, p, sizeof(int64_t) * (size_t)rank);
+  int p[NCC_MAX_RANK];
+  if (rank > NCC_MAX_RANK || ncc_attrs_perm(n, rank, p)) return false;
+  for (int i = 0; i < rank; i++) perm[i] = p[i];
   return true;
 }
 

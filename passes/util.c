@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "memplan.h"
+#include "../ir/attrs.h"
 #include "pass.h"
 
 int *ncc_count_uses(const ncc_graph *g) {
@@ -98,7 +99,9 @@ double ncc_node_flops(const ncc_node *n, int64_t sv) {
   }
   case NCC_OP_GEMM: {
     const ncc_value *a = n->in[0];
-    int64_t k = a->shape.d[ncc_attr_int(n, "transA", 0) ? 0 : 1];
+    ncc_gemm_attrs ga;
+    ncc_attrs_gemm(n, &ga);
+    int64_t k = a->shape.d[ga.trans_a ? 0 : 1];
     return 2.0 * out * (double)(ncc_dim_is_sym(k) ? sv : k);
   }
   case NCC_OP_CONV: {

@@ -23,6 +23,7 @@
  */
 #include <string.h>
 
+#include "../../ir/attrs.h"
 #include "../lower.h"
 #include "gpu.h"
 

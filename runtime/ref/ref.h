@@ -12,13 +12,14 @@
 #ifndef NCC_REF_H
 #define NCC_REF_H
 
+#include "../../ir/attrs.h"
 #include "../../ir/ir.h"
 
 typedef ncc_status (*ncc_ref_kernel)(const ncc_node *n,
                                      const ncc_tensor *const *in,
                                      ncc_tensor *out);
 
-#define NCC_OP(id, nm, mi, ma, mo, mao, fl)                                    \
+#define NCC_OP(id, nm, mi, ma, mo, mao, fl, rule)                              \
   ncc_status ncc_ref_##id(const ncc_node *n, const ncc_tensor *const *in,      \
                           ncc_tensor *out);
 #include "../../ir/ops.def"

@@ -374,17 +374,43 @@ static double gelu(double x, bool tanh_approx) {
 
 static double un_f(ncc_op op, double x, const uparams *p) {
   switch (op) {
-  case NCC_OP_NEG: return -x;
-  case NCC_OP_ABS: return fabs(x);
-  case NCC_OP_SQRT: return sqrt(x);
-  case NCC_OP_RECIPROCAL: return 1.0 / x;
-  case NCC_OP_EXP: return exp(x);
-  case NCC_OP_LOG: return log(x);
-  case NCC_OP_ERF: return erf(x);
-  case NCC_OP_TANH: return tanh(x);
+    /* the formulas of ir/eltwise.def, in double */
+#define X x
+#define K(c) (c)
+#define ADD(a, b) ((a) + (b))
+#define SUB(a, b) ((a) - (b))
+#define MUL(a, b) ((a) * (b))
+#define DIV(a, b) ((a) / (b))
+#define NEG(a) (-(a))
+#define ABS(a) fabs(a)
+#define SQRT(a) sqrt(a)
+#define EXP(a) exp(a)
+#define LOG(a) log(a)
+#define ERF(a) erf(a)
+#define TANH(a) tanh(a)
+#define SEL_LT(a, b, t, f) ((a) < (b) ? (t) : (f))
+#define ALPHA (p->alpha)
+#define BETA (p->beta)
+#define NCC_UNARY(id, formula) case NCC_OP_##id: return formula;
+#include "../../ir/eltwise.def"
+#undef NCC_UNARY
+#undef X
+#undef K
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef NEG
+#undef ABS
+#undef SQRT
+#undef EXP
+#undef LOG
+#undef ERF
+#undef TANH
+#undef SEL_LT
+#undef ALPHA
+#undef BETA
   case NCC_OP_SIGMOID: return sigmoid(x);
-  case NCC_OP_RELU: return x < 0 ? 0.0 : x; /* NaN stays NaN */
-  case NCC_OP_LEAKYRELU: return x < 0 ? p->alpha * x : x;
   case NCC_OP_CLIP: return min_f(max_f(x, p->lo), p->hi);
   case NCC_OP_HARDSIGMOID: return clamp01(p->alpha * x + p->beta);
   case NCC_OP_HARDSWISH: return x * clamp01(x / 6.0 + 0.5);
@@ -437,45 +463,36 @@ static ncc_status unary(const ncc_node *n, const ncc_tensor *x,
   ncc_status ncc_ref_##ID(const ncc_node *n, const ncc_tensor *const *in,      \
                           ncc_tensor *out) {                                   \
     uparams p = {0};                                                           \
+    ncc_act_attrs a;                                                           \
+    ncc_attrs_act(n, &a);                                                      \
+    p.alpha = a.alpha;                                                         \
+    p.beta = a.beta;                                                           \
     return unary(n, in[0], out, &p);                                           \
   }
-UNARY_KERNEL(NEG)
-UNARY_KERNEL(ABS)
-UNARY_KERNEL(SQRT)
-UNARY_KERNEL(RECIPROCAL)
-UNARY_KERNEL(EXP)
-UNARY_KERNEL(LOG)
-UNARY_KERNEL(ERF)
-UNARY_KERNEL(TANH)
+#define NCC_UNARY(id, formula) UNARY_KERNEL(id)
+#include "../../ir/eltwise.def"
+#undef NCC_UNARY
 UNARY_KERNEL(SIGMOID)
-UNARY_KERNEL(RELU)
 UNARY_KERNEL(HARDSWISH)
 UNARY_KERNEL(SOFTPLUS)
-
-ncc_status ncc_ref_LEAKYRELU(const ncc_node *n, const ncc_tensor *const *in,
-                             ncc_tensor *out) {
-  uparams p = {0};
-  p.alpha = ncc_attr_float(n, "alpha", 0.01f);
-  return unary(n, in[0], out, &p);
-}
 
 ncc_status ncc_ref_HARDSIGMOID(const ncc_node *n, const ncc_tensor *const *in,
                                ncc_tensor *out) {
   uparams p = {0};
-  p.alpha = ncc_attr_float(n, "alpha", 0.2f);
-  p.beta = ncc_attr_float(n, "beta", 0.5f);
+  ncc_act_attrs a;
+  ncc_attrs_act(n, &a);
+  p.alpha = a.alpha;
+  p.beta = a.beta;
   return unary(n, in[0], out, &p);
 }
 
 ncc_status ncc_ref_GELU(const ncc_node *n, const ncc_tensor *const *in,
                         ncc_tensor *out) {
   uparams p = {0};
-  const char *approx = ncc_attr_string(n, "approximate", "none");
-  if (strcmp(approx, "tanh") == 0)
-    p.gelu_tanh = true;
-  else if (strcmp(approx, "none") != 0)
-    return ncc_error(NCC_ERR_UNSUPPORTED,
-                     "Gelu approximate='%s' is not supported", approx);
+  ncc_act_attrs a;
+  ncc_status st = ncc_attrs_act(n, &a);
+  if (st) return st;
+  p.gelu_tanh = a.gelu_tanh;
   return unary(n, in[0], out, &p);
 }
 

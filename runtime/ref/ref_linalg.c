@@ -197,10 +197,10 @@ ncc_status ncc_ref_GEMM(const ncc_node *n, const ncc_tensor *const *in,
     return shape_error(n, "operand and result dtypes differ");
   if (a->rank != 2 || b->rank != 2 || y->rank != 2)
     return shape_error(n, "A, B and Y must be matrices");
-  bool ta = ncc_attr_int(n, "transA", 0) != 0;
-  bool tb = ncc_attr_int(n, "transB", 0) != 0;
-  float alpha = ncc_attr_float(n, "alpha", 1.0f);
-  float beta = ncc_attr_float(n, "beta", 1.0f);
+  ncc_gemm_attrs ga;
+  ncc_attrs_gemm(n, &ga);
+  bool ta = ga.trans_a, tb = ga.trans_b;
+  float alpha = ga.alpha, beta = ga.beta;
   int64_t m = a->dims[ta ? 1 : 0], k = a->dims[ta ? 0 : 1];
   int64_t kb = b->dims[tb ? 1 : 0], nn = b->dims[tb ? 0 : 1];
   if (k != kb)

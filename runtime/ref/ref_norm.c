@@ -34,8 +34,8 @@ static bool has_output(const ncc_node *n, const ncc_tensor *out, int i) {
 }
 
 /* Normalize attribute `axis` against rank r (r == 0 behaves like rank 1). */
-static ncc_status norm_axis(const ncc_node *n, int r, int64_t dflt, int *axis) {
-  int64_t a = ncc_attr_int(n, "axis", dflt);
+static ncc_status norm_axis(const ncc_node *n, int r, int *axis) {
+  int64_t a = ncc_attrs_axis(n);
   int rr = r > 0 ? r : 1;
   if (a < 0)
     a += rr;
@@ -61,7 +61,9 @@ ncc_status ncc_ref_BATCHNORM(const ncc_node *n, const ncc_tensor *const *in,
   for (int i = 0; i < 5; i++)
     if ((st = need_f32(n, in[i])))
       return st;
-  if (ncc_attr_int(n, "training_mode", 0) != 0)
+  ncc_norm_attrs na;
+  ncc_attrs_norm(n, &na);
+  if (na.training_mode != 0)
     return node_error(n, NCC_ERR_UNSUPPORTED, "training_mode=1 unsupported");
   if (x->rank < 2)
     return node_error(n, NCC_ERR_INPUT, "X must be [N, C, ...]");
@@ -72,7 +74,7 @@ ncc_status ncc_ref_BATCHNORM(const ncc_node *n, const ncc_tensor *const *in,
   if (out[0].dtype != NCC_DT_F32 ||
       ncc_tensor_numel(&out[0]) != ncc_tensor_numel(x))
     return node_error(n, NCC_ERR_INPUT, "Y must be shaped like X");
-  double eps = ncc_attr_float(n, "epsilon", 1e-5f);
+  double eps = na.epsilon;
   const float *xp = x->data, *scale = in[1]->data, *b = in[2]->data;
   const float *mean = in[3]->data, *var = in[4]->data;
   float *yp = out[0].data;
@@ -210,7 +212,7 @@ ncc_status ncc_ref_LAYERNORM(const ncc_node *n, const ncc_tensor *const *in,
   const ncc_tensor *b = n->n_in > 2 ? in[2] : NULL;
   int axis;
   ncc_status st;
-  if ((st = need_f32(n, x)) || (st = norm_axis(n, x->rank, -1, &axis)))
+  if ((st = need_f32(n, x)) || (st = norm_axis(n, x->rank, &axis)))
     return st;
   if (x->rank == 0)
     return node_error(n, NCC_ERR_INPUT, "X must have rank >= 1");
@@ -234,7 +236,9 @@ ncc_status ncc_ref_LAYERNORM(const ncc_node *n, const ncc_tensor *const *in,
     ln_param_free(&bi);
     return st;
   }
-  double eps = ncc_attr_float(n, "epsilon", 1e-5f);
+  ncc_norm_attrs na;
+  ncc_attrs_norm(n, &na);
+  double eps = na.epsilon;
   ln_rows(x->data, rows, d, eps, &sc, b ? &bi : NULL, out[0].data, mean_out,
           inv_out);
   ln_param_free(&sc);
@@ -248,7 +252,7 @@ static ncc_status softmax_common(const ncc_node *n, const ncc_tensor *x,
                                  ncc_tensor *y, bool log_out) {
   int axis;
   ncc_status st;
-  if ((st = need_f32(n, x)) || (st = norm_axis(n, x->rank, -1, &axis)))
+  if ((st = need_f32(n, x)) || (st = norm_axis(n, x->rank, &axis)))
     return st;
   if (y->dtype != NCC_DT_F32 || ncc_tensor_numel(y) != ncc_tensor_numel(x))
     return node_error(n, NCC_ERR_INPUT, "output must be shaped like input");
@@ -344,7 +348,9 @@ static ncc_status red_plan_init(const ncc_node *n, const ncc_tensor *const *in,
   if (st)
     return st;
   memset(p, 0, sizeof *p);
-  p->noop = !any && ncc_attr_int(n, "noop_with_empty_axes", 0) != 0;
+  ncc_reduce_attrs ra;
+  ncc_attrs_reduce(n, &ra);
+  p->noop = !any && ra.noop_with_empty_axes;
   if (y->dtype != x->dtype)
     return node_error(n, NCC_ERR_INPUT, "output dtype differs from input");
   p->n_in = ncc_tensor_numel(x);

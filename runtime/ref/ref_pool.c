@@ -167,7 +167,9 @@ ncc_status ncc_ref_MAXPOOL(const ncc_node *n, const ncc_tensor *const *in,
                        ncc_node_label(n, lb, sizeof lb));
     idx = out[1].data;
   }
-  bool col_major = ncc_attr_int(n, "storage_order", 0) != 0;
+  ncc_pool_attrs pa;
+  ncc_attrs_pool(n, &pa);
+  bool col_major = pa.col_major;
   const float *xp = x->data;
   float *yp = out[0].data;
   int64_t in_sz = spatial_size(w.in), planes = w.batch * w.chans;
@@ -232,7 +234,9 @@ ncc_status ncc_ref_AVGPOOL(const ncc_node *n, const ncc_tensor *const *in,
   if ((st = need_f32(n, x)) || (st = check_pool_out(n, x, &out[0])) ||
       (st = ncc_ref_window_init(n, x, &out[0], NULL, &w)))
     return st;
-  bool include_pad = ncc_attr_int(n, "count_include_pad", 0) != 0;
+  ncc_pool_attrs pa;
+  ncc_attrs_pool(n, &pa);
+  bool include_pad = pa.count_include_pad;
   const float *xp = x->data;
   float *yp = out[0].data;
   int64_t in_sz = spatial_size(w.in), planes = w.batch * w.chans;

@@ -105,19 +105,14 @@ ncc_status ncc_ref_UNSQUEEZE(const ncc_node *n, const ncc_tensor *const *in,
 ncc_status ncc_ref_TRANSPOSE(const ncc_node *n, const ncc_tensor *const *in,
                              ncc_tensor *out) {
   const ncc_tensor *x = in[0];
-  int r = x->rank, cnt;
-  const int64_t *perm = ncc_attr_ints(n, "perm", &cnt);
-  if (perm && cnt != r)
-    return ncc_error(NCC_ERR_INPUT, "Transpose perm has %d entries for rank %d",
-                     cnt, r);
+  int r = x->rank;
+  int perm[NCC_MAX_RANK];
+  ncc_status pst = ncc_attrs_perm(n, r, perm);
+  if (pst) return pst;
   int64_t xs[NCC_MAX_RANK], st[NCC_MAX_RANK];
-  bool seen[NCC_MAX_RANK] = {false};
   ncc_ref_strides(x, xs);
   for (int i = 0; i < r; i++) {
-    int64_t p = perm ? perm[i] : r - 1 - i;
-    if (p < 0 || p >= r || seen[p])
-      return ncc_error(NCC_ERR_INPUT, "Transpose perm is not a permutation");
-    seen[p] = true;
+    int p = perm[i];
     if (out->dims[i] != x->dims[p]) return shape_mismatch("Transpose perm");
     st[i] = xs[p];
   }
@@ -150,7 +145,7 @@ static int norm_axis(int64_t axis, int rank, int *out) {
 ncc_status ncc_ref_CONCAT(const ncc_node *n, const ncc_tensor *const *in,
                           ncc_tensor *out) {
   int ax;
-  if (norm_axis(ncc_attr_int(n, "axis", 0), out->rank, &ax))
+  if (norm_axis(ncc_attrs_axis(n), out->rank, &ax))
     return ncc_error(NCC_ERR_INPUT, "Concat axis is out of range");
   size_t es = ncc_dtype_size(out->dtype);
   int64_t outer = prod(out->dims, 0, ax);
@@ -177,7 +172,7 @@ ncc_status ncc_ref_SPLIT(const ncc_node *n, const ncc_tensor *const *in,
                          ncc_tensor *out) {
   const ncc_tensor *x = in[0];
   int ax;
-  if (norm_axis(ncc_attr_int(n, "axis", 0), x->rank, &ax))
+  if (norm_axis(ncc_attrs_axis(n), x->rank, &ax))
     return ncc_error(NCC_ERR_INPUT, "Split axis is out of range");
   size_t es = ncc_dtype_size(x->dtype);
   int64_t outer = prod(x->dims, 0, ax);
@@ -276,7 +271,7 @@ ncc_status ncc_ref_GATHER(const ncc_node *n, const ncc_tensor *const *in,
                           ncc_tensor *out) {
   const ncc_tensor *x = in[0], *idx = in[1];
   int ax;
-  if (norm_axis(ncc_attr_int(n, "axis", 0), x->rank, &ax))
+  if (norm_axis(ncc_attrs_axis(n), x->rank, &ax))
     return ncc_error(NCC_ERR_INPUT, "Gather axis is out of range");
   int64_t dim = x->dims[ax], ni = ncc_tensor_numel(idx);
   if (ncc_tensor_numel(out) != prod(x->dims, 0, ax) * ni *

@@ -4,7 +4,7 @@
 #include "ref.h"
 
 const ncc_ref_kernel ncc_ref_kernels[NCC_OP_COUNT] = {
-#define NCC_OP(id, nm, mi, ma, mo, mao, fl) [NCC_OP_##id] = ncc_ref_##id,
+#define NCC_OP(id, nm, mi, ma, mo, mao, fl, rule) [NCC_OP_##id] = ncc_ref_##id,
 #include "../../ir/ops.def"
 #undef NCC_OP
 };

@@ -67,7 +67,7 @@ TOL = {
     "Max": TOL_ELTWISE, "Min": TOL_ELTWISE, "Where": TOL_ELTWISE,
     "Exp": TOL_TRANSCENDENTAL, "Log": TOL_TRANSCENDENTAL, "Erf": TOL_TRANSCENDENTAL,
     "Tanh": TOL_TRANSCENDENTAL, "Sigmoid": TOL_TRANSCENDENTAL, "Gelu": TOL_TRANSCENDENTAL,
-    "Softplus": TOL_TRANSCENDENTAL, "Cast": TOL_ELTWISE,
+    "Softplus": TOL_TRANSCENDENTAL, "Softsign": TOL_ELTWISE, "Cast": TOL_ELTWISE,
     "MatMul": TOL_ACCUM, "Gemm": TOL_ACCUM, "Conv": TOL_ACCUM,
     "BatchNormalization": (1e-5, 1e-5), "LayerNormalization": (1e-4, 1e-5),
     "Softmax": (1e-5, 1e-6), "LogSoftmax": (1e-5, 1e-5),
@@ -117,6 +117,8 @@ TOL_CPU_REF = {
     "Sigmoid": (4 * ULP, 2.0 ** -126, "abs"),
     # max(x, 0) + log1p(exp(-|x|)): exp's error, damped, plus the add.
     "Softplus": (4 * ULP, 4 * U, "abs"),
+    # x / (1 + |x|) in f32: two roundings where ref rounds once.
+    "Softsign": (2 * ULP, 0.0, "abs"),
     # 0.5 x (1 + erf(x/sqrt2)) (or tanh): erf's ~3 ulp of 1 is absolute
     # after the cancellation with 1 at large negative x.
     "Gelu": (6 * ULP, 8 * U, "x"),
@@ -830,7 +832,7 @@ SWEEPS = {
     "Exp": (-87.0, 88.0), "Log": (1e-3, 1e3), "Sqrt": (0.0, 100.0), "Tanh": (-10.0, 10.0),
     "Erf": (-5.0, 5.0), "Sigmoid": (-20.0, 20.0), "Softplus": (-20.0, 20.0),
     "Gelu": (-8.0, 8.0), "HardSigmoid": (-8.0, 8.0), "HardSwish": (-8.0, 8.0),
-    "Reciprocal": (0.01, 100.0),
+    "Reciprocal": (0.01, 100.0), "Softsign": (-1e4, 1e4),
 }
 
 
@@ -1099,7 +1101,7 @@ for _op in ("Max", "Min"):
 for _op in ("Equal", "Less", "Greater"):
     GENERATORS[_op] = gen_compare
 for _op in ("Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid",
-            "Relu", "HardSwish", "Softplus", "Identity"):
+            "Relu", "HardSwish", "Softplus", "Softsign", "Identity"):
     GENERATORS[_op] = gen_simple_unary
 for _op in ("Softmax", "LogSoftmax"):
     GENERATORS[_op] = gen_softmax
@@ -1127,7 +1129,7 @@ for _op in ("Max", "Min"):
 for _op in ("Equal", "Less", "Greater"):
     WIDE_GENERATORS[_op] = wide_compare
 for _op in ("Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid",
-            "Relu", "HardSwish", "Softplus", "Identity"):
+            "Relu", "HardSwish", "Softplus", "Softsign", "Identity"):
     WIDE_GENERATORS[_op] = wide_unary
 for _op in ("Softmax", "LogSoftmax"):
     WIDE_GENERATORS[_op] = wide_softmax

@@ -57,7 +57,8 @@ TYPE_ONLY_REVISIONS = {
     "AveragePool": 22, "Cast": 28, "Constant": 25, "ConstantOfShape": 25,
     "Conv": 22, "Flatten": 25, "GlobalAveragePool": 22, "HardSigmoid": 22,
     "HardSwish": 22, "Identity": 25, "MaxPool": 22, "Pad": 25, "Range": 27,
-    "Reshape": 25, "Shape": 25, "Softplus": 22, "Squeeze": 25,
+    "Reshape": 25, "Shape": 25, "Softplus": 22, "Softsign": 22,
+    "Squeeze": 25,
     "Transpose": 25, "Unsqueeze": 25,
 }
 

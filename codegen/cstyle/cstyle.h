@@ -58,8 +58,10 @@ typedef struct ncc_cstyle_lang {
   const char *fma_f32, *fma_f64;
 } ncc_cstyle_lang;
 
-extern const ncc_cstyle_lang ncc_cstyle_opencl;
-extern const ncc_cstyle_lang ncc_cstyle_cuda;
+/* The dialect named `name` ("opencl", "cuda"; NULL: none). The dialects
+ * are rows of one table in lang.c, so a new C-style target adds its
+ * dialect there and finds it by name from its driver. */
+const ncc_cstyle_lang *ncc_cstyle_lang_find(const char *name);
 
 /* A growable string (OOM sets `oom`; appends become no-ops). */
 typedef struct ncc_sbuf {

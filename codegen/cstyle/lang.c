@@ -4,6 +4,8 @@
  * intrinsics), so results stay within the conformance tolerances of the
  * reference interpreter.
  */
+#include <string.h>
+
 #include "cstyle.h"
 
 #define TYPES(i64, i8, u8)                                                     \
@@ -20,7 +22,7 @@
    [KIR_FLOOR] = "floor" sfx, [KIR_ABS] = "fabs" sfx, [KIR_POW] = "pow" sfx,   \
    [KIR_REM] = "fmod" sfx}
 
-const ncc_cstyle_lang ncc_cstyle_opencl = {
+static const ncc_cstyle_lang opencl = {
     .name = "opencl",
     .prelude = "#ifdef cl_khr_fp64\n"
                "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
@@ -51,7 +53,7 @@ const ncc_cstyle_lang ncc_cstyle_opencl = {
     .fma_f64 = "fma",
 };
 
-const ncc_cstyle_lang ncc_cstyle_cuda = {
+static const ncc_cstyle_lang cuda = {
     .name = "cuda",
     .prelude = "#define NCC_INF __int_as_float(0x7f800000)\n"
                "#define NCC_NAN __int_as_float(0x7fffffff)\n",
@@ -78,3 +80,11 @@ const ncc_cstyle_lang ncc_cstyle_cuda = {
     .fma_f32 = "fmaf",
     .fma_f64 = "fma",
 };
+
+static const ncc_cstyle_lang *const dialects[] = {&opencl, &cuda};
+
+const ncc_cstyle_lang *ncc_cstyle_lang_find(const char *name) {
+  for (size_t i = 0; name && i < sizeof dialects / sizeof dialects[0]; i++)
+    if (strcmp(dialects[i]->name, name) == 0) return dialects[i];
+  return NULL;
+}

@@ -213,7 +213,7 @@ static void probe(void) {
   if (want && *want) snprintf(cu.arch, sizeof cu.arch, "%s", want);
   ncc_gpu_device *d = &cu.dev;
   d->target = "cuda";
-  d->lang = &ncc_cstyle_cuda;
+  d->lang = ncc_cstyle_lang_find("cuda");
   d->max_local = max_threads;
   d->max_groups = 1 << 20;
   d->max_local_bytes = smem;
@@ -286,14 +286,14 @@ static void cu_free(void *state) {
 
 static ncc_status cu_emit(const ncc_graph *g, const char *kind, const char *path) {
   if (strcmp(kind, "cuda") == 0 || strcmp(kind, "kir") == 0)
-    return ncc_gpu_emit_source(g, &ncc_cstyle_cuda, kind, path);
+    return ncc_gpu_emit_source(g, ncc_cstyle_lang_find("cuda"), kind, path);
   if (strcmp(kind, "ptx") != 0)
     return ncc_error(NCC_ERR_UNSUPPORTED,
                      "--emit=%s is not available for target 'cuda' (cuda, ptx, kir)", kind);
   ncc_sbuf src = {0};
   char *ptx = NULL;
   size_t len = 0;
-  ncc_status st = ncc_gpu_render_graph(g, &ncc_cstyle_cuda, &src);
+  ncc_status st = ncc_gpu_render_graph(g, ncc_cstyle_lang_find("cuda"), &src);
   if (st == NCC_OK) st = ncc_cuda_compile_ptx(src.s, NULL, &ptx, &len);
   if (st == NCC_OK) st = ncc_atomic_write(path, ptx, len);
   ncc_free(ptx, 0);

@@ -315,7 +315,7 @@ static ncc_status open_device(void) {
   a->clGetDeviceInfo(ocl.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL);
   ncc_gpu_device *d = &ocl.dev;
   d->target = "opencl";
-  d->lang = &ncc_cstyle_opencl;
+  d->lang = ncc_cstyle_lang_find("opencl");
   d->max_local = wg > 1024 ? 1024 : (int)wg;
   d->max_groups = 1 << 16;
   d->max_local_bytes = (int64_t)lmem;
@@ -373,7 +373,7 @@ static ncc_status ocl_emit(const ncc_graph *g, const char *kind, const char *pat
   if (strcmp(kind, "opencl") != 0 && strcmp(kind, "kir") != 0)
     return ncc_error(NCC_ERR_UNSUPPORTED,
                      "--emit=%s is not available for target 'opencl' (opencl, kir)", kind);
-  return ncc_gpu_emit_source(g, &ncc_cstyle_opencl, kind, path);
+  return ncc_gpu_emit_source(g, ncc_cstyle_lang_find("opencl"), kind, path);
 }
 
 const ncc_backend ncc_backend_opencl = {

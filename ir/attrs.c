@@ -7,8 +7,12 @@
 
 #include "attrs.h"
 
+/* The IR column's NONE, beside the ncc_attr_kind names. */
+enum { NCC_ATTR_NONE = -1 };
+
 static const ncc_attr_schema schema[] = {
-#define NCC_ATTR(op, nm, kind, since) {NCC_OP_##op, nm, NCC_ATTR_##kind, since},
+#define NCC_ATTR(op, nm, kind, since, ir) \
+  {NCC_OP_##op, nm, NCC_ATTR_##kind, since, NCC_ATTR_##ir},
 #include "attrs.def"
 #undef NCC_ATTR
 };
@@ -189,6 +193,129 @@ ncc_status ncc_attrs_perm(const ncc_node *n, int rank, int *perm) {
     }
     seen[a->ints[i]] = true;
     perm[i] = (int)a->ints[i];
+  }
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_cast(const ncc_node *n, ncc_dtype *to) {
+  const char *s;
+  *to = NCC_DT_UNDEF;
+  ncc_status st = get_string(n, "to", NULL, &s);
+  if (st) return st;
+  if (!s) return fail(n, NCC_ERR_INPUT, "missing attribute 'to' (a dtype name)");
+  *to = ncc_dtype_from_name(s, strlen(s));
+  if (*to == NCC_DT_UNDEF)
+    return fail(n, NCC_ERR_UNSUPPORTED, "cannot cast to unknown dtype '%s'", s);
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_split(const ncc_node *n, int *num_outputs) {
+  int64_t v;
+  *num_outputs = n->n_out;
+  ncc_status st = get_int(n, "num_outputs", n->n_out, &v);
+  if (st) return st;
+  if (v != n->n_out)
+    return fail(n, NCC_ERR_INPUT,
+                "num_outputs is %lld but the node has %d outputs",
+                (long long)v, n->n_out);
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_reshape(const ncc_node *n, bool *allowzero) {
+  return get_flag(n, "allowzero", false, allowzero);
+}
+
+ncc_status ncc_attrs_shape(const ncc_node *n, int rank, int *start, int *end) {
+  int64_t s, e;
+  *start = 0;
+  *end = rank;
+  ncc_status st = get_int(n, "start", 0, &s);
+  if (!st) st = get_int(n, "end", rank, &e);
+  if (st) return st;
+  if (s < 0) s += rank;
+  if (e < 0) e += rank;
+  *start = (int)(s < 0 ? 0 : s > rank ? rank : s);
+  *end = (int)(e < 0 ? 0 : e > rank ? rank : e);
+  return NCC_OK;
+}
+
+static const char *const pad_names[] = {"constant", "reflect", "edge", "wrap"};
+
+const char *ncc_pad_mode_name(ncc_pad_mode mode) { return pad_names[mode]; }
+
+ncc_status ncc_attrs_pad(const ncc_node *n, ncc_pad_mode *mode) {
+  const char *s;
+  *mode = NCC_PAD_CONSTANT;
+  ncc_status st = get_string(n, "mode", "constant", &s);
+  if (st) return st;
+  for (int m = 0; m < (int)(sizeof pad_names / sizeof pad_names[0]); m++)
+    if (strcmp(s, pad_names[m]) == 0) {
+      *mode = (ncc_pad_mode)m;
+      return NCC_OK;
+    }
+  return fail(n, NCC_ERR_INPUT, "unknown mode \"%s\"", s);
+}
+
+ncc_status ncc_attrs_value(const ncc_node *n, const ncc_const **value) {
+  const ncc_attr *a = ncc_node_attr(n, "value");
+  *value = NULL;
+  if (!a) {
+    if (n->op == NCC_OP_CONSTANT)
+      return fail(n, NCC_ERR_INPUT, "missing attribute 'value'");
+    return NCC_OK;
+  }
+  if (a->kind != NCC_ATTR_TENSOR)
+    return fail(n, NCC_ERR_INPUT, "attribute 'value' must be a tensor");
+  const ncc_const *k = &a->t;
+  if (k->dtype <= NCC_DT_UNDEF || k->dtype >= NCC_DT_COUNT ||
+      k->shape.rank < 0 || k->shape.rank > NCC_MAX_RANK ||
+      ncc_shape_numel(&k->shape) < 0 ||
+      (ncc_shape_numel(&k->shape) > 0 && !k->data))
+    return fail(n, NCC_ERR_INPUT, "attribute 'value' is not a valid tensor");
+  if (n->op == NCC_OP_CONSTANTOFSHAPE && ncc_shape_numel(&k->shape) != 1)
+    return fail(n, NCC_ERR_INPUT, "attribute 'value' must have one element");
+  *value = k;
+  return NCC_OK;
+}
+
+/* ---- the IR's check against the schema ---- */
+
+bool ncc_attr_is_annotation(const char *name) {
+  return strchr(name, '.') != NULL;
+}
+
+static const char *kind_text(int kind) {
+  switch (kind) {
+  case NCC_ATTR_INT: return "an int";
+  case NCC_ATTR_FLOAT: return "a float";
+  case NCC_ATTR_INTS: return "a list of ints";
+  case NCC_ATTR_FLOATS: return "a list of floats";
+  case NCC_ATTR_STRING: return "a string";
+  case NCC_ATTR_TENSOR: return "a tensor";
+  default: return "?";
+  }
+}
+
+ncc_status ncc_attrs_check_schema(const ncc_node *n) {
+  for (int i = 0; i < n->n_attrs; i++) {
+    const ncc_attr *a = &n->attrs[i];
+    if (ncc_attr_is_annotation(a->name)) continue;
+    const ncc_attr_schema *sc = ncc_attr_schema_find(n->op, a->name);
+    if (!sc)
+      return fail(n, NCC_ERR_INPUT, "%s has no attribute '%s'",
+                  ncc_op_name(n->op), a->name);
+    if (sc->ir_kind == NCC_ATTR_NONE)
+      return fail(n, NCC_ERR_INPUT,
+                  "%s has no attribute '%s' in the IR (the ONNX importer "
+                  "turns it into an input or drops it)",
+                  ncc_op_name(n->op), a->name);
+    /* the text form writes whole floats as ints (`alpha=1`, `[1, 2]`) */
+    bool ok = (int)a->kind == sc->ir_kind ||
+              (sc->ir_kind == NCC_ATTR_FLOAT && a->kind == NCC_ATTR_INT) ||
+              (sc->ir_kind == NCC_ATTR_FLOATS && a->kind == NCC_ATTR_INTS);
+    if (!ok)
+      return fail(n, NCC_ERR_INPUT, "attribute '%s' must be %s", a->name,
+                  kind_text(sc->ir_kind));
   }
   return NCC_OK;
 }

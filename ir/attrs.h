@@ -20,6 +20,8 @@ typedef struct ncc_attr_schema {
   const char *name;
   ncc_attr_kind kind; /* as an ONNX model writes it */
   int since;          /* the opset it appeared in after 13, else 0 */
+  int ir_kind;        /* the ncc_attr_kind the IR holds, -1: none (the
+                         importer turns it into an input or drops it) */
 } ncc_attr_schema;
 
 /* The schema row of op's attribute `name`, NULL when op has none such. */
@@ -77,5 +79,47 @@ ncc_status ncc_attrs_axis_norm(const ncc_node *n, int rank, int *axis);
 
 /* Transpose's perm as a permutation of 0..rank-1 (reversed when absent). */
 ncc_status ncc_attrs_perm(const ncc_node *n, int rank, int *perm);
+
+/* Cast's `to`: the IR holds the dtype's name (the importer converts ONNX's
+ * type code). Required; an unknown name is NCC_ERR_UNSUPPORTED. */
+ncc_status ncc_attrs_cast(const ncc_node *n, ncc_dtype *to);
+
+/* Split's `num_outputs` (default: the node's output count), which must
+ * equal the node's output count. */
+ncc_status ncc_attrs_split(const ncc_node *n, int *num_outputs);
+
+/* Reshape's `allowzero` (0 or 1, default 0). */
+ncc_status ncc_attrs_reshape(const ncc_node *n, bool *allowzero);
+
+/* Shape's `start` and `end` (defaults 0 and rank), negative ones counted
+ * from the end, both clamped into [0, rank]; end may be below start (an
+ * empty result). */
+ncc_status ncc_attrs_shape(const ncc_node *n, int rank, int *start, int *end);
+
+/* Pad's `mode` (default "constant"). */
+typedef enum ncc_pad_mode {
+  NCC_PAD_CONSTANT,
+  NCC_PAD_REFLECT,
+  NCC_PAD_EDGE,
+  NCC_PAD_WRAP,
+} ncc_pad_mode;
+ncc_status ncc_attrs_pad(const ncc_node *n, ncc_pad_mode *mode);
+const char *ncc_pad_mode_name(ncc_pad_mode mode); /* as ONNX spells it */
+
+/* The `value` tensor of Constant (required) and ConstantOfShape (NULL when
+ * absent: f32 zero; else it must hold one element). */
+ncc_status ncc_attrs_value(const ncc_node *n, const ncc_const **value);
+
+/* ---- the IR's check against the schema ----
+ * NCC_OK when every attribute of n is one its op takes in the IR, of the
+ * kind the IR holds it in (ir/attrs.def's IR column), or a pass
+ * annotation (ncc_attr_is_annotation); else an error naming the node. The
+ * verifier runs it, so hand-written text IR is checked as ONNX is. */
+ncc_status ncc_attrs_check_schema(const ncc_node *n);
+
+/* Whether `name` is an annotation that a pass attaches, not an attribute
+ * of the op: any name with a '.' (fuse.group, fuse.kind, mem.offset,
+ * mem.offset.batch); no ONNX attribute of ncc's ops has one. */
+bool ncc_attr_is_annotation(const char *name);
 
 #endif /* NCC_IR_ATTRS_H */

@@ -354,42 +354,6 @@ ncc_status ncc_si_check_out_rank(ictx *c, int r) {
   return NCC_OK;
 }
 
-/* Integer attribute (default when absent); a wrong kind is an error. */
-ncc_status ncc_si_attr_int(ictx *c, const char *name, int64_t dflt,
-                           int64_t *v) {
-  const ncc_attr *a = ncc_node_attr(c->n, name);
-  *v = dflt;
-  if (!a) return NCC_OK;
-  if (a->kind != NCC_ATTR_INT)
-    return ncc_si_fail(c, NCC_ERR_INPUT, "attribute '%s' must be an int", name);
-  *v = a->i;
-  return NCC_OK;
-}
-
-/* Integer attribute restricted to 0/1. */
-ncc_status ncc_si_attr_flag(ictx *c, const char *name, int64_t dflt, bool *v) {
-  int64_t x;
-  *v = dflt != 0;
-  ncc_status st = ncc_si_attr_int(c, name, dflt, &x);
-  if (st) return st;
-  if (x != 0 && x != 1)
-    return ncc_si_fail(c, NCC_ERR_INPUT, "attribute '%s' must be 0 or 1, got %lld",
-                name, (long long)x);
-  *v = x != 0;
-  return NCC_OK;
-}
-
-ncc_status ncc_si_attr_string(ictx *c, const char *name, const char *dflt,
-                              const char **v) {
-  const ncc_attr *a = ncc_node_attr(c->n, name);
-  *v = dflt;
-  if (!a) return NCC_OK;
-  if (a->kind != NCC_ATTR_STRING || !a->s)
-    return ncc_si_fail(c, NCC_ERR_INPUT, "attribute '%s' must be a string", name);
-  *v = a->s;
-  return NCC_OK;
-}
-
 /* Normalize an axis in [-r, r-1] (or [-r, r] when `inclusive`). */
 ncc_status ncc_si_norm_axis(ictx *c, const char *what, int64_t axis, int r,
                             bool inclusive, int *out) {

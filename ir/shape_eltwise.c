@@ -195,19 +195,11 @@ ncc_status ncc_rule_unary(ictx *c) {
   case NCC_OP_REORDER: st = ncc_si_check_dtype(c, 0, DT_ANY); break;
   case NCC_OP_NEG:
   case NCC_OP_ABS: st = ncc_si_check_dtype(c, 0, DT_ARITH); break;
-  case NCC_OP_CAST: {
-    const char *to;
+  case NCC_OP_CAST:
     st = ncc_si_check_dtype(c, 0, DT_ANY);
-    if (!st) st = ncc_si_attr_string(c, "to", NULL, &to);
+    if (!st) st = ncc_attrs_cast(c->n, &odt);
     if (st) return st;
-    if (!to)
-      return ncc_si_fail(c, NCC_ERR_INPUT, "missing attribute 'to' (a dtype name)");
-    odt = ncc_dtype_from_name(to, strlen(to));
-    if (odt == NCC_DT_UNDEF)
-      return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "cannot cast to unknown dtype '%s'",
-                  to);
     break;
-  }
   case NCC_OP_CLIP:
     st = ncc_si_check_dtype(c, 0, DT_FLOAT);
     for (int i = 1; !st && i < c->n->n_in; i++) {

@@ -17,7 +17,7 @@ ncc_status ncc_rule_reshape(ictx *c) {
   int64_t v[NCC_CONTENT_MAX];
   if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) || (st = ncc_si_check_index(c, 1)) ||
       (st = ncc_si_vec_len(c, 1, &len)) || (st = ncc_si_check_out_rank(c, len)) ||
-      (st = ncc_si_attr_flag(c, "allowzero", 0, &allowzero)) ||
+      (st = ncc_attrs_reshape(c->n, &allowzero)) ||
       (st = ncc_si_input_ints(c, 1, v, NCC_CONTENT_MAX, &n, &known)))
     return st;
   const ncc_shape *x = &IN(c, 0)->shape;
@@ -249,17 +249,12 @@ ncc_status ncc_rule_concat(ictx *c) {
 
 ncc_status ncc_rule_split(ictx *c) {
   ncc_status st;
-  int64_t num;
-  int axis = 0, nout = c->n->n_out;
+  int axis = 0, nout = c->n->n_out, num;
   const ncc_tinfo *x = IN(c, 0);
   if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
       (st = ncc_attrs_axis_norm(c->n, x->shape.rank, &axis)) ||
-      (st = ncc_si_attr_int(c, "num_outputs", nout, &num)))
+      (st = ncc_attrs_split(c->n, &num)))
     return st;
-  if (num != nout)
-    return ncc_si_fail(c, NCC_ERR_INPUT,
-                "num_outputs is %lld but the node has %d outputs",
-                (long long)num, nout);
   int64_t dim = x->shape.d[axis];
   int64_t sizes[NCC_CONTENT_MAX];
   bool known = true;
@@ -495,17 +490,12 @@ ncc_status ncc_rule_gather(ictx *c) {
 
 ncc_status ncc_rule_shape(ictx *c) {
   ncc_status st;
-  int64_t start, end;
+  int start, end;
   int r = rank_of(c, 0);
   if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) ||
-      (st = ncc_si_attr_int(c, "start", 0, &start)) ||
-      (st = ncc_si_attr_int(c, "end", r, &end)))
+      (st = ncc_attrs_shape(c->n, r, &start, &end)))
     return st;
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = start < 0 ? 0 : start > r ? r : start;
-  end = end < 0 ? 0 : end > r ? r : end;
-  int len = end > start ? (int)(end - start) : 0;
+  int len = end > start ? end - start : 0;
   ncc_shape o = {.rank = 1, .d = {len}};
   set_out(c, 0, NCC_DT_I64, &o);
   set_content(&c->out[0], IN(c, 0)->shape.d + start, len);
@@ -533,16 +523,14 @@ ncc_status ncc_rule_expand(ictx *c) {
 
 ncc_status ncc_rule_pad(ictx *c) {
   ncc_status st;
-  const char *mode;
+  ncc_pad_mode pm;
   const ncc_tinfo *x = IN(c, 0);
   int r = x->shape.rank, na = r, lp, n;
   if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) || (st = ncc_si_check_index(c, 1)) ||
-      (st = ncc_si_attr_string(c, "mode", "constant", &mode)))
+      (st = ncc_attrs_pad(c->n, &pm)))
     return st;
-  bool constant = !strcmp(mode, "constant"), reflect = !strcmp(mode, "reflect");
-  bool wrap = !strcmp(mode, "wrap");
-  if (!constant && !reflect && !wrap && strcmp(mode, "edge") != 0)
-    return ncc_si_fail(c, NCC_ERR_INPUT, "unknown mode \"%s\"", mode);
+  bool constant = pm == NCC_PAD_CONSTANT, reflect = pm == NCC_PAD_REFLECT;
+  bool wrap = pm == NCC_PAD_WRAP;
   if (has_in(c, 2) && ((st = ncc_si_check_same_dtype(c, 0, 2)) ||
                        ncc_shape_numel(&IN(c, 2)->shape) != 1))
     return st ? st : ncc_si_fail(c, NCC_ERR_INPUT, "constant_value must be a scalar");
@@ -587,8 +575,9 @@ ncc_status ncc_rule_pad(ictx *c) {
       if (d == 0 || pb > lim || pe > lim)
         return ncc_si_fail(
             c, NCC_ERR_INPUT,
-            "%s pads (%lld, %lld) are too large for dim %d of size %lld", mode,
-            (long long)pb, (long long)pe, a, (long long)d);
+            "%s pads (%lld, %lld) are too large for dim %d of size %lld",
+            ncc_pad_mode_name(pm), (long long)pb, (long long)pe, a,
+            (long long)d);
     }
     o.d[a] = nd;
   }

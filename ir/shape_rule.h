@@ -85,10 +85,6 @@ ncc_status ncc_si_check_same_dtype(ictx *c, int i, int j);
 ncc_status ncc_si_check_rank(ictx *c, int i, int r);
 ncc_status ncc_si_check_min_rank(ictx *c, int i, int r);
 ncc_status ncc_si_check_out_rank(ictx *c, int r);
-ncc_status ncc_si_attr_int(ictx *c, const char *name, int64_t dflt, int64_t *v);
-ncc_status ncc_si_attr_flag(ictx *c, const char *name, int64_t dflt, bool *v);
-ncc_status ncc_si_attr_string(ictx *c, const char *name, const char *dflt,
-                              const char **v);
 ncc_status ncc_si_norm_axis(ictx *c, const char *what, int64_t axis, int r,
                             bool inclusive, int *out);
 ncc_status ncc_si_input_ints(ictx *c, int i, int64_t *vals, int cap, int *n,

@@ -3,34 +3,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "attrs.h"
 #include "shape_rule.h"
 
 /* ------------------------------------------------------------------------ */
 /* sources                                                                   */
 
-/* A tensor attribute that a node outputs or fills with (Constant,
- * ConstantOfShape). */
-static ncc_status tensor_attr(ictx *c, const char *name, const ncc_const **t) {
-  const ncc_attr *a = ncc_node_attr(c->n, name);
-  *t = NULL;
-  if (!a) return NCC_OK;
-  if (a->kind != NCC_ATTR_TENSOR)
-    return ncc_si_fail(c, NCC_ERR_INPUT, "attribute '%s' must be a tensor", name);
-  const ncc_const *k = &a->t;
-  if (k->dtype <= NCC_DT_UNDEF || k->dtype >= NCC_DT_COUNT ||
-      k->shape.rank < 0 || k->shape.rank > NCC_MAX_RANK ||
-      ncc_shape_numel(&k->shape) < 0 ||
-      (ncc_shape_numel(&k->shape) > 0 && !k->data))
-    return ncc_si_fail(c, NCC_ERR_INPUT, "attribute '%s' is not a valid tensor", name);
-  *t = k;
-  return NCC_OK;
-}
-
 ncc_status ncc_rule_constant(ictx *c) {
   const ncc_const *t;
-  ncc_status st = tensor_attr(c, "value", &t);
+  ncc_status st = ncc_attrs_value(c->n, &t);
   if (st) return st;
-  if (!t) return ncc_si_fail(c, NCC_ERR_INPUT, "missing attribute 'value'");
   set_out(c, 0, t->dtype, &t->shape);
   c->out[0].data = t->data;
   ncc_si_content_from_data(&c->out[0]);
@@ -42,10 +24,8 @@ ncc_status ncc_rule_constant_of_shape(ictx *c) {
   ncc_status st;
   const ncc_const *t;
   ncc_shape o;
-  if ((st = ncc_si_shape_input(c, 0, &o)) || (st = tensor_attr(c, "value", &t)))
+  if ((st = ncc_si_shape_input(c, 0, &o)) || (st = ncc_attrs_value(c->n, &t)))
     return st;
-  if (t && ncc_shape_numel(&t->shape) != 1)
-    return ncc_si_fail(c, NCC_ERR_INPUT, "attribute 'value' must have one element");
   ncc_dtype dt = t ? t->dtype : NCC_DT_F32;
   set_out(c, 0, dt, &o);
   int m = ncc_si_content_slots(dt, &o);

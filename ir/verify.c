@@ -3,7 +3,8 @@
  * Run after parsing, importing and (in tests, or with --verify-each) after
  * every pass, so a pass that breaks the graph is caught where it happened.
  * Two stages: structure first (tables, producers, topological order — which
- * also rules out cycles —, arity, names, types, attributes), then, on a
+ * also rules out cycles —, arity, names, types, attributes: well formed,
+ * and each one its op's, of its kind, by ir/attrs.def), then, on a
  * well-formed graph, shape inference is re-run node by node and each stored
  * output type must be what inference would have stored. The first problem
  * found is reported, naming the node (ncc_node_label) or the value.
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attrs.h"
 #include "ir.h"
 #include "shape.h"
 
@@ -142,7 +144,7 @@ static ncc_status check_attrs(const ncc_node *n) {
     }
     if (!ok) return node_fail(n, "attribute '%s' is malformed", a->name);
   }
-  return NCC_OK;
+  return ncc_attrs_check_schema(n);
 }
 
 /* "2", "2 to 3" or "at least 1" */

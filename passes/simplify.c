@@ -171,7 +171,9 @@ static bool reshape_target_is_free(const ncc_node *n) {
   int64_t s[NCC_MAX_RANK];
   int cnt;
   if (!int_elems(n->in[1], s, NCC_MAX_RANK, &cnt)) return false;
-  if (ncc_attr_int(n, "allowzero", 0)) return true;
+  bool allowzero;
+  if (ncc_attrs_reshape(n, &allowzero) != NCC_OK) return false;
+  if (allowzero) return true;
   for (int i = 0; i < cnt; i++)
     if (s[i] == 0) return false;
   return true;

@@ -306,12 +306,9 @@ ncc_status ncc_ref_GATHER(const ncc_node *n, const ncc_tensor *const *in,
 
 ncc_status ncc_ref_SHAPE(const ncc_node *n, const ncc_tensor *const *in,
                          ncc_tensor *out) {
-  int64_t r = in[0]->rank;
-  int64_t start = ncc_attr_int(n, "start", 0), end = ncc_attr_int(n, "end", r);
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = clamp64(start, 0, r);
-  end = clamp64(end, 0, r);
+  int start, end;
+  ncc_status st = ncc_attrs_shape(n, in[0]->rank, &start, &end);
+  if (st != NCC_OK) return st;
   int64_t cnt = end > start ? end - start : 0;
   if (out->dtype != NCC_DT_I64 || ncc_tensor_numel(out) != cnt)
     return shape_mismatch("Shape start/end");
@@ -322,18 +319,16 @@ ncc_status ncc_ref_SHAPE(const ncc_node *n, const ncc_tensor *const *in,
 
 /* ---- Pad ---- */
 
-typedef enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP } pad_mode;
-
 /* Source index along an axis of size d for the padded position j (j < 0 or
  * j >= d when in the padding); -1 means "the constant". Reflect and wrap
  * repeat periodically for pads longer than the axis, like numpy.pad. */
-static int64_t pad_src(int64_t j, int64_t d, pad_mode mode) {
+static int64_t pad_src(int64_t j, int64_t d, ncc_pad_mode mode) {
   if (j >= 0 && j < d) return j;
   switch (mode) {
-  case PAD_CONSTANT: return -1;
-  case PAD_EDGE: return j < 0 ? 0 : d - 1;
-  case PAD_WRAP: return ((j % d) + d) % d;
-  case PAD_REFLECT: {
+  case NCC_PAD_CONSTANT: return -1;
+  case NCC_PAD_EDGE: return j < 0 ? 0 : d - 1;
+  case NCC_PAD_WRAP: return ((j % d) + d) % d;
+  case NCC_PAD_REFLECT: {
     if (d == 1) return 0;
     int64_t p = 2 * (d - 1), m = ((j % p) + p) % p;
     return m < d ? m : p - m;
@@ -380,16 +375,12 @@ ncc_status ncc_ref_PAD(const ncc_node *n, const ncc_tensor *const *in,
                        ncc_tensor *out) {
   const ncc_tensor *x = in[0];
   int r = x->rank;
-  const char *ms = ncc_attr_string(n, "mode", "constant");
-  pad_mode mode;
-  if (strcmp(ms, "constant") == 0) mode = PAD_CONSTANT;
-  else if (strcmp(ms, "reflect") == 0) mode = PAD_REFLECT;
-  else if (strcmp(ms, "edge") == 0) mode = PAD_EDGE;
-  else if (strcmp(ms, "wrap") == 0) mode = PAD_WRAP;
-  else return ncc_error(NCC_ERR_UNSUPPORTED, "Pad mode '%s' is not supported", ms);
+  ncc_pad_mode mode;
+  ncc_status st = ncc_attrs_pad(n, &mode);
+  if (st != NCC_OK) return st;
 
   int64_t begin[NCC_MAX_RANK], end[NCC_MAX_RANK];
-  ncc_status st = pad_params(n, in, begin, end);
+  st = pad_params(n, in, begin, end);
   if (st != NCC_OK) return st;
   if (out->rank != r) return shape_mismatch("Pad rank");
   for (int i = 0; i < r; i++) {
@@ -397,9 +388,10 @@ ncc_status ncc_ref_PAD(const ncc_node *n, const ncc_tensor *const *in,
     if (__builtin_sub_overflow(out->dims[i] - x->dims[i], begin[i], &want) ||
         want != end[i])
       return shape_mismatch("Pad amounts");
-    if (mode != PAD_CONSTANT && x->dims[i] == 0 && out->dims[i] > 0)
+    if (mode != NCC_PAD_CONSTANT && x->dims[i] == 0 && out->dims[i] > 0)
       return ncc_error(NCC_ERR_INPUT,
-                       "Pad mode '%s' cannot pad axis %d, which is empty", ms, i);
+                       "Pad mode '%s' cannot pad axis %d, which is empty",
+                       ncc_pad_mode_name(mode), i);
   }
   size_t es = ncc_dtype_size(x->dtype);
   unsigned char fill[8];
@@ -441,13 +433,13 @@ ncc_status ncc_ref_PAD(const ncc_node *n, const ncc_tensor *const *in,
 ncc_status ncc_ref_CONSTANT(const ncc_node *n, const ncc_tensor *const *in,
                             ncc_tensor *out) {
   (void)in;
-  const ncc_attr *a = ncc_node_attr(n, "value");
-  if (!a || a->kind != NCC_ATTR_TENSOR)
-    return ncc_error(NCC_ERR_INPUT, "Constant has no 'value' tensor");
-  int64_t cnt = ncc_shape_numel(&a->t.shape);
-  if (a->t.dtype != out->dtype || cnt != ncc_tensor_numel(out))
+  const ncc_const *t;
+  ncc_status st = ncc_attrs_value(n, &t);
+  if (st != NCC_OK) return st;
+  int64_t cnt = ncc_shape_numel(&t->shape);
+  if (t->dtype != out->dtype || cnt != ncc_tensor_numel(out))
     return shape_mismatch("Constant value");
-  if (cnt > 0) memcpy(out->data, a->t.data, ncc_tensor_nbytes(out));
+  if (cnt > 0) memcpy(out->data, t->data, ncc_tensor_nbytes(out));
   return NCC_OK;
 }
 
@@ -455,18 +447,19 @@ ncc_status ncc_ref_CONSTANTOFSHAPE(const ncc_node *n,
                                    const ncc_tensor *const *in,
                                    ncc_tensor *out) {
   (void)in;
-  const ncc_attr *a = ncc_node_attr(n, "value");
+  const ncc_const *t;
   size_t es = ncc_dtype_size(out->dtype), nb = ncc_tensor_nbytes(out);
-  if (!a) { /* f32 0 */
+  ncc_status st = ncc_attrs_value(n, &t);
+  if (st != NCC_OK) return st;
+  if (!t) { /* f32 0 */
     memset(out->data, 0, nb);
     return NCC_OK;
   }
-  if (a->kind != NCC_ATTR_TENSOR || ncc_shape_numel(&a->t.shape) != 1 ||
-      a->t.dtype != out->dtype)
+  if (t->dtype != out->dtype)
     return ncc_error(NCC_ERR_INPUT,
                      "ConstantOfShape value must be a 1-element tensor");
   for (size_t off = 0; off < nb; off += es)
-    memcpy((char *)out->data + off, a->t.data, es);
+    memcpy((char *)out->data + off, t->data, es);
   return NCC_OK;
 }
 

@@ -130,7 +130,7 @@ static void schema(void **state) {
   assert_null(ncc_attr_schema_find(NCC_OP_RELU, "alpha"));
   assert_null(ncc_attr_schema_find(NCC_OP_GEMM, "alpha2"));
   static const struct { ncc_op op; const char *name; } rows[] = {
-#define NCC_ATTR(op, nm, kind, since) {NCC_OP_##op, nm},
+#define NCC_ATTR(op, nm, kind, since, ir) {NCC_OP_##op, nm},
 #include "ir/attrs.def"
 #undef NCC_ATTR
   };

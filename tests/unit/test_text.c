@@ -283,10 +283,10 @@ static void test_float_exact(void **state) {
   ncc_value *x = ncc_graph_add_value(g, "x", NCC_VAL_INPUT, NCC_DT_F32, &s);
   ncc_graph_add_input(g, x);
   ncc_node *n = ncc_graph_add_node(g, NCC_OP_IDENTITY, "id", 1, &x, 1);
-  ncc_node_set_attr_floats(g, n, "vals", v, K);
-  ncc_node_set_attr_float(g, n, "nz", -0.0f);
-  ncc_node_set_attr_float(g, n, "qnan", f32_bits(0x7fc00001u));
-  ncc_node_set_attr_float(g, n, "two", 2.0f);
+  ncc_node_set_attr_floats(g, n, "a.vals", v, K);
+  ncc_node_set_attr_float(g, n, "a.nz", -0.0f);
+  ncc_node_set_attr_float(g, n, "a.qnan", f32_bits(0x7fc00001u));
+  ncc_node_set_attr_float(g, n, "a.two", 2.0f);
   ncc_value *y = add_out(g, n, 0, "y");
   for (int c = 0; c < 4; c++) { /* the special values as constants */
     char nm[16];
@@ -304,9 +304,9 @@ static void test_float_exact(void **state) {
   assert_int_equal(ncc_infer_graph(g), NCC_OK);
 
   char *t = check_roundtrip(g);
-  assert_non_null(strstr(t, "nz = -0.0"));
-  assert_non_null(strstr(t, "qnan = nan(0x7fc00001)"));
-  assert_non_null(strstr(t, "two = 2.0"));
+  assert_non_null(strstr(t, "a.nz = -0.0"));
+  assert_non_null(strstr(t, "a.qnan = nan(0x7fc00001)"));
+  assert_non_null(strstr(t, "a.two = 2.0"));
   assert_non_null(strstr(t, "const [0.0, -0.0, inf, -inf, nan, -nan, nan(0x7fc00001), "
                             "nan(0xffc12345), nan(0x7f800001), 1e-45, -1e-45, "));
   assert_non_null(strstr(t, "%d: f64[8] = const [0.0, -0.0, inf, -inf, "
@@ -314,7 +314,7 @@ static void test_float_exact(void **state) {
   assert_non_null(strstr(t, "%h: f16[8] = const [0.0, -0.0, inf, -inf, nan, "
                             "nan(0x7e01), 5.9604645e-08, 0.33325195]"));
   ncc_graph *g2 = parse_ok(t);
-  const ncc_attr *a = ncc_node_attr(g2->nodes[0], "vals");
+  const ncc_attr *a = ncc_node_attr(g2->nodes[0], "a.vals");
   assert_non_null(a);
   assert_int_equal(a->kind, NCC_ATTR_FLOATS);
   assert_int_equal(a->n, K);
@@ -352,42 +352,44 @@ static void test_float_exact(void **state) {
 
 static void test_attr_kinds(void **state) {
   (void)state;
+  /* names with a '.' are annotations: Identity has no attributes of its
+   * own, and the verifier checks op attributes against ir/attrs.def */
   const char *text =
       "graph @attrs(%x: f32[2,3]) {\n"
-      "  %y: f32[2,3] = Identity(%x) {e_floats = floats[], e_ints = ints[], "
-      "f = 1.5, fi = 3.0, finf = -inf, fl = [0.5, -2.0, 1e+20], i = -7, "
-      "imax = 9223372036854775807, imin = -9223372036854775808, "
-      "is = [1, -2, 3], s = \"a \\\"q\\\" \\\\ \\n\\t\\01\\ff\", "
-      "t = tensor<i64[2]> [4, 5], t0 = tensor<f32[0]> [], "
-      "tb = tensor<u8[20]> hex\"000102030405060708090a0b0c0d0e0f10111213\", "
-      "ts = tensor<bool[17]> splat(true), \"weird key\" = \"\"}\n"
+      "  %y: f32[2,3] = Identity(%x) {a.e_floats = floats[], a.e_ints = ints[], "
+      "a.f = 1.5, a.fi = 3.0, a.finf = -inf, a.fl = [0.5, -2.0, 1e+20], a.i = -7, "
+      "a.imax = 9223372036854775807, a.imin = -9223372036854775808, "
+      "a.is = [1, -2, 3], a.s = \"a \\\"q\\\" \\\\ \\n\\t\\01\\ff\", "
+      "a.t = tensor<i64[2]> [4, 5], a.t0 = tensor<f32[0]> [], "
+      "a.tb = tensor<u8[20]> hex\"000102030405060708090a0b0c0d0e0f10111213\", "
+      "a.ts = tensor<bool[17]> splat(true), \"a.weird key\" = \"\"}\n"
       "  return %y\n"
       "}\n";
   check_canonical(text);
   ncc_graph *g = parse_ok(text);
   const ncc_node *n = g->nodes[0];
   assert_int_equal(n->n_attrs, 16);
-  assert_int_equal(ncc_node_attr(n, "e_ints")->kind, NCC_ATTR_INTS);
-  assert_int_equal(ncc_node_attr(n, "e_ints")->n, 0);
-  assert_int_equal(ncc_node_attr(n, "e_floats")->kind, NCC_ATTR_FLOATS);
-  assert_int_equal(ncc_node_attr(n, "fi")->kind, NCC_ATTR_FLOAT);
-  assert_true(ncc_attr_float(n, "fi", 0) == 3.0f);
-  assert_int_equal(ncc_attr_int(n, "i", 0), -7);
-  assert_int_equal(ncc_attr_int(n, "imin", 0), INT64_MIN);
-  assert_string_equal(ncc_attr_string(n, "s", NULL), "a \"q\" \\ \n\t\x01\xff");
-  const ncc_attr *t = ncc_node_attr(n, "t");
+  assert_int_equal(ncc_node_attr(n, "a.e_ints")->kind, NCC_ATTR_INTS);
+  assert_int_equal(ncc_node_attr(n, "a.e_ints")->n, 0);
+  assert_int_equal(ncc_node_attr(n, "a.e_floats")->kind, NCC_ATTR_FLOATS);
+  assert_int_equal(ncc_node_attr(n, "a.fi")->kind, NCC_ATTR_FLOAT);
+  assert_true(ncc_attr_float(n, "a.fi", 0) == 3.0f);
+  assert_int_equal(ncc_attr_int(n, "a.i", 0), -7);
+  assert_int_equal(ncc_attr_int(n, "a.imin", 0), INT64_MIN);
+  assert_string_equal(ncc_attr_string(n, "a.s", NULL), "a \"q\" \\ \n\t\x01\xff");
+  const ncc_attr *t = ncc_node_attr(n, "a.t");
   assert_int_equal(t->kind, NCC_ATTR_TENSOR);
   assert_int_equal(t->t.dtype, NCC_DT_I64);
   assert_int_equal(((int64_t *)t->t.data)[1], 5);
-  const ncc_attr *tb = ncc_node_attr(n, "tb");
+  const ncc_attr *tb = ncc_node_attr(n, "a.tb");
   assert_int_equal(((unsigned char *)tb->t.data)[19], 0x13);
-  assert_string_equal(ncc_attr_string(n, "weird key", NULL), "");
+  assert_string_equal(ncc_attr_string(n, "a.weird key", NULL), "");
   ncc_graph_free(g);
 
   /* a list with any float is floats; bools outside 0/1 print as hex */
-  g = parse_ok("graph @m(%x: f32[2]) {\n  %y: f32[2] = Identity(%x) {a = [1, 2.5]}\n"
+  g = parse_ok("graph @m(%x: f32[2]) {\n  %y: f32[2] = Identity(%x) {a.l = [1, 2.5]}\n"
                "  return %y\n}\n");
-  assert_int_equal(ncc_node_attr(g->nodes[0], "a")->kind, NCC_ATTR_FLOATS);
+  assert_int_equal(ncc_node_attr(g->nodes[0], "a.l")->kind, NCC_ATTR_FLOATS);
   ncc_graph_free(g);
   g = ncc_graph_new("b");
   unsigned char bv[3] = {0, 1, 2};
@@ -810,8 +812,8 @@ static const char *const alloc_text =
     "  %h: i8[20] = const hex\"000102030405060708090a0b0c0d0e0f10111213\"\n"
     "  %s: f32[32] = const splat(0.5)\n"
     "  %y: f32[N,2] = Add(%x, %c) @add\n"
-    "  %z: f32[N,2] = LeakyRelu(%y) {alpha = 0.5, l = [1.0, 2.0], s = \"s\", "
-    "t = tensor<i64[2]> [1, 2]}\n"
+    "  %z: f32[N,2] = LeakyRelu(%y) {a.l = [1.0, 2.0], a.s = \"s\", "
+    "a.t = tensor<i64[2]> [1, 2], alpha = 0.5}\n"
     "  return %z\n"
     "}\n";
 

@@ -43,7 +43,6 @@ bool ncc_lower_eltwise_op_ok(const ncc_node *n) {
   case NCC_OP_IDENTITY:
 #define NCC_UNARY(id, formula) case NCC_OP_##id:
 #include "../ir/eltwise.def"
-#undef NCC_UNARY
     for (int i = 0; i < n->n_in; i++)
       if (!n->in[i]) return false;
     return od == NCC_DT_F32 && all_f32_inputs(n);
@@ -164,23 +163,6 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
 #define BETA C(act.beta)
 #define NCC_UNARY(id, formula) case NCC_OP_##id: return formula;
 #include "../ir/eltwise.def"
-#undef NCC_UNARY
-#undef X
-#undef K
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef NEG
-#undef ABS
-#undef SQRT
-#undef EXP
-#undef LOG
-#undef ERF
-#undef TANH
-#undef SEL_LT
-#undef ALPHA
-#undef BETA
   case NCC_OP_SIGMOID: return B(DIV, C(1.0), B(ADD, C(1.0), U(EXP, U(NEG, a))));
   case NCC_OP_HARDSIGMOID:
     return B(MAX, C(0.0), B(MIN, C(1.0), kir_fma(k, C(act.alpha), a, C(act.beta))));

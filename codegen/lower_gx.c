@@ -84,23 +84,6 @@ static bool formula_repeats_operand(ncc_op op) {
 #define BETA 0
 #define NCC_UNARY(id, formula) case NCC_OP_##id: return (formula) > 1;
 #include "../ir/eltwise.def"
-#undef NCC_UNARY
-#undef X
-#undef K
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef NEG
-#undef ABS
-#undef SQRT
-#undef EXP
-#undef LOG
-#undef ERF
-#undef TANH
-#undef SEL_LT
-#undef ALPHA
-#undef BETA
   case NCC_OP_HARDSWISH:
   case NCC_OP_GELU:
   case NCC_OP_SOFTPLUS:

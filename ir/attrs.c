@@ -24,16 +24,6 @@ const ncc_attr_schema *ncc_attr_schema_find(ncc_op op, const char *name) {
   return NULL;
 }
 
-__attribute__((format(printf, 3, 4))) static ncc_status
-fail(const ncc_node *n, ncc_status st, const char *fmt, ...) {
-  char msg[512], lb[192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return ncc_error(st, "%s: %s", ncc_node_label(n, lb, sizeof lb), msg);
-}
-
 /* Integer attribute (dflt when absent); a wrong kind is an error. */
 static ncc_status get_int(const ncc_node *n, const char *name, int64_t dflt,
                           int64_t *v) {
@@ -41,7 +31,7 @@ static ncc_status get_int(const ncc_node *n, const char *name, int64_t dflt,
   *v = dflt;
   if (!a) return NCC_OK;
   if (a->kind != NCC_ATTR_INT)
-    return fail(n, NCC_ERR_INPUT, "attribute '%s' must be an int", name);
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' must be an int", name);
   *v = a->i;
   return NCC_OK;
 }
@@ -54,7 +44,7 @@ static ncc_status get_flag(const ncc_node *n, const char *name, bool dflt,
   ncc_status st = get_int(n, name, dflt, &x);
   if (st) return st;
   if (x != 0 && x != 1)
-    return fail(n, NCC_ERR_INPUT, "attribute '%s' must be 0 or 1, got %lld",
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' must be 0 or 1, got %lld",
                 name, (long long)x);
   *v = x != 0;
   return NCC_OK;
@@ -69,7 +59,7 @@ static ncc_status get_float(const ncc_node *n, const char *name, float dflt,
   if (!a) return NCC_OK;
   if (a->kind == NCC_ATTR_FLOAT) *v = a->f;
   else if (a->kind == NCC_ATTR_INT) *v = (float)a->i;
-  else return fail(n, NCC_ERR_INPUT, "attribute '%s' must be a float", name);
+  else return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' must be a float", name);
   return NCC_OK;
 }
 
@@ -79,7 +69,7 @@ static ncc_status get_string(const ncc_node *n, const char *name,
   *v = dflt;
   if (!a) return NCC_OK;
   if (a->kind != NCC_ATTR_STRING || !a->s)
-    return fail(n, NCC_ERR_INPUT, "attribute '%s' must be a string", name);
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' must be a string", name);
   *v = a->s;
   return NCC_OK;
 }
@@ -109,7 +99,7 @@ ncc_status ncc_attrs_act(const ncc_node *n, ncc_act_attrs *a) {
     ncc_status st = get_string(n, "approximate", "none", &ap);
     if (st) return st;
     if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0)
-      return fail(
+      return ncc_node_error(
           n, NCC_ERR_INPUT,
           "attribute 'approximate' must be \"none\" or \"tanh\", got \"%s\"",
           ap);
@@ -164,13 +154,13 @@ int64_t ncc_attrs_axis(const ncc_node *n) {
 ncc_status ncc_attrs_axis_norm(const ncc_node *n, int rank, int *axis) {
   *axis = 0;
   if (n->op == NCC_OP_CONCAT && !ncc_node_attr(n, "axis"))
-    return fail(n, NCC_ERR_INPUT, "missing attribute 'axis'");
+    return ncc_node_error(n, NCC_ERR_INPUT, "missing attribute 'axis'");
   int64_t v;
   ncc_status st = get_int(n, "axis", axis_default(n->op), &v);
   if (st) return st;
   int64_t hi = n->op == NCC_OP_FLATTEN ? rank : rank - 1;
   if (v < -(int64_t)rank || v > hi)
-    return fail(n, NCC_ERR_INPUT, "axis %lld is out of range for rank %d",
+    return ncc_node_error(n, NCC_ERR_INPUT, "axis %lld is out of range for rank %d",
                 (long long)v, rank);
   *axis = (int)(v < 0 ? v + rank : v);
   return NCC_OK;
@@ -181,14 +171,14 @@ ncc_status ncc_attrs_perm(const ncc_node *n, int rank, int *perm) {
   const ncc_attr *a = ncc_node_attr(n, "perm");
   if (!a) return NCC_OK;
   if (a->kind != NCC_ATTR_INTS)
-    return fail(n, NCC_ERR_INPUT, "attribute 'perm' must be a list of ints");
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'perm' must be a list of ints");
   if (a->n != rank)
-    return fail(n, NCC_ERR_INPUT, "perm has %d entries for rank %d", a->n, rank);
+    return ncc_node_error(n, NCC_ERR_INPUT, "perm has %d entries for rank %d", a->n, rank);
   bool seen[NCC_MAX_RANK] = {false};
   for (int i = 0; i < rank; i++) {
     if (a->ints[i] < 0 || a->ints[i] >= rank || seen[a->ints[i]]) {
       for (int j = 0; j < rank; j++) perm[j] = rank - 1 - j;
-      return fail(n, NCC_ERR_INPUT, "perm is not a permutation of 0..%d",
+      return ncc_node_error(n, NCC_ERR_INPUT, "perm is not a permutation of 0..%d",
                   rank - 1);
     }
     seen[a->ints[i]] = true;
@@ -202,10 +192,10 @@ ncc_status ncc_attrs_cast(const ncc_node *n, ncc_dtype *to) {
   *to = NCC_DT_UNDEF;
   ncc_status st = get_string(n, "to", NULL, &s);
   if (st) return st;
-  if (!s) return fail(n, NCC_ERR_INPUT, "missing attribute 'to' (a dtype name)");
+  if (!s) return ncc_node_error(n, NCC_ERR_INPUT, "missing attribute 'to' (a dtype name)");
   *to = ncc_dtype_from_name(s, strlen(s));
   if (*to == NCC_DT_UNDEF)
-    return fail(n, NCC_ERR_UNSUPPORTED, "cannot cast to unknown dtype '%s'", s);
+    return ncc_node_error(n, NCC_ERR_UNSUPPORTED, "cannot cast to unknown dtype '%s'", s);
   return NCC_OK;
 }
 
@@ -215,7 +205,7 @@ ncc_status ncc_attrs_split(const ncc_node *n, int *num_outputs) {
   ncc_status st = get_int(n, "num_outputs", n->n_out, &v);
   if (st) return st;
   if (v != n->n_out)
-    return fail(n, NCC_ERR_INPUT,
+    return ncc_node_error(n, NCC_ERR_INPUT,
                 "num_outputs is %lld but the node has %d outputs",
                 (long long)v, n->n_out);
   return NCC_OK;
@@ -253,7 +243,7 @@ ncc_status ncc_attrs_pad(const ncc_node *n, ncc_pad_mode *mode) {
       *mode = (ncc_pad_mode)m;
       return NCC_OK;
     }
-  return fail(n, NCC_ERR_INPUT, "unknown mode \"%s\"", s);
+  return ncc_node_error(n, NCC_ERR_INPUT, "unknown mode \"%s\"", s);
 }
 
 ncc_status ncc_attrs_value(const ncc_node *n, const ncc_const **value) {
@@ -261,19 +251,19 @@ ncc_status ncc_attrs_value(const ncc_node *n, const ncc_const **value) {
   *value = NULL;
   if (!a) {
     if (n->op == NCC_OP_CONSTANT)
-      return fail(n, NCC_ERR_INPUT, "missing attribute 'value'");
+      return ncc_node_error(n, NCC_ERR_INPUT, "missing attribute 'value'");
     return NCC_OK;
   }
   if (a->kind != NCC_ATTR_TENSOR)
-    return fail(n, NCC_ERR_INPUT, "attribute 'value' must be a tensor");
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'value' must be a tensor");
   const ncc_const *k = &a->t;
   if (k->dtype <= NCC_DT_UNDEF || k->dtype >= NCC_DT_COUNT ||
       k->shape.rank < 0 || k->shape.rank > NCC_MAX_RANK ||
       ncc_shape_numel(&k->shape) < 0 ||
       (ncc_shape_numel(&k->shape) > 0 && !k->data))
-    return fail(n, NCC_ERR_INPUT, "attribute 'value' is not a valid tensor");
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'value' is not a valid tensor");
   if (n->op == NCC_OP_CONSTANTOFSHAPE && ncc_shape_numel(&k->shape) != 1)
-    return fail(n, NCC_ERR_INPUT, "attribute 'value' must have one element");
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'value' must have one element");
   *value = k;
   return NCC_OK;
 }
@@ -302,10 +292,10 @@ ncc_status ncc_attrs_check_schema(const ncc_node *n) {
     if (ncc_attr_is_annotation(a->name)) continue;
     const ncc_attr_schema *sc = ncc_attr_schema_find(n->op, a->name);
     if (!sc)
-      return fail(n, NCC_ERR_INPUT, "%s has no attribute '%s'",
+      return ncc_node_error(n, NCC_ERR_INPUT, "%s has no attribute '%s'",
                   ncc_op_name(n->op), a->name);
     if (sc->ir_kind == NCC_ATTR_NONE)
-      return fail(n, NCC_ERR_INPUT,
+      return ncc_node_error(n, NCC_ERR_INPUT,
                   "%s has no attribute '%s' in the IR (the ONNX importer "
                   "turns it into an input or drops it)",
                   ncc_op_name(n->op), a->name);
@@ -314,7 +304,7 @@ ncc_status ncc_attrs_check_schema(const ncc_node *n) {
               (sc->ir_kind == NCC_ATTR_FLOAT && a->kind == NCC_ATTR_INT) ||
               (sc->ir_kind == NCC_ATTR_FLOATS && a->kind == NCC_ATTR_INTS);
     if (!ok)
-      return fail(n, NCC_ERR_INPUT, "attribute '%s' must be %s", a->name,
+      return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' must be %s", a->name,
                   kind_text(sc->ir_kind));
   }
   return NCC_OK;

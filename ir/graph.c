@@ -3,6 +3,7 @@
  * growable arrays are re-allocated in the arena (the old copy is simply
  * abandoned, which costs little next to the weights). */
 #include <stdio.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "ir.h"
@@ -331,6 +332,15 @@ const char *ncc_node_label(const ncc_node *n, char *buf, size_t cap) {
   else
     snprintf(buf, cap, "node #%d (%s)", n->id, ncc_op_name(n->op));
   return buf;
+}
+
+ncc_status ncc_node_error(const ncc_node *n, ncc_status st, const char *fmt, ...) {
+  char label[192], msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ncc_error(st, "%s: %s", ncc_node_label(n, label, sizeof label), msg);
 }
 
 /* ---- public accessors ---- */

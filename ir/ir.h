@@ -282,6 +282,9 @@ const char *ncc_attr_string(const ncc_node *n, const char *name,
 
 /* Printable name of a node for diagnostics: "'name' (Op)" or "#id (Op)". */
 const char *ncc_node_label(const ncc_node *n, char *buf, size_t cap);
+/* ncc_error with the message prefixed by the node's label. */
+ncc_status ncc_node_error(const ncc_node *n, ncc_status st, const char *fmt, ...)
+    NCC_PRINTF(3, 4);
 
 /* ---- text IR, verifier and hashing (ir/text_print.c, ir/hash.c) ---- */
 /* A type as the text IR writes it ("f32[N,3,224,224]", "f32[1,8,56,56,8]#nchw8c")

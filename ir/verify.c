@@ -16,17 +16,6 @@
 #include "ir.h"
 #include "shape.h"
 
-__attribute__((format(printf, 2, 3))) static ncc_status
-node_fail(const ncc_node *n, const char *fmt, ...) {
-  char label[192], msg[768];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return ncc_error(NCC_ERR_INPUT, "%s: %s", ncc_node_label(n, label, sizeof label),
-                   msg);
-}
-
 static const char *vname(const ncc_value *v) {
   return v && v->name ? v->name : "?";
 }
@@ -124,10 +113,10 @@ static ncc_status check_values(const ncc_graph *g) {
 static ncc_status check_attrs(const ncc_node *n) {
   for (int i = 0; i < n->n_attrs; i++) {
     const ncc_attr *a = &n->attrs[i];
-    if (!a->name || !a->name[0]) return node_fail(n, "attribute %d has no name", i);
+    if (!a->name || !a->name[0]) return ncc_node_error(n, NCC_ERR_INPUT, "attribute %d has no name", i);
     for (int j = 0; j < i; j++)
       if (strcmp(n->attrs[j].name, a->name) == 0)
-        return node_fail(n, "attribute '%s' is set twice", a->name);
+        return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' is set twice", a->name);
     bool ok = true;
     switch (a->kind) {
     case NCC_ATTR_INT:
@@ -142,7 +131,7 @@ static ncc_status check_attrs(const ncc_node *n) {
       break;
     default: ok = false;
     }
-    if (!ok) return node_fail(n, "attribute '%s' is malformed", a->name);
+    if (!ok) return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' is malformed", a->name);
   }
   return ncc_attrs_check_schema(n);
 }
@@ -159,17 +148,17 @@ static ncc_status check_arity(const ncc_node *n) {
   const ncc_op_info *oi = &ncc_op_table[n->op];
   char r[48];
   if (n->n_in < oi->min_in || (oi->max_in >= 0 && n->n_in > oi->max_in))
-    return node_fail(n, "has %d inputs, %s takes %s", n->n_in, oi->name,
+    return ncc_node_error(n, NCC_ERR_INPUT, "has %d inputs, %s takes %s", n->n_in, oi->name,
                      range_text(oi->min_in, oi->max_in, r, sizeof r));
   if (n->n_out < oi->min_out || (oi->max_out >= 0 && n->n_out > oi->max_out))
-    return node_fail(n, "has %d outputs, %s has %s", n->n_out, oi->name,
+    return ncc_node_error(n, NCC_ERR_INPUT, "has %d outputs, %s has %s", n->n_out, oi->name,
                      range_text(oi->min_out, oi->max_out, r, sizeof r));
   for (int i = 0; i < n->n_in; i++)
     if (!n->in[i] && (i < oi->min_in || oi->max_in < 0))
-      return node_fail(n, "required input %d is missing", i);
+      return ncc_node_error(n, NCC_ERR_INPUT, "required input %d is missing", i);
   for (int j = 0; j < n->n_out; j++)
     if (!n->out[j] && (j < oi->min_out || oi->max_out < 0))
-      return node_fail(n, "required output %d is missing", j);
+      return ncc_node_error(n, NCC_ERR_INPUT, "required output %d is missing", j);
   return NCC_OK;
 }
 
@@ -177,19 +166,19 @@ static ncc_status check_arity(const ncc_node *n) {
 static ncc_status undefined_use(const ncc_graph *g, const ncc_node *n, int i,
                                 const ncc_value *v) {
   if (!in_table(g, v))
-    return node_fail(n, "input %d is not a value of this graph", i);
+    return ncc_node_error(n, NCC_ERR_INPUT, "input %d is not a value of this graph", i);
   if (v->kind == NCC_VAL_INPUT)
-    return node_fail(n, "input %d '%s' is an input value missing from the graph inputs",
+    return ncc_node_error(n, NCC_ERR_INPUT, "input %d '%s' is an input value missing from the graph inputs",
                      i, v->name);
   const ncc_node *p = v->producer;
   if (p == n)
-    return node_fail(n, "input %d '%s' is its own output (a cycle)", i, v->name);
+    return ncc_node_error(n, NCC_ERR_INPUT, "input %d '%s' is its own output (a cycle)", i, v->name);
   if (node_in_graph(g, p) && p->id > n->id)
-    return node_fail(n,
+    return ncc_node_error(n, NCC_ERR_INPUT,
                      "input %d '%s' is used before it is produced (nodes out "
                      "of topological order, or a cycle)",
                      i, v->name);
-  return node_fail(n, "input %d '%s' is not defined (its producer is not in the graph)",
+  return ncc_node_error(n, NCC_ERR_INPUT, "input %d '%s' is not defined (its producer is not in the graph)",
                    i, v->name);
 }
 
@@ -198,8 +187,8 @@ static ncc_status check_node(const ncc_graph *g, const ncc_node *n,
   char why[128];
   ncc_status st;
   if ((st = check_arity(n)) || (st = check_attrs(n))) return st;
-  if (n->n_in && !n->in) return node_fail(n, "has no input array");
-  if (n->n_out && !n->out) return node_fail(n, "has no output array");
+  if (n->n_in && !n->in) return ncc_node_error(n, NCC_ERR_INPUT, "has no input array");
+  if (n->n_out && !n->out) return ncc_node_error(n, NCC_ERR_INPUT, "has no output array");
   for (int i = 0; i < n->n_in; i++) {
     const ncc_value *v = n->in[i];
     if (v && (!in_table(g, v) || !def[v->id])) return undefined_use(g, n, i, v);
@@ -208,14 +197,14 @@ static ncc_status check_node(const ncc_graph *g, const ncc_node *n,
     const ncc_value *v = n->out[j];
     if (!v) continue;
     if (!in_table(g, v))
-      return node_fail(n, "output %d is not a value of this graph", j);
+      return ncc_node_error(n, NCC_ERR_INPUT, "output %d is not a value of this graph", j);
     if (def[v->id] || v->kind != NCC_VAL_NODE)
-      return node_fail(n, "output %d '%s' is already defined elsewhere", j, v->name);
+      return ncc_node_error(n, NCC_ERR_INPUT, "output %d '%s' is already defined elsewhere", j, v->name);
     if (v->producer != n || v->producer_idx != j)
-      return node_fail(n, "output %d '%s' does not record this node as its producer",
+      return ncc_node_error(n, NCC_ERR_INPUT, "output %d '%s' does not record this node as its producer",
                        j, v->name);
     if (!type_ok(g, v, why, sizeof why))
-      return node_fail(n, "output %d '%s' %s", j, v->name, why);
+      return ncc_node_error(n, NCC_ERR_INPUT, "output %d '%s' %s", j, v->name, why);
     def[v->id] = true;
   }
   return NCC_OK;
@@ -284,7 +273,7 @@ static ncc_status compare_outputs(const ncc_graph *g, const ncc_node *n,
       ok = dim_agrees(g, v->shape.d[i], t->shape.d[i]);
     if (!ok) {
       char a[256], b[256];
-      return node_fail(n, "output %d '%s' is %s but inference gives %s", j,
+      return ncc_node_error(n, NCC_ERR_INPUT, "output %d '%s' is %s but inference gives %s", j,
                        v->name, ncc_type_str(g, v->dtype, &v->shape, NULL, a, sizeof a),
                        ncc_type_str(g, t->dtype, &t->shape, NULL, b, sizeof b));
     }

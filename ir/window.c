@@ -9,16 +9,6 @@
 
 #include "window.h"
 
-__attribute__((format(printf, 3, 4))) static ncc_status
-fail(const ncc_node *n, ncc_status st, const char *fmt, ...) {
-  char msg[512], lb[192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return ncc_error(st, "%s: %s", ncc_node_label(n, lb, sizeof lb), msg);
-}
-
 /* An ints attribute of `count` entries in [lo, INT32_MAX] into dst (left
  * alone when absent). */
 static ncc_status ints(const ncc_node *n, const char *name, int count,
@@ -26,13 +16,13 @@ static ncc_status ints(const ncc_node *n, const char *name, int count,
   const ncc_attr *a = ncc_node_attr(n, name);
   if (!a) return NCC_OK;
   if (a->kind != NCC_ATTR_INTS)
-    return fail(n, NCC_ERR_INPUT, "attribute '%s' must be a list of ints", name);
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' must be a list of ints", name);
   if (a->n != count)
-    return fail(n, NCC_ERR_INPUT, "attribute '%s' has %d values, expected %d",
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' has %d values, expected %d",
                 name, a->n, count);
   for (int i = 0; i < count; i++) {
     if (a->ints[i] < lo || a->ints[i] > INT32_MAX)
-      return fail(n, NCC_ERR_INPUT, "attribute '%s' has invalid value %lld",
+      return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' has invalid value %lld",
                   name, (long long)a->ints[i]);
     dst[i] = a->ints[i];
   }
@@ -45,7 +35,7 @@ static ncc_status int_attr(const ncc_node *n, const char *name, int64_t dflt,
   *v = dflt;
   if (!a) return NCC_OK;
   if (a->kind != NCC_ATTR_INT)
-    return fail(n, NCC_ERR_INPUT, "attribute '%s' must be an int", name);
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' must be an int", name);
   *v = a->i;
   return NCC_OK;
 }
@@ -55,14 +45,14 @@ static ncc_status auto_pad(const ncc_node *n, ncc_auto_pad *mode) {
   const char *s = "NOTSET";
   if (a) {
     if (a->kind != NCC_ATTR_STRING || !a->s)
-      return fail(n, NCC_ERR_INPUT, "attribute 'auto_pad' must be a string");
+      return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'auto_pad' must be a string");
     s = a->s;
   }
   if (!strcmp(s, "NOTSET")) *mode = NCC_AUTO_PAD_NOTSET;
   else if (!strcmp(s, "SAME_UPPER")) *mode = NCC_AUTO_PAD_SAME_UPPER;
   else if (!strcmp(s, "SAME_LOWER")) *mode = NCC_AUTO_PAD_SAME_LOWER;
   else if (!strcmp(s, "VALID")) *mode = NCC_AUTO_PAD_VALID;
-  else return fail(n, NCC_ERR_INPUT, "unknown auto_pad \"%s\"", s);
+  else return ncc_node_error(n, NCC_ERR_INPUT, "unknown auto_pad \"%s\"", s);
   return NCC_OK;
 }
 
@@ -70,7 +60,7 @@ ncc_status ncc_window_decode(const ncc_node *n, int k,
                              const int64_t *wk, ncc_window *w) {
   memset(w, 0, sizeof *w);
   if (k < 1 || k > NCC_MAX_RANK - 2)
-    return fail(n, NCC_ERR_INPUT, "%d spatial dims", k);
+    return ncc_node_error(n, NCC_ERR_INPUT, "%d spatial dims", k);
   bool conv = n->op == NCC_OP_CONV;
   w->rank = k;
   w->group = 1;
@@ -95,16 +85,16 @@ ncc_status ncc_window_decode(const ncc_node *n, int k,
     int64_t ceil;
     if ((st = int_attr(n, "ceil_mode", 0, &ceil))) return st;
     if (ceil != 0 && ceil != 1)
-      return fail(n, NCC_ERR_INPUT, "attribute 'ceil_mode' must be 0 or 1, got %lld",
+      return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'ceil_mode' must be 0 or 1, got %lld",
                   (long long)ceil);
     w->ceil_mode = ceil;
     if (w->kernel[0] < 0)
-      return fail(n, NCC_ERR_INPUT, "missing attribute 'kernel_shape'");
+      return ncc_node_error(n, NCC_ERR_INPUT, "missing attribute 'kernel_shape'");
     /* A window lying wholly in the padding has no elements (ORT rejects
      * it too). */
     for (int i = 0; i < k; i++)
       if (w->pad_begin[i] >= w->kernel[i] || w->pad_end[i] >= w->kernel[i])
-        return fail(n, NCC_ERR_INPUT,
+        return ncc_node_error(n, NCC_ERR_INPUT,
                     "pads (%lld, %lld) must be smaller than the kernel (%lld)",
                     (long long)w->pad_begin[i], (long long)w->pad_end[i],
                     (long long)w->kernel[i]);
@@ -112,24 +102,24 @@ ncc_status ncc_window_decode(const ncc_node *n, int k,
   }
   if ((st = int_attr(n, "group", 1, &w->group))) return st;
   if (w->group < 1)
-    return fail(n, NCC_ERR_INPUT, "group must be positive, got %lld",
+    return ncc_node_error(n, NCC_ERR_INPUT, "group must be positive, got %lld",
                 (long long)w->group);
   for (int i = 0; i < k; i++) {
     if (!wk) {
       if (w->kernel[i] < 0)
-        return fail(n, NCC_ERR_INPUT, "missing attribute 'kernel_shape'");
+        return ncc_node_error(n, NCC_ERR_INPUT, "missing attribute 'kernel_shape'");
       continue;
     }
     if (w->kernel[i] < 0) {
       if (wk[i] < 0)
-        return fail(n, NCC_ERR_UNSUPPORTED,
+        return ncc_node_error(n, NCC_ERR_UNSUPPORTED,
                     "kernel size of spatial dim %d is symbolic", i);
       if (wk[i] < 1 || wk[i] > INT32_MAX)
-        return fail(n, NCC_ERR_INPUT, "weight has kernel size %lld",
+        return ncc_node_error(n, NCC_ERR_INPUT, "weight has kernel size %lld",
                     (long long)wk[i]);
       w->kernel[i] = wk[i];
     } else if (wk[i] >= 0 && wk[i] != w->kernel[i]) {
-      return fail(n, NCC_ERR_INPUT,
+      return ncc_node_error(n, NCC_ERR_INPUT,
                   "kernel_shape[%d] = %lld but the weight's kernel is %lld", i,
                   (long long)w->kernel[i], (long long)wk[i]);
     }

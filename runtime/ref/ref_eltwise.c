@@ -393,23 +393,6 @@ static double un_f(ncc_op op, double x, const uparams *p) {
 #define BETA (p->beta)
 #define NCC_UNARY(id, formula) case NCC_OP_##id: return formula;
 #include "../../ir/eltwise.def"
-#undef NCC_UNARY
-#undef X
-#undef K
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef NEG
-#undef ABS
-#undef SQRT
-#undef EXP
-#undef LOG
-#undef ERF
-#undef TANH
-#undef SEL_LT
-#undef ALPHA
-#undef BETA
   case NCC_OP_SIGMOID: return sigmoid(x);
   case NCC_OP_CLIP: return min_f(max_f(x, p->lo), p->hi);
   case NCC_OP_HARDSIGMOID: return clamp01(p->alpha * x + p->beta);
@@ -471,7 +454,6 @@ static ncc_status unary(const ncc_node *n, const ncc_tensor *x,
   }
 #define NCC_UNARY(id, formula) UNARY_KERNEL(id)
 #include "../../ir/eltwise.def"
-#undef NCC_UNARY
 UNARY_KERNEL(SIGMOID)
 UNARY_KERNEL(HARDSWISH)
 UNARY_KERNEL(SOFTPLUS)

@@ -154,7 +154,6 @@ static void eltwise_formulas(void **state) {
   static const ncc_op formula_ops[] = {
 #define NCC_UNARY(id, formula) NCC_OP_##id,
 #include "ir/eltwise.def"
-#undef NCC_UNARY
   };
   for (size_t i = 0; i < sizeof formula_ops / sizeof formula_ops[0]; i++) {
     const ncc_op_info *info = &ncc_op_table[formula_ops[i]];

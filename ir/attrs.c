@@ -24,9 +24,8 @@ const ncc_attr_schema *ncc_attr_schema_find(ncc_op op, const char *name) {
   return NULL;
 }
 
-/* Integer attribute (dflt when absent); a wrong kind is an error. */
-static ncc_status get_int(const ncc_node *n, const char *name, int64_t dflt,
-                          int64_t *v) {
+ncc_status ncc_attrs_get_int(const ncc_node *n, const char *name, int64_t dflt,
+                             int64_t *v) {
   const ncc_attr *a = ncc_node_attr(n, name);
   *v = dflt;
   if (!a) return NCC_OK;
@@ -41,7 +40,7 @@ static ncc_status get_flag(const ncc_node *n, const char *name, bool dflt,
                            bool *v) {
   int64_t x;
   *v = dflt;
-  ncc_status st = get_int(n, name, dflt, &x);
+  ncc_status st = ncc_attrs_get_int(n, name, dflt, &x);
   if (st) return st;
   if (x != 0 && x != 1)
     return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' must be 0 or 1, got %lld",
@@ -121,7 +120,7 @@ ncc_status ncc_attrs_norm(const ncc_node *n, ncc_norm_attrs *a) {
   *a = (ncc_norm_attrs){.epsilon = 1e-5f};
   ncc_status st = NCC_OK;
   if (n->op == NCC_OP_BATCHNORM)
-    st = get_int(n, "training_mode", 0, &a->training_mode);
+    st = ncc_attrs_get_int(n, "training_mode", 0, &a->training_mode);
   if (!st) st = get_float(n, "epsilon", 1e-5f, &a->epsilon);
   return st;
 }
@@ -147,7 +146,7 @@ static int64_t axis_default(ncc_op op) {
 
 int64_t ncc_attrs_axis(const ncc_node *n) {
   int64_t v;
-  if (get_int(n, "axis", axis_default(n->op), &v)) return axis_default(n->op);
+  if (ncc_attrs_get_int(n, "axis", axis_default(n->op), &v)) return axis_default(n->op);
   return v;
 }
 
@@ -156,7 +155,7 @@ ncc_status ncc_attrs_axis_norm(const ncc_node *n, int rank, int *axis) {
   if (n->op == NCC_OP_CONCAT && !ncc_node_attr(n, "axis"))
     return ncc_node_error(n, NCC_ERR_INPUT, "missing attribute 'axis'");
   int64_t v;
-  ncc_status st = get_int(n, "axis", axis_default(n->op), &v);
+  ncc_status st = ncc_attrs_get_int(n, "axis", axis_default(n->op), &v);
   if (st) return st;
   int64_t hi = n->op == NCC_OP_FLATTEN ? rank : rank - 1;
   if (v < -(int64_t)rank || v > hi)
@@ -202,7 +201,7 @@ ncc_status ncc_attrs_cast(const ncc_node *n, ncc_dtype *to) {
 ncc_status ncc_attrs_split(const ncc_node *n, int *num_outputs) {
   int64_t v;
   *num_outputs = n->n_out;
-  ncc_status st = get_int(n, "num_outputs", n->n_out, &v);
+  ncc_status st = ncc_attrs_get_int(n, "num_outputs", n->n_out, &v);
   if (st) return st;
   if (v != n->n_out)
     return ncc_node_error(n, NCC_ERR_INPUT,
@@ -219,8 +218,8 @@ ncc_status ncc_attrs_shape(const ncc_node *n, int rank, int *start, int *end) {
   int64_t s, e;
   *start = 0;
   *end = rank;
-  ncc_status st = get_int(n, "start", 0, &s);
-  if (!st) st = get_int(n, "end", rank, &e);
+  ncc_status st = ncc_attrs_get_int(n, "start", 0, &s);
+  if (!st) st = ncc_attrs_get_int(n, "end", rank, &e);
   if (st) return st;
   if (s < 0) s += rank;
   if (e < 0) e += rank;

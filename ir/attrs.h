@@ -77,6 +77,11 @@ int64_t ncc_attrs_axis(const ncc_node *n);
  * a wrong kind or Concat without one is an error. */
 ncc_status ncc_attrs_axis_norm(const ncc_node *n, int rank, int *axis);
 
+/* An int attribute (dflt when absent); another kind is an input error
+ * naming the node. The typed views above and ir/window.c read through it. */
+ncc_status ncc_attrs_get_int(const ncc_node *n, const char *name, int64_t dflt,
+                             int64_t *v);
+
 /* Transpose's perm as a permutation of 0..rank-1 (reversed when absent). */
 ncc_status ncc_attrs_perm(const ncc_node *n, int rank, int *perm);
 

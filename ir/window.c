@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attrs.h"
 #include "window.h"
 
 /* An ints attribute of `count` entries in [lo, INT32_MAX] into dst (left
@@ -26,17 +27,6 @@ static ncc_status ints(const ncc_node *n, const char *name, int count,
                   name, (long long)a->ints[i]);
     dst[i] = a->ints[i];
   }
-  return NCC_OK;
-}
-
-static ncc_status int_attr(const ncc_node *n, const char *name, int64_t dflt,
-                           int64_t *v) {
-  const ncc_attr *a = ncc_node_attr(n, name);
-  *v = dflt;
-  if (!a) return NCC_OK;
-  if (a->kind != NCC_ATTR_INT)
-    return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' must be an int", name);
-  *v = a->i;
   return NCC_OK;
 }
 
@@ -83,7 +73,7 @@ ncc_status ncc_window_decode(const ncc_node *n, int k,
     }
   if (!conv) {
     int64_t ceil;
-    if ((st = int_attr(n, "ceil_mode", 0, &ceil))) return st;
+    if ((st = ncc_attrs_get_int(n, "ceil_mode", 0, &ceil))) return st;
     if (ceil != 0 && ceil != 1)
       return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'ceil_mode' must be 0 or 1, got %lld",
                   (long long)ceil);
@@ -100,7 +90,7 @@ ncc_status ncc_window_decode(const ncc_node *n, int k,
                     (long long)w->kernel[i]);
     return NCC_OK;
   }
-  if ((st = int_attr(n, "group", 1, &w->group))) return st;
+  if ((st = ncc_attrs_get_int(n, "group", 1, &w->group))) return st;
   if (w->group < 1)
     return ncc_node_error(n, NCC_ERR_INPUT, "group must be positive, got %lld",
                 (long long)w->group);

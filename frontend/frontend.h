@@ -44,7 +44,23 @@ static inline const char *onnx_str(const char *s) { return s ? s : ""; }
  * model, added by shape inference) contains. */
 void ncc_frontend_error_file(const char *name);
 
+/* Whether a domain string names the default ONNX domain. */
+bool onnx_is_default_domain(const char *d);
+/* The ncc (or importer-only composite) op of a node, or NCC_OP_COUNT when
+ * ncc has none: another domain, an unknown op type, an internal ncc op. */
+ncc_op onnx_node_op(const Onnx__NodeProto *np);
+/* The whole file, ncc_malloc'd (free with ncc_free(buf, 0)). */
+ncc_status onnx_read_file(const char *path, uint8_t **buf, size_t *len);
+/* Bytes -> decoded model (nesting checked first); free with
+ * onnx_model_free. A malformed model is NCC_ERR_INPUT. */
+ncc_status onnx_unpack(const uint8_t *buf, size_t len, Onnx__ModelProto **out);
+void onnx_model_free(Onnx__ModelProto *m);
+
 /* ---- onnx_tensor.c ---- */
+
+/* The ONNX name of a TensorProto.DataType code ("BFLOAT16"), NULL for 0 or
+ * an unknown code. */
+const char *onnx_type_name(int64_t code);
 
 /* ONNX TensorProto.DataType code -> ncc dtype. `what` names the thing that
  * has the type ("input 'x'"): code 0 or an unknown code is NCC_ERR_INPUT, a

@@ -75,8 +75,18 @@ static void *tmp_array(onnx_ctx *c, size_t n, size_t elem) {
 
 /* ---- opsets ---- */
 
-static bool is_default_domain(const char *d) {
+bool onnx_is_default_domain(const char *d) {
   return !d || !*d || strcmp(d, "ai.onnx") == 0;
+}
+
+ncc_op onnx_node_op(const Onnx__NodeProto *np) {
+  if (!onnx_is_default_domain(np->domain)) return NCC_OP_COUNT;
+  const char *op_type = onnx_str(np->op_type);
+  ncc_op op = ncc_op_lookup(op_type, strlen(op_type));
+  /* ncc's own ops (Reorder) are not ONNX: a model cannot name them */
+  if (op != NCC_OP_COUNT && (ncc_op_table[op].flags & NCC_OPF_INTERNAL)) op = NCC_OP_COUNT;
+  if (op == NCC_OP_COUNT) op = onnx_composite_op(op_type);
+  return op;
 }
 
 static ncc_status check_opsets(const Onnx__ModelProto *m, int64_t *opset) {
@@ -84,7 +94,7 @@ static ncc_status check_opsets(const Onnx__ModelProto *m, int64_t *opset) {
   *opset = ONNX_OPSET_MAX;
   for (size_t i = 0; i < m->n_opset_import; i++) {
     const Onnx__OperatorSetIdProto *oi = m->opset_import[i];
-    if (!is_default_domain(oi->domain)) continue; /* checked where used */
+    if (!onnx_is_default_domain(oi->domain)) continue; /* checked where used */
     int64_t v = oi->has_version ? oi->version : 0;
     if (seen && v != *opset)
       return ncc_error(NCC_ERR_INPUT,
@@ -220,15 +230,12 @@ static ncc_status declare_node(onnx_ctx *c, int idx) {
   char label[256];
   node_label(c, idx, label, sizeof label);
   const char *op_type = onnx_str(np->op_type);
-  if (!is_default_domain(np->domain))
+  if (!onnx_is_default_domain(np->domain))
     return ncc_error(NCC_ERR_UNSUPPORTED,
                      "%s: op '" ONNX_NAME "' of domain '" ONNX_NAME
                      "' is not supported",
                      label, op_type, np->domain);
-  ncc_op op = ncc_op_lookup(op_type, strlen(op_type));
-  /* ncc's own ops (Reorder) are not ONNX: a model cannot name them */
-  if (op != NCC_OP_COUNT && (ncc_op_table[op].flags & NCC_OPF_INTERNAL)) op = NCC_OP_COUNT;
-  if (op == NCC_OP_COUNT) op = onnx_composite_op(op_type);
+  ncc_op op = onnx_node_op(np);
   if (op == NCC_OP_COUNT)
     return ncc_error(NCC_ERR_UNSUPPORTED,
                      "%s: unsupported op '" ONNX_NAME "'", label, op_type);
@@ -684,8 +691,9 @@ static void pb_free(void *ud, void *p) {
   ncc_free(p, 0);
 }
 
-static ncc_status import_bytes(const uint8_t *buf, size_t len,
-                               ncc_graph **out) {
+ncc_status onnx_unpack(const uint8_t *buf, size_t len,
+                       Onnx__ModelProto **out) {
+  *out = NULL;
   if (len == 0)
     return ncc_error(NCC_ERR_INPUT, "not a valid ONNX model (empty file)");
   if (!nesting_ok(buf, len))
@@ -701,8 +709,23 @@ static ncc_status import_bytes(const uint8_t *buf, size_t len,
     return ncc_error(NCC_ERR_INPUT,
                      "not a valid ONNX model (protobuf parse failed)");
   }
-  ncc_status st = import_model(m, out);
-  onnx__model_proto__free_unpacked(m, &al);
+  *out = m;
+  return NCC_OK;
+}
+
+void onnx_model_free(Onnx__ModelProto *m) {
+  pb_alloc_state as = {false}; /* pb_free does not read it */
+  ProtobufCAllocator al = {pb_alloc, pb_free, &as};
+  if (m) onnx__model_proto__free_unpacked(m, &al);
+}
+
+static ncc_status import_bytes(const uint8_t *buf, size_t len,
+                               ncc_graph **out) {
+  Onnx__ModelProto *m;
+  ncc_status st = onnx_unpack(buf, len, &m);
+  if (st) return st;
+  st = import_model(m, out);
+  onnx_model_free(m);
   return st;
 }
 
@@ -727,7 +750,7 @@ ncc_status ncc_graph_import_onnx_buffer(const void *buf, size_t len,
 
 /* The whole file in one ncc_malloc'd buffer. Regular files are sized with
  * fstat; anything else (a pipe) grows the buffer as it reads. */
-static ncc_status read_file(const char *path, uint8_t **buf, size_t *len) {
+ncc_status onnx_read_file(const char *path, uint8_t **buf, size_t *len) {
   *buf = NULL;
   *len = 0;
   FILE *f = fopen(path, "rb");
@@ -770,7 +793,7 @@ ncc_status ncc_graph_import_onnx(const char *path, ncc_graph **out) {
   *out = NULL;
   uint8_t *buf;
   size_t len;
-  ncc_status st = read_file(path, &buf, &len);
+  ncc_status st = onnx_read_file(path, &buf, &len);
   if (st) {
     ncc_frontend_error_file(path);
     return st;

@@ -28,6 +28,10 @@ static const char *const onnx_type_names[] = {
 };
 #define N_ONNX_TYPES (int64_t)(sizeof onnx_type_names / sizeof *onnx_type_names)
 
+const char *onnx_type_name(int64_t code) {
+  return code > 0 && code < N_ONNX_TYPES ? onnx_type_names[code] : NULL;
+}
+
 ncc_status onnx_dtype(int64_t code, const char *what, ncc_dtype *out) {
   *out = NCC_DT_UNDEF;
   switch (code) {

@@ -237,6 +237,41 @@ typedef struct ncc_graph_stats {
 void ncc_graph_compute_stats(const ncc_graph *g, int64_t sym_value,
                              ncc_graph_stats *st);
 
+/* ---- checking a model before compiling it (frontend/onnx_check.c) ----
+ * ncc_model_check reads a model and lists everything in it that ncc does
+ * not support, all at once, where the importer stops at the first: each
+ * problem with how often it occurs and where first. A model with no
+ * problem is then imported in full, so NCC_OK with n_problems == 0 means
+ * ncc_graph_load succeeds. A malformed file is NCC_ERR_INPUT (no report);
+ * NCC_OK with problems is the caller's "unsupported". .nir files have no
+ * such problems: they are loaded. Strings are the report's (model bytes,
+ * unescaped); free the report with ncc_check_report_free. */
+typedef enum ncc_check_kind {
+  NCC_CHECK_OP,    /* name: the op type; "domain:Op" for another domain */
+  NCC_CHECK_DTYPE, /* name: the ONNX element type, lower case ("bfloat16") */
+  NCC_CHECK_OPSET, /* name: "ai.onnx opset N" (or "no ai.onnx opset") */
+} ncc_check_kind;
+typedef struct ncc_check_problem {
+  ncc_check_kind kind;
+  const char *name;
+  int64_t count;   /* nodes (op), uses (dtype: values, tensors, Cast to), 1 */
+  const char *first; /* name of the first node or value ("#i": node i has no
+                        name); "" for an opset */
+  const char *first_op; /* the first node's op type, or what the first value
+                           is: "input", "output", "value_info",
+                           "initializer"; "" for an opset */
+  int first_is_node; /* 1: first names a node (else a value, or nothing) */
+} ncc_check_problem;
+typedef struct ncc_check_report {
+  int n_nodes;    /* nodes of the main graph */
+  int n_op_types; /* distinct op types among them */
+  int n_problems;
+  ncc_check_problem *problems; /* in order of first occurrence */
+} ncc_check_report;
+ncc_status ncc_model_check(const char *path, ncc_check_report **out);
+void ncc_check_report_free(ncc_check_report *r);
+const char *ncc_check_kind_name(ncc_check_kind k); /* "op", "dtype", "opset" */
+
 /* ---- reference interpreter (target `ref`) ----
  * inputs: one tensor per graph input, in order; symbolic dims bind to their
  * shapes. outputs: n_out tensors, allocated by the callee (free each with

@@ -44,7 +44,7 @@ static const long_opt long_opts[] = {
     {"batch", OPT_BATCH, CLI_F_BENCH, true},
     {"warmup", OPT_WARMUP, CLI_F_BENCH, true},
     {"iters", OPT_ITERS, CLI_F_BENCH, true},
-    {"json", OPT_JSON, CLI_F_BENCH, false},
+    {"json", OPT_JSON, CLI_F_BENCH | CLI_F_JSON, false},
     {"ablate", OPT_ABLATE, CLI_F_BENCH, false},
     {"check-each-pass", OPT_CHECK_EACH_PASS, CLI_F_DRIFT, false},
     {"rtol", OPT_RTOL, CLI_F_DRIFT, true},

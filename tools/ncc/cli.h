@@ -27,6 +27,7 @@ enum {
   CLI_F_DRIFT = 1u << 7,    /* --check-each-pass, --rtol, --atol */
   CLI_F_MEMORY = 1u << 8,   /* --max-memory=SIZE */
   CLI_F_THREADS = 1u << 9,  /* --threads N */
+  CLI_F_JSON = 1u << 10,    /* --json alone (ncc check) */
 };
 
 /* Exit status of `ncc run --check-each-pass` when a pass drifts (1-4 are
@@ -197,6 +198,7 @@ ncc_status cmd_run(const cli_opts *o);
 ncc_status cmd_bench(const cli_opts *o);
 ncc_status cmd_passes(const cli_opts *o);
 ncc_status cmd_targets(const cli_opts *o);
+ncc_status cmd_check(const cli_opts *o);
 /* `run --check-each-pass` (cmd_drift.c) and `bench --ablate` (cmd_ablate.c) */
 ncc_status cli_check_each_pass(const cli_opts *o);
 ncc_status cli_ablate(const cli_opts *o);

@@ -115,6 +115,17 @@ static const char usage_bench[] =
     "                         bytes moved, compile time (a table, or --json)\n"
     THREADS_HELP MEMORY_HELP;
 
+static const char usage_check[] =
+    "usage: ncc check MODEL [--json]\n"
+    "\n"
+    "List everything in a model that ncc does not support before compiling\n"
+    "it: each unsupported op, element type (dtype) and ai.onnx opset, with\n"
+    "how often it occurs and its first node (or value). Exit status 3 when\n"
+    "there is any, 0 with a one-line summary (nodes, op types) when none;\n"
+    "a malformed model is the importer's error (2).\n"
+    "\n"
+    "  --json                 print one JSON object instead of text\n";
+
 static const char usage_passes[] =
     "usage: ncc passes\n"
     "\n"
@@ -144,6 +155,7 @@ const cli_command cli_commands[] = {
      CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH | CLI_F_MEMORY | CLI_F_THREADS,
      true,
      usage_bench, cmd_bench},
+    {"check", CLI_F_JSON, true, usage_check, cmd_check},
     {"passes", 0, false, usage_passes, cmd_passes},
     {"targets", 0, false, usage_targets, cmd_targets},
 };
@@ -162,6 +174,8 @@ static void print_usage(FILE *f) {
           "  run      MODEL [--input ...]              run once, write .npy "
           "outputs\n"
           "  bench    MODEL [--batch N] [--json]       measure latency\n"
+          "  check    MODEL [--json]                   list unsupported ops,\n"
+          "                                            dtypes and opsets\n"
           "  passes                                    list the passes\n"
           "  targets                                   list the targets\n"
           "\n"

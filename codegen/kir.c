@@ -318,7 +318,9 @@ void kir_kernel_set_body(kir_kernel *k, kir_block *blk) { k->body = blk->head; }
 static const char *const op_names[KIR_OP_COUNT] = {
     "add", "sub", "mul", "div", "rem", "min",  "max", "pow",   "lt",
     "le",  "gt",  "ge",  "eq",  "ne",  "and",  "or",  "neg",   "abs",
-    "sqrt", "exp", "log", "log1p", "erf", "tanh", "not", "floor"};
+    "sqrt", "exp", "log", "log1p", "erf", "tanh", "not", "floor",
+    "ceil", "round", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "asinh", "acosh", "atanh"};
 
 const char *kir_op_name(kir_op op) {
   return op >= 0 && op < KIR_OP_COUNT ? op_names[op] : "?";

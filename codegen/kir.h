@@ -50,6 +50,9 @@ typedef enum kir_op {
   /* unary */
   KIR_NEG, KIR_ABS, KIR_SQRT, KIR_EXP, KIR_LOG, KIR_LOG1P, KIR_ERF, KIR_TANH,
   KIR_NOT, KIR_FLOOR,
+  KIR_CEIL, KIR_ROUND, /* ROUND: to nearest, ties to even */
+  KIR_SIN, KIR_COS, KIR_TAN, KIR_ASIN, KIR_ACOS, KIR_ATAN,
+  KIR_SINH, KIR_COSH, KIR_ASINH, KIR_ACOSH, KIR_ATANH,
   KIR_OP_COUNT
 } kir_op;
 

@@ -79,9 +79,24 @@ static bool formula_repeats_operand(ncc_op op) {
 #define LOG(p) (p)
 #define ERF(p) (p)
 #define TANH(p) (p)
+#define SIN(p) (p)
+#define COS(p) (p)
+#define TAN(p) (p)
+#define ASIN(p) (p)
+#define ACOS(p) (p)
+#define ATAN(p) (p)
+#define SINH(p) (p)
+#define COSH(p) (p)
+#define ASINH(p) (p)
+#define ACOSH(p) (p)
+#define ATANH(p) (p)
+#define FLOOR(p) (p)
+#define CEIL(p) (p)
+#define ROUND(p) (p)
 #define SEL_LT(p, q, t, f) ((p) + (q) + (t) + (f))
 #define ALPHA 0
 #define BETA 0
+#define GAMMA 0
 #define NCC_UNARY(id, formula) case NCC_OP_##id: return (formula) > 1;
 #include "../ir/eltwise.def"
   case NCC_OP_HARDSWISH:

@@ -88,6 +88,19 @@ ncc_status ncc_attrs_act(const ncc_node *n, ncc_act_attrs *a) {
   *a = (ncc_act_attrs){0};
   switch (n->op) {
   case NCC_OP_LEAKYRELU: return get_float(n, "alpha", 0.01f, &a->alpha);
+  case NCC_OP_ELU: case NCC_OP_THRESHOLDEDRELU:
+    return get_float(n, "alpha", 1.0f, &a->alpha);
+  case NCC_OP_CELU: {
+    ncc_status st = get_float(n, "alpha", 1.0f, &a->alpha);
+    if (!st && a->alpha == 0.0f) /* x / alpha */
+      return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'alpha' must not be 0");
+    return st;
+  }
+  case NCC_OP_SELU: {
+    ncc_status st = get_float(n, "alpha", 1.67326319217681884765625f, &a->alpha);
+    if (!st) st = get_float(n, "gamma", 1.05070102214813232421875f, &a->gamma);
+    return st;
+  }
   case NCC_OP_HARDSIGMOID: {
     ncc_status st = get_float(n, "alpha", 0.2f, &a->alpha);
     if (!st) st = get_float(n, "beta", 0.5f, &a->beta);

@@ -39,10 +39,12 @@ typedef struct ncc_gemm_attrs {
 } ncc_gemm_attrs;
 ncc_status ncc_attrs_gemm(const ncc_node *n, ncc_gemm_attrs *a);
 
-/* LeakyRelu (alpha 0.01), HardSigmoid (alpha 0.2, beta 0.5) and Gelu
+/* LeakyRelu (alpha 0.01), HardSigmoid (alpha 0.2, beta 0.5), Elu, Celu and
+ * ThresholdedRelu (alpha 1; Celu alpha != 0), Selu (alpha 1.6733, gamma
+ * 1.0507) and Gelu
  * (approximate "none" or "tanh"). */
 typedef struct ncc_act_attrs {
-  float alpha, beta;
+  float alpha, beta, gamma; /* gamma: Selu */
   bool gelu_tanh;
 } ncc_act_attrs;
 ncc_status ncc_attrs_act(const ncc_node *n, ncc_act_attrs *a);

@@ -20,7 +20,11 @@
   {[KIR_SQRT] = "sqrt" sfx,  [KIR_EXP] = "exp" sfx,   [KIR_LOG] = "log" sfx,   \
    [KIR_LOG1P] = "log1p" sfx, [KIR_ERF] = "erf" sfx,  [KIR_TANH] = "tanh" sfx, \
    [KIR_FLOOR] = "floor" sfx, [KIR_ABS] = "fabs" sfx, [KIR_POW] = "pow" sfx,   \
-   [KIR_REM] = "fmod" sfx}
+   [KIR_REM] = "fmod" sfx,   [KIR_CEIL] = "ceil" sfx, [KIR_ROUND] = "rint" sfx, \
+   [KIR_SIN] = "sin" sfx,    [KIR_COS] = "cos" sfx,   [KIR_TAN] = "tan" sfx,    \
+   [KIR_ASIN] = "asin" sfx,  [KIR_ACOS] = "acos" sfx, [KIR_ATAN] = "atan" sfx,  \
+   [KIR_SINH] = "sinh" sfx,  [KIR_COSH] = "cosh" sfx, [KIR_ASINH] = "asinh" sfx, \
+   [KIR_ACOSH] = "acosh" sfx, [KIR_ATANH] = "atanh" sfx}
 
 static const ncc_cstyle_lang opencl = {
     .name = "opencl",

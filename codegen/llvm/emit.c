@@ -562,6 +562,21 @@ static LLVMValueRef emit_un(emitter *E, kir_op op, ncc_dtype dt,
       return dt == NCC_DT_F32 ? emit_exp_f32(E, a) : intrinsic1(E, "llvm.exp", a);
     case KIR_LOG: return intrinsic1(E, "llvm.log", a);
     case KIR_FLOOR: return intrinsic1(E, "llvm.floor", a);
+    case KIR_CEIL: return intrinsic1(E, "llvm.ceil", a);
+    case KIR_ROUND: return intrinsic1(E, "llvm.roundeven", a);
+    /* libm, lane by lane: LLVM 19 has no portable intrinsic for most of
+     * these, and the JIT resolves libm as it does log1pf/erf */
+    case KIR_SIN: return call_libm(E, "sinf", "sin", a);
+    case KIR_COS: return call_libm(E, "cosf", "cos", a);
+    case KIR_TAN: return call_libm(E, "tanf", "tan", a);
+    case KIR_ASIN: return call_libm(E, "asinf", "asin", a);
+    case KIR_ACOS: return call_libm(E, "acosf", "acos", a);
+    case KIR_ATAN: return call_libm(E, "atanf", "atan", a);
+    case KIR_SINH: return call_libm(E, "sinhf", "sinh", a);
+    case KIR_COSH: return call_libm(E, "coshf", "cosh", a);
+    case KIR_ASINH: return call_libm(E, "asinhf", "asinh", a);
+    case KIR_ACOSH: return call_libm(E, "acoshf", "acosh", a);
+    case KIR_ATANH: return call_libm(E, "atanhf", "atanh", a);
     case KIR_LOG1P: return call_libm(E, "log1pf", "log1p", a);
     case KIR_ERF:
       return dt == NCC_DT_F32 ? emit_erf_f32(E, a) : call_libm(E, "erff", "erf", a);

@@ -344,7 +344,7 @@ ncc_status ncc_ref_WHERE(const ncc_node *n, const ncc_tensor *const *in,
 /* ---- unary ops ---- */
 
 typedef struct uparams {
-  double alpha, beta; /* LeakyRelu, HardSigmoid */
+  double alpha, beta, gamma; /* LeakyRelu, HardSigmoid, Elu, Selu, ... */
   double lo, hi;      /* Clip on float dtypes */
   int64_t ilo, ihi;   /* Clip on integer dtypes */
   bool gelu_tanh;
@@ -388,9 +388,24 @@ static double un_f(ncc_op op, double x, const uparams *p) {
 #define LOG(a) log(a)
 #define ERF(a) erf(a)
 #define TANH(a) tanh(a)
+#define SIN(a) sin(a)
+#define COS(a) cos(a)
+#define TAN(a) tan(a)
+#define ASIN(a) asin(a)
+#define ACOS(a) acos(a)
+#define ATAN(a) atan(a)
+#define SINH(a) sinh(a)
+#define COSH(a) cosh(a)
+#define ASINH(a) asinh(a)
+#define ACOSH(a) acosh(a)
+#define ATANH(a) atanh(a)
+#define FLOOR(a) floor(a)
+#define CEIL(a) ceil(a)
+#define ROUND(a) nearbyint(a)
 #define SEL_LT(a, b, t, f) ((a) < (b) ? (t) : (f))
 #define ALPHA (p->alpha)
 #define BETA (p->beta)
+#define GAMMA (p->gamma)
 #define NCC_UNARY(id, formula) case NCC_OP_##id: return formula;
 #include "../../ir/eltwise.def"
   case NCC_OP_SIGMOID: return sigmoid(x);
@@ -450,6 +465,7 @@ static ncc_status unary(const ncc_node *n, const ncc_tensor *x,
     ncc_attrs_act(n, &a);                                                      \
     p.alpha = a.alpha;                                                         \
     p.beta = a.beta;                                                           \
+    p.gamma = a.gamma;                                                         \
     return unary(n, in[0], out, &p);                                           \
   }
 #define NCC_UNARY(id, formula) UNARY_KERNEL(id)

@@ -74,6 +74,13 @@ TOL = {
     "ReduceMean": (1e-5, 1e-5), "ReduceSum": (1e-5, 1e-5), "ReduceMax": TOL_ELTWISE,
     "MaxPool": TOL_ELTWISE, "AveragePool": (1e-5, 1e-6), "GlobalAveragePool": (1e-5, 1e-6),
     "Range": TOL_ELTWISE,
+    "Sin": TOL_TRANSCENDENTAL, "Cos": TOL_TRANSCENDENTAL, "Tan": TOL_TRANSCENDENTAL,
+    "Asin": TOL_TRANSCENDENTAL, "Acos": TOL_TRANSCENDENTAL, "Atan": TOL_TRANSCENDENTAL,
+    "Sinh": TOL_TRANSCENDENTAL, "Cosh": TOL_TRANSCENDENTAL, "Asinh": TOL_TRANSCENDENTAL,
+    "Acosh": TOL_TRANSCENDENTAL, "Atanh": TOL_TRANSCENDENTAL,
+    "Floor": (0.0, 0.0), "Ceil": (0.0, 0.0), "Round": (0.0, 0.0), "Sign": (0.0, 0.0),
+    "Elu": TOL_TRANSCENDENTAL, "Selu": TOL_TRANSCENDENTAL, "Celu": TOL_TRANSCENDENTAL,
+    "ThresholdedRelu": (0.0, 0.0), "Mish": TOL_TRANSCENDENTAL,
 }
 EXACT = (0.0, 0.0)
 
@@ -119,6 +126,22 @@ TOL_CPU_REF = {
     "Softplus": (4 * ULP, 4 * U, "abs"),
     # x / (1 + |x|) in f32: two roundings where ref rounds once.
     "Softsign": (2 * ULP, 0.0, "abs"),
+    # libm's f32 functions per lane (<= 1 ulp, glibc) against ref's double
+    # libm rounded once.
+    "Sin": (2 * ULP, 0.0, "abs"), "Cos": (2 * ULP, 0.0, "abs"),
+    "Tan": (2 * ULP, 0.0, "abs"), "Asin": (2 * ULP, 0.0, "abs"),
+    "Acos": (2 * ULP, 0.0, "abs"), "Atan": (2 * ULP, 0.0, "abs"),
+    "Sinh": (2 * ULP, 0.0, "abs"), "Cosh": (2 * ULP, 0.0, "abs"),
+    "Asinh": (2 * ULP, 0.0, "abs"), "Acosh": (2 * ULP, 0.0, "abs"),
+    "Atanh": (2 * ULP, 0.0, "abs"),
+    # alpha (exp(x) - 1) (Elu, Celu; Selu: alpha exp(x) - alpha, times
+    # gamma): exp's 1.3 ulp of a value <= 1 becomes absolute after the
+    # subtraction, scaled by alpha (<= 2 in the tests).
+    "Elu": (4 * ULP, 16 * U, "abs"), "Celu": (4 * ULP, 16 * U, "abs"),
+    "Selu": (4 * ULP, 16 * U, "abs"),
+    # x tanh(log(1 + exp(x))): exp's and log's errors pass through tanh
+    # (slope <= 1) and are scaled by |x|.
+    "Mish": (6 * ULP, 8 * U, "x"),
     # 0.5 x (1 + erf(x/sqrt2)) (or tanh): erf's ~3 ulp of 1 is absolute
     # after the cancellation with 1 at large negative x.
     "Gelu": (6 * ULP, 8 * U, "x"),
@@ -326,6 +349,8 @@ def gen_where(g):
 UNARY_SHAPES = [(), (1,), (17,), (3, 5, 7), (2, 3, 4, 5)]
 UNARY_DOMAIN = {  # value generator per op: (lo, hi) uniform, None = randn*3
     "Sqrt": (0.0, 9.0), "Log": (0.01, 20.0), "Exp": (-8.0, 8.0),
+    "Asin": (-0.999, 0.999), "Acos": (-0.999, 0.999), "Atanh": (-0.999, 0.999),
+    "Acosh": (1.0, 20.0), "Tan": (-1.4, 1.4),  # away from the poles at +-pi/2
 }
 
 
@@ -355,6 +380,20 @@ def gen_leakyrelu(g):
 
 def gen_hardsigmoid(g):
     gen_unary(g, ({}, {"alpha": 0.5, "beta": 0.1}))
+
+
+def gen_round(g):
+    gen_unary(g)
+    # halves round to even: -2.5 -> -2, 0.5 -> 0, 1.5 -> 2, 2.5 -> 2
+    g.add("halves", [np.arange(-5.0, 5.5, 0.5, dtype=F32)])
+
+
+def gen_elu(g):  # Elu, Celu, ThresholdedRelu: alpha only
+    gen_unary(g, ({}, {"alpha": 0.5}, {"alpha": 2.0}))
+
+
+def gen_selu(g):
+    gen_unary(g, ({}, {"alpha": 1.5, "gamma": 0.5}))
 
 
 def gen_gelu(g):
@@ -833,6 +872,11 @@ SWEEPS = {
     "Erf": (-5.0, 5.0), "Sigmoid": (-20.0, 20.0), "Softplus": (-20.0, 20.0),
     "Gelu": (-8.0, 8.0), "HardSigmoid": (-8.0, 8.0), "HardSwish": (-8.0, 8.0),
     "Reciprocal": (0.01, 100.0), "Softsign": (-1e4, 1e4),
+    "Sin": (-100.0, 100.0), "Cos": (-100.0, 100.0), "Tan": (-1.5, 1.5),
+    "Asin": (-1.0, 1.0), "Acos": (-1.0, 1.0), "Atanh": (-0.999, 0.999),
+    "Acosh": (1.0, 1e4), "Asinh": (-1e4, 1e4), "Sinh": (-88.0, 88.0),
+    "Cosh": (-88.0, 88.0), "Elu": (-20.0, 20.0), "Selu": (-20.0, 20.0),
+    "Celu": (-20.0, 20.0), "Mish": (-20.0, 20.0),
 }
 
 
@@ -866,6 +910,10 @@ def wide_leakyrelu(g):
 
 def wide_hardsigmoid(g):
     wide_unary(g, {"alpha": 0.5, "beta": 0.1})
+
+
+def wide_selu(g):
+    wide_unary(g, {"alpha": 1.5, "gamma": 0.5})
 
 
 def wide_gelu(g):
@@ -1101,7 +1149,9 @@ for _op in ("Max", "Min"):
 for _op in ("Equal", "Less", "Greater"):
     GENERATORS[_op] = gen_compare
 for _op in ("Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid",
-            "Relu", "HardSwish", "Softplus", "Softsign", "Identity"):
+            "Relu", "HardSwish", "Softplus", "Softsign", "Identity",
+            "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+            "Acosh", "Atanh", "Floor", "Ceil", "Sign", "Mish"):
     GENERATORS[_op] = gen_simple_unary
 for _op in ("Softmax", "LogSoftmax"):
     GENERATORS[_op] = gen_softmax
@@ -1118,7 +1168,8 @@ GENERATORS.update({
     "Unsqueeze": gen_unsqueeze, "Concat": gen_concat, "Split": gen_split,
     "Slice": gen_slice, "Gather": gen_gather, "Shape": gen_shape, "Expand": gen_expand,
     "Pad": gen_pad, "Constant": gen_constant, "ConstantOfShape": gen_constantofshape,
-    "Range": gen_range,
+    "Range": gen_range, "Round": gen_round, "Elu": gen_elu, "Celu": gen_elu,
+    "ThresholdedRelu": gen_elu, "Selu": gen_selu,
 })
 
 WIDE_GENERATORS = {}
@@ -1129,7 +1180,9 @@ for _op in ("Max", "Min"):
 for _op in ("Equal", "Less", "Greater"):
     WIDE_GENERATORS[_op] = wide_compare
 for _op in ("Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Erf", "Tanh", "Sigmoid",
-            "Relu", "HardSwish", "Softplus", "Softsign", "Identity"):
+            "Relu", "HardSwish", "Softplus", "Softsign", "Identity",
+            "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+            "Acosh", "Atanh", "Floor", "Ceil", "Sign", "Mish"):
     WIDE_GENERATORS[_op] = wide_unary
 for _op in ("Softmax", "LogSoftmax"):
     WIDE_GENERATORS[_op] = wide_softmax
@@ -1145,6 +1198,8 @@ WIDE_GENERATORS.update({
     "BatchNormalization": wide_batchnorm, "LayerNormalization": wide_layernorm,
     "MaxPool": wide_maxpool, "AveragePool": wide_avgpool,
     "GlobalAveragePool": wide_globalavgpool, "Transpose": wide_transpose,
+    "Round": wide_unary, "Elu": wide_unary, "Celu": wide_unary,
+    "ThresholdedRelu": wide_unary, "Selu": wide_selu,
 })
 
 

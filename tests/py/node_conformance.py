@@ -59,6 +59,10 @@ TYPE_ONLY_REVISIONS = {
     "HardSwish": 22, "Identity": 25, "MaxPool": 22, "Pad": 25, "Range": 27,
     "Reshape": 25, "Shape": 25, "Softplus": 22, "Softsign": 22,
     "Squeeze": 25,
+    "Acos": 22, "Acosh": 22, "Asin": 22, "Asinh": 22, "Atan": 22, "Atanh": 22,
+    "Cos": 22, "Cosh": 22, "Sin": 22, "Sinh": 22, "Tan": 22, "Elu": 22,
+    "Selu": 22, "ThresholdedRelu": 22, "Mish": 22, "Round": 22,
+    "Celu": 28,  # 28 added float16/bfloat16/double
     "Transpose": 25, "Unsqueeze": 25,
 }
 

@@ -1203,6 +1203,13 @@ WIDE_GENERATORS.update({
 })
 
 
+# Generators of further op families live in tests/py/ortgen_*.py, one
+# module per family, so that families added side by side touch no shared
+# table. Each module's register(ns) adds to this module's GENERATORS,
+# WIDE_GENERATORS, TOL and TOL_CPU_REF (ns is this module).
+nccutil.load_extensions("ortgen_", sys.modules[__name__])
+
+
 def cases_of(op, wide=True, wide_only=False):
     """The op's cases; the wide ones always draw the same data (they run
     after the others on the op's random stream)."""

@@ -43,6 +43,17 @@ def claimed_ops():
     return ops
 
 
+def load_extensions(prefix, ns):
+    """Import every tests/py/<prefix>*.py (sorted) and call its
+    register(ns): how the oracle scripts take tables from per-family
+    modules."""
+    import glob
+    import importlib
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in sorted(glob.glob(os.path.join(here, prefix + "*.py"))):
+        importlib.import_module(os.path.basename(path)[:-3]).register(ns)
+
+
 def find_ncc(argv_value=None):
     """The ncc binary: --ncc, else $NCC, else an error (tests set NCC)."""
     path = argv_value or os.environ.get("NCC")

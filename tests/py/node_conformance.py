@@ -66,6 +66,8 @@ TYPE_ONLY_REVISIONS = {
     "Transpose": 25, "Unsqueeze": 25,
 }
 
+# Op families in tests/py/ortgen_*.py may add to TYPE_ONLY_REVISIONS and
+# SKIP_REASONS from their register(ns) (ns is this module).
 # Names of the dtypes ncc lacks, or has but not in every op: a skip needs
 # the error line to name one.
 DTYPE_WORDS = (r"(bf16|bfloat16|f16|float16|half|f64|float64|double|"
@@ -91,6 +93,7 @@ SKIP_REASONS = [
      "BatchNormalization training_mode=1 is unsupported (inference-only, "
      "IR-CONVENTIONS.md)", r"training"),
 ]
+nccutil.load_extensions("ortgen_", sys.modules[__name__])
 
 # Cases that cannot even be written down for ncc: decided before running.
 STATIC_SKIPS = [

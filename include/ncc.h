@@ -321,6 +321,31 @@ ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
 int ncc_module_num_threads(const ncc_module *m);
 int ncc_module_num_kernels(const ncc_module *m);      /* compiled */
 int ncc_module_num_host_kernels(const ncc_module *m); /* run by ref kernels */
+/* What a module did not compile: the nodes of its graph (graph order) that
+ * run on the host through their reference kernels, each with its ONNX op
+ * name, node name ("" when it has none), index and why it was not compiled:
+ * NCC_HOST_DYNAMIC (its output shape depends on values,
+ * docs/DYNAMIC-SHAPES.md), NCC_HOST_NO_KERNEL (the target compiles no
+ * kernel for this op), NCC_HOST_FORM (the target compiles the op, but not
+ * in this form: dtype, attributes or layout), NCC_HOST_TARGET (the target
+ * compiles nothing: "ref"). Fills up to `cap` entries of `out` (which may
+ * be NULL with cap 0) and returns the number of host nodes. The strings
+ * live as long as the module's graph. `ncc check MODEL --target=T` prints
+ * this report. */
+typedef enum ncc_host_why {
+  NCC_HOST_DYNAMIC,
+  NCC_HOST_NO_KERNEL,
+  NCC_HOST_FORM,
+  NCC_HOST_TARGET,
+} ncc_host_why;
+typedef struct ncc_host_node {
+  const char *op;
+  const char *name;
+  int node; /* index in graph order */
+  ncc_host_why why;
+} ncc_host_node;
+int ncc_module_host_nodes(const ncc_module *m, ncc_host_node *out, int cap);
+const char *ncc_host_why_text(ncc_host_why why);
 const char *ncc_module_target(const ncc_module *m);
 void ncc_module_free(ncc_module *m);
 /* The targets ncc knows, in a fixed order, whether this build has them or

@@ -39,6 +39,12 @@ static int ref_num_host(const void *state) {
   return ((const ncc_graph *)state)->n_nodes;
 }
 
+static bool ref_on_host(const void *state, int i) {
+  (void)state;
+  (void)i;
+  return true;
+}
+
 static void ref_free(void *state) { (void)state; }
 
 const ncc_backend ncc_backend_ref = {
@@ -50,6 +56,7 @@ const ncc_backend ncc_backend_ref = {
     .run = ref_run,
     .num_kernels = ref_num_kernels,
     .num_host_kernels = ref_num_host,
+    .on_host = ref_on_host,
     .free = ref_free,
 };
 

@@ -41,6 +41,9 @@ typedef struct ncc_backend {
                          ncc_tensor *out, int n_out);
   int (*num_kernels)(const void *state);      /* compiled kernels */
   int (*num_host_kernels)(const void *state); /* nodes run by ref kernels */
+  /* Node i (graph order) runs through its reference kernel on the host:
+   * not inside any compiled kernel (ncc_module_host_nodes). */
+  bool (*on_host)(const void *state, int i);
   void (*free)(void *state);
   /* Optional ahead-of-time output (ncc_module_emit) of kind `kind` for this
    * target, written through a temporary file; NULL: the LLVM emitter. */

@@ -23,6 +23,7 @@
 
 struct ncc_module {
   const ncc_backend *be;
+  const ncc_graph *g; /* borrowed: the caller's, compiled */
   void *state;
   pthread_mutex_t run_mu; /* one run at a time on this module */
   ncc_options opts;       /* the caller's, in scope during runs */
@@ -150,6 +151,7 @@ ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
     return ncc_error(NCC_ERR_NOMEM, "ncc_module_compile: cannot create the run lock");
   }
   m->be = be;
+  m->g = g;
   m->opts = o;
   m->num_threads = o.num_threads > 0 ? o.num_threads : ncc_threadpool_default_threads();
   ncc_backend_opts bo = {.num_threads = m->num_threads,
@@ -215,6 +217,38 @@ int ncc_module_num_kernels(const ncc_module *m) {
 
 int ncc_module_num_host_kernels(const ncc_module *m) {
   return m ? m->be->num_host_kernels(m->state) : 0;
+}
+
+int ncc_module_host_nodes(const ncc_module *m, ncc_host_node *out, int cap) {
+  if (!m || !m->be->on_host) return 0;
+  bool compiles = strcmp(m->be->name, "ref") != 0;
+  int n = 0;
+  for (int i = 0; i < m->g->n_nodes; i++) {
+    const ncc_node *nd = m->g->nodes[i];
+    if (!m->be->on_host(m->state, i)) continue;
+    if (n < cap && out) {
+      ncc_host_node *h = &out[n];
+      h->op = ncc_op_name(nd->op);
+      h->name = nd->name ? nd->name : "";
+      h->node = i;
+      h->why = !compiles ? NCC_HOST_TARGET
+               : (ncc_op_table[nd->op].flags & NCC_OPF_DYNAMIC) ? NCC_HOST_DYNAMIC
+               : (m->be->supports_op && !m->be->supports_op(nd)) ? NCC_HOST_NO_KERNEL
+                                                                : NCC_HOST_FORM;
+    }
+    n++;
+  }
+  return n;
+}
+
+const char *ncc_host_why_text(ncc_host_why why) {
+  switch (why) {
+  case NCC_HOST_DYNAMIC: return "data-dependent output shape";
+  case NCC_HOST_NO_KERNEL: return "no compiled kernel for this op";
+  case NCC_HOST_FORM: return "not compiled in this form (dtype, attributes or layout)";
+  case NCC_HOST_TARGET: return "the target compiles nothing";
+  }
+  return "?";
 }
 
 int ncc_module_num_threads(const ncc_module *m) {

@@ -47,6 +47,7 @@ typedef struct cpu_state {
   cpu_kernel *ks; /* per node (a group's in its root's slot); fn NULL: none */
   int n_compiled; /* kernels launched (a fused group counts once) */
   int n_host;     /* nodes run by reference kernels */
+  bool *host;     /* per node: run by its reference kernel */
   int n_distinct; /* functions compiled */
 } cpu_state;
 
@@ -71,6 +72,7 @@ static void cpu_free(void *state) {
     for (int i = 0; i < s->g->n_nodes; i++)
       for (int b = 0; b < KIR_MAX_BUFS; b++) ncc_free(s->ks[i].owned[b], 0);
   ncc_free(s->ks, 0);
+  ncc_free(s->host, 0);
   ncc_free(s, sizeof *s);
 }
 
@@ -208,10 +210,18 @@ static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
     if ((st = install(s, fp, gk, i, kernels[i], fn, opts)) != NCC_OK) goto done;
   }
   /* host nodes: everything not inside a compiled kernel */
+  s->host = ncc_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->host);
+  if (!s->host) {
+    st = NCC_ERR_NOMEM;
+    goto done;
+  }
   for (int i = 0; i < g->n_nodes; i++) {
     int gi = fp->group_of[i];
     if (gi >= 0 && gk[gi]) continue;
-    if (!kernels[i]) s->n_host++;
+    if (!kernels[i]) {
+      s->n_host++;
+      s->host[i] = true;
+    }
   }
 done:
   if (kernels)
@@ -249,6 +259,10 @@ static int cpu_num_host(const void *state) {
   return ((const cpu_state *)state)->n_host;
 }
 
+static bool cpu_on_host(const void *state, int i) {
+  return ((const cpu_state *)state)->host[i];
+}
+
 const ncc_backend ncc_backend_cpu = {
     .name = "cpu",
     .description = "this host, LLVM JIT (ORC LLJIT)",
@@ -259,5 +273,6 @@ const ncc_backend ncc_backend_cpu = {
     .run_into = cpu_run_into,
     .num_kernels = cpu_num_kernels,
     .num_host_kernels = cpu_num_host,
+    .on_host = cpu_on_host,
     .free = cpu_free,
 };

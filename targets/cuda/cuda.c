@@ -310,6 +310,7 @@ const ncc_backend ncc_backend_cuda = {
     .run = cu_run,
     .num_kernels = ncc_gpu_num_kernels,
     .num_host_kernels = ncc_gpu_num_host_kernels,
+    .on_host = ncc_gpu_on_host,
     .free = cu_free,
     .emit = cu_emit,
 };

@@ -266,6 +266,11 @@ int ncc_gpu_num_host_kernels(const void *state) {
   return m->g->n_nodes - m->covered;
 }
 
+bool ncc_gpu_on_host(const void *state, int i) {
+  const ncc_gpu_module *m = state;
+  return m->node_k[i] < 0 && !m->inner[i];
+}
+
 /* ---- running ---- */
 
 static ncc_status ensure_host(ncc_gpu_module *m, int id) {

@@ -58,6 +58,7 @@ ncc_status ncc_gpu_run(void *state, const ncc_tensor *in, int n_in,
                        ncc_tensor *out, int n_out);
 int ncc_gpu_num_kernels(const void *state);
 int ncc_gpu_num_host_kernels(const void *state);
+bool ncc_gpu_on_host(const void *state, int i);
 void ncc_gpu_free(void *state);
 /* Rerun the device kernels of the last run `iters` times on the buffers
  * that run left on the device (host nodes skipped) and return the mean

@@ -385,6 +385,7 @@ const ncc_backend ncc_backend_opencl = {
     .run = ocl_run,
     .num_kernels = ncc_gpu_num_kernels,
     .num_host_kernels = ncc_gpu_num_host_kernels,
+    .on_host = ncc_gpu_on_host,
     .free = ocl_free,
     .emit = ocl_emit,
 };

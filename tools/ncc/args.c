@@ -151,7 +151,10 @@ static ncc_status add_input(argp *a, const char *v) {
 static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
   cli_opts *o = a->o;
   switch (lo->id) {
-  case OPT_TARGET: o->target = v; break;
+  case OPT_TARGET:
+    o->target = v;
+    o->target_set = true;
+    break;
   /* the cuda target reads its arch from the environment (docs/GPU.md) */
   case OPT_CUDA_ARCH: setenv("NCC_CUDA_ARCH", v, 1); break;
   case OPT_PASSES: o->passes = v; break;

@@ -73,6 +73,7 @@ struct cli_opts {
   bool batch_set;
   int64_t warmup, iters;
   bool json;
+  bool target_set; /* --target given (ncc check compiles only then) */
   bool ablate; /* bench --ablate */
   /* run --check-each-pass (the drift finder) */
   bool check_each_pass;

@@ -116,7 +116,7 @@ static const char usage_bench[] =
     THREADS_HELP MEMORY_HELP;
 
 static const char usage_check[] =
-    "usage: ncc check MODEL [--json]\n"
+    "usage: ncc check MODEL [--target=T] [PIPELINE FLAGS] [--json]\n"
     "\n"
     "List everything in a model that ncc does not support before compiling\n"
     "it: each unsupported op, element type (dtype) and ai.onnx opset, with\n"
@@ -124,6 +124,12 @@ static const char usage_check[] =
     "there is any, 0 with a one-line summary (nodes, op types) when none;\n"
     "a malformed model is the importer's error (2).\n"
     "\n"
+    "  --target=T             also compile a supported model for T (after the\n"
+    "                         pipeline) and report what did not compile: the\n"
+    "                         nodes that run on the host through reference\n"
+    "                         kernels, by op, with the first node and why\n"
+    "                         (data-dependent shape, no kernel for the op, or\n"
+    "                         not in this form); exit status 0\n"
     "  --json                 print one JSON object instead of text\n";
 
 static const char usage_passes[] =
@@ -155,7 +161,7 @@ const cli_command cli_commands[] = {
      CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH | CLI_F_MEMORY | CLI_F_THREADS,
      true,
      usage_bench, cmd_bench},
-    {"check", CLI_F_JSON, true, usage_check, cmd_check},
+    {"check", CLI_F_JSON | CLI_F_TARGET | CLI_F_PIPELINE, true, usage_check, cmd_check},
     {"passes", 0, false, usage_passes, cmd_passes},
     {"targets", 0, false, usage_targets, cmd_targets},
 };
@@ -174,7 +180,7 @@ static void print_usage(FILE *f) {
           "  run      MODEL [--input ...]              run once, write .npy "
           "outputs\n"
           "  bench    MODEL [--batch N] [--json]       measure latency\n"
-          "  check    MODEL [--json]                   list unsupported ops,\n"
+          "  check    MODEL [--target=T] [--json]      list unsupported ops,\n"
           "                                            dtypes and opsets\n"
           "  passes                                    list the passes\n"
           "  targets                                   list the targets\n"

@@ -68,7 +68,11 @@ ncc_status ncc_rule_softmax(ictx *c) {
 ncc_status ncc_rule_reduce(ictx *c) {
   ncc_status st;
   ncc_reduce_attrs ra;
-  if ((st = ncc_si_check_dtype(c, 0, DT_ARITH)) || (st = ncc_attrs_reduce(c->n, &ra)))
+  /* ONNX: ReduceSum/Mean take floats and (u)int32/64; ReduceMax also
+   * int8, uint8 and (opset 20) bool */
+  unsigned mask = DT_FLOATS | DT(I32) | DT(I64) | DT(U32) | DT(U64);
+  if (c->n->op == NCC_OP_REDUCEMAX) mask |= DT(I8) | DT(U8) | DT(BOOL);
+  if ((st = ncc_si_check_dtype(c, 0, mask)) || (st = ncc_attrs_reduce(c->n, &ra)))
     return st;
   bool keep = ra.keepdims, noop = ra.noop_with_empty_axes;
   const ncc_shape *x = &IN(c, 0)->shape;

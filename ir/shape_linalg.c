@@ -13,7 +13,8 @@
 
 ncc_status ncc_rule_matmul(ictx *c) {
   ncc_status st;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
+  /* ONNX MatMul: floats and (u)int32/64 */
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS | DT(I32) | DT(I64) | DT(U32) | DT(U64))) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
       (st = ncc_si_check_min_rank(c, 0, 1)) || (st = ncc_si_check_min_rank(c, 1, 1)))
     return st;
   ncc_shape a = IN(c, 0)->shape, b = IN(c, 1)->shape;

@@ -378,6 +378,41 @@ def build_cast_case(name, label, x, targets):
     return m, {"x": x}, expected
 
 
+def build_round_case(rng):
+    """float32/float64 -> bfloat16/float16 rounding on awkward values (ties,
+    subnormals, overflow, NaN, values that f64 -> f32 -> bf16 rounds twice),
+    checked bit-exactly against ml_dtypes and numpy."""
+    bits = np.concatenate([rng.integers(0, 2**32, 4000, dtype=np.uint64),
+                           [0x3f808000, 0x3f818000, 0x3f80ffff, 0x7f7fffff, 0x7f7f8000,
+                            0x00000001, 0x00400000, 0x00008000, 0x80018000, 0x7fc00000,
+                            0x3f800001, 0x477ff000, 0x477fefff, 0x33000000, 0x33000001]])
+    f32 = bits.astype(np.uint32).view(np.float32)
+    f32 = np.where(np.isnan(f32), np.float32(np.nan), f32).astype(np.float32)
+    f64 = np.concatenate([rng.standard_normal(3000) * 10.0 ** rng.integers(-45, 40, 3000),
+                          [1 + 2**-8 + 2**-30, 1 + 2**-8, 1 + 3 * 2**-8, 2.0**-133,
+                           2.0**-134, 2.0**-134 * 1.0000001, 3.3961e38, 65520.0,
+                           65519.99, 2.0**-25, 2.0**-25 * 1.0000001]])
+    cases = []
+    for name, x in (("float32", f32.reshape(-1, 1)), ("float64", f64.reshape(-1, 1))):
+        code = DTYPES[name][1]
+        nodes, outs, expected = [], [], {}
+        for t in ("bfloat16", "float16"):
+            if t not in DTYPES:
+                continue
+            tdt, tcode = DTYPES[t]
+            y = "to_" + t
+            nodes.append(helper.make_node("Cast", ["x"], [y], to=tcode))
+            outs.append(helper.make_tensor_value_info(y, tcode, None))
+            with np.errstate(all="ignore"):
+                expected[y] = (x.astype(tdt), "ml_dtypes/numpy (exact)")
+        g = helper.make_graph(nodes, "round_" + name,
+                              [helper.make_tensor_value_info("x", code, list(x.shape))], outs)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+        m.ir_version = 10
+        cases.append(("round_" + name, m, {"x": x}, expected))
+    return cases
+
+
 # ---- running -------------------------------------------------------------------
 
 def as_comparable(arr, like):
@@ -411,7 +446,11 @@ def run_case(ncc, label, model, feeds, expected, targets, workdir, verbose):
         for y, (want, oracle) in expected.items():
             got = as_comparable(r.outputs[y], want)
             dtname = next((k for k, (d, _) in DTYPES.items() if d == want.dtype), "")
-            why = check(want, got, dtname)
+            if oracle.endswith("(exact)"):  # rounding checks: bit for bit
+                why = nccutil.compare(want.astype(np.float64), got.astype(np.float64), 0, 0) \
+                    if got.dtype == want.dtype else "dtype %s" % got.dtype
+            else:
+                why = check(want, got, dtname)
             if why:
                 failed += 1
                 print("FAIL %s %s [%s] vs %s: %s" % (label, y, target, oracle, why))
@@ -442,6 +481,7 @@ def main():
         for name in DTYPES:
             for label, x, tg in cast_sources(name, rng):
                 cases.append(("cast_%s_%s" % (name, label),) + build_cast_case(name, label, x, tg))
+        cases += build_round_case(rng)
     passed = failed = 0
     with nccutil.Workdir() as root:
         for label, model, feeds, expected in cases:

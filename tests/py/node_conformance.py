@@ -95,6 +95,12 @@ SKIP_REASONS = [
 ]
 nccutil.load_extensions("ortgen_", sys.modules[__name__])
 
+try:  # onnx needs ml_dtypes; bfloat16 case data are ml_dtypes arrays
+    import ml_dtypes
+    BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:
+    BF16 = None
+
 # Cases that cannot even be written down for ncc: decided before running.
 STATIC_SKIPS = [
     (r"_sequence|_opt$", "sequence/optional values are not tensors"),
@@ -203,10 +209,12 @@ def run_case(ncc, case, model, workdir, target="ref"):
     for k, (ins, outs) in enumerate(case.data_sets):
         ins, outs = [as_array(a) for a in ins], [as_array(a) for a in outs]
         odd = [np.asarray(a).dtype for a in list(ins) + list(outs)
-               if np.asarray(a).dtype.kind not in "biuf" or np.asarray(a).dtype.isbuiltin != 1]
+               if (np.asarray(a).dtype.kind not in "biuf" or np.asarray(a).dtype.isbuiltin != 1)
+               and np.asarray(a).dtype != BF16]
         if odd:
-            # strings, float8/float4/int4/bfloat16 (ml_dtypes): no .npy form
-            # that ncc reads, and none of them is an ncc dtype.
+            # strings, float8/float4/int4 (ml_dtypes): no .npy form that ncc
+            # reads, and none of them is an ncc dtype. bfloat16 is: its .npy
+            # form is '<V2' (what np.save writes for ml_dtypes.bfloat16).
             return "skip", "element type %s is not an ncc dtype (no .npy form)" % odd[0]
         feeds = dict(zip(inputs_vi, ins))
         r = nccutil.run_ncc(ncc, model, feeds, outputs_vi, workdir, target=target)
@@ -219,7 +227,10 @@ def run_case(ncc, case, model, workdir, target="ref"):
         if r.rc != 0 or r.missing:
             return "fail", r.describe()
         for name, want in zip(outputs_vi, outs):
-            why = nccutil.compare(np.asarray(want), r.outputs[name], rtol, atol)
+            got = r.outputs[name]
+            if np.asarray(want).dtype == BF16 and got.dtype.kind == "V":
+                got = got.view(BF16)  # ncc's bf16 .npy: '<V2' bits
+            why = nccutil.compare(np.asarray(want), got, rtol, atol)
             if why:
                 return "fail", "data set %d output %s: %s" % (k, name, why)
     return "pass", ""

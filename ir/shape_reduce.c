@@ -57,7 +57,7 @@ ncc_status ncc_rule_layernorm(ictx *c) {
 ncc_status ncc_rule_softmax(ictx *c) {
   ncc_status st;
   int axis = 0;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
       (st = ncc_attrs_axis_norm(c->n, rank_of(c, 0), &axis)))
     return st;
   set_out(c, 0, IN(c, 0)->dtype, &IN(c, 0)->shape);

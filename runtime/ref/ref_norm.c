@@ -252,30 +252,39 @@ static ncc_status softmax_common(const ncc_node *n, const ncc_tensor *x,
                                  ncc_tensor *y, bool log_out) {
   int axis;
   ncc_status st;
-  if ((st = need_f32(n, x)) || (st = norm_axis(n, x->rank, &axis)))
+  /* f32 typed; f16/bf16/f64 through the accessors (in double, rounded once) */
+  bool f32 = x->dtype == NCC_DT_F32;
+  if ((!ncc_ref_is_float(x->dtype) && (st = need_f32(n, x))) ||
+      (st = norm_axis(n, x->rank, &axis)))
     return st;
-  if (y->dtype != NCC_DT_F32 || ncc_tensor_numel(y) != ncc_tensor_numel(x))
+  if (y->dtype != x->dtype || ncc_tensor_numel(y) != ncc_tensor_numel(x))
     return node_error(n, NCC_ERR_INPUT, "output must be shaped like input");
   int64_t outer = dims_prod(x->dims, 0, axis);
   int64_t d = x->rank ? x->dims[axis] : 1;
   int64_t inner = x->rank ? dims_prod(x->dims, axis + 1, x->rank) : 1;
   const float *xp = x->data;
   float *yp = y->data;
+#define SM_X(i) (f32 ? (double)xp[i] : ncc_ref_get_f(x, i))
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < inner; j++) {
       int64_t base = o * d * inner + j;
       double mx = -INFINITY, sum = 0.0;
       for (int64_t k = 0; k < d; k++)
-        if (xp[base + k * inner] > mx)
-          mx = xp[base + k * inner];
+        if (SM_X(base + k * inner) > mx)
+          mx = SM_X(base + k * inner);
       for (int64_t k = 0; k < d; k++)
-        sum += exp(xp[base + k * inner] - mx);
+        sum += exp(SM_X(base + k * inner) - mx);
       double lsum = log(sum);
       for (int64_t k = 0; k < d; k++) {
-        double v = xp[base + k * inner] - mx;
-        yp[base + k * inner] = (float)(log_out ? v - lsum : exp(v) / sum);
+        double v = SM_X(base + k * inner) - mx;
+        double r = log_out ? v - lsum : exp(v) / sum;
+        if (f32)
+          yp[base + k * inner] = (float)r;
+        else
+          ncc_ref_set_f(y, base + k * inner, r);
       }
     }
+#undef SM_X
   return NCC_OK;
 }
 

@@ -413,6 +413,48 @@ def build_round_case(rng):
     return cases
 
 
+def build_init_cases(rng):
+    """Initializers of every dtype in both storage forms ONNX allows: the
+    typed field (int32_data carries int8/16, uint8/16, bool and the bits of
+    float16/bfloat16; uint64_data carries uint32/64) and raw_data; the
+    expected values are onnx.numpy_helper's decoding."""
+    from onnx import numpy_helper
+    cases = []
+    for name, (dt, code) in list(DTYPES.items()) + [("bool", BOOL)]:
+        x = make_data(name, rng) if name != "bool" else rng.random(SHAPE) < 0.5
+        nodes, outs, expected, inits = [], [], {}, []
+        for raw in (False, True):
+            vals = x.astype(np.float32) if dt == BF16 else x
+            t = helper.make_tensor("w_%s" % raw, code, list(SHAPE),
+                                   vals.tobytes() if raw and dt != BF16 else vals.ravel().tolist(),
+                                   raw=raw and dt != BF16)
+            inits.append(t)
+            y = "y_raw" if raw else "y_typed"
+            nodes.append(helper.make_node("Identity", [t.name], [y]))
+            outs.append(helper.make_tensor_value_info(y, code, list(SHAPE)))
+            expected[y] = (numpy_helper.to_array(t), "onnx.numpy_helper (exact)")
+        g = helper.make_graph(nodes, "init_" + name, [], outs, initializer=inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+        m.ir_version = 10
+        cases.append(("init_" + name, m, {}, expected))
+    return cases
+
+
+def check_bad_typed_field(ncc, workdir):
+    """int32_data holding a value an int16 cannot: exit 2 (bad input), with a
+    message naming the dtype, nothing written."""
+    t = helper.make_tensor("w", TP.INT16, [2], [1, 2])
+    t.int32_data[1] = 40000
+    g = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "bad", [],
+                          [helper.make_tensor_value_info("y", TP.INT16, [2])], initializer=[t])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 10
+    r = nccutil.run_ncc(ncc, m, {}, ["y"], workdir)
+    if r.rc == 2 and "i16" in r.error_line():
+        return None
+    return "int16 int32_data 40000: exit %d, %s" % (r.rc, r.error_line())
+
+
 # ---- running -------------------------------------------------------------------
 
 def as_comparable(arr, like):
@@ -447,8 +489,12 @@ def run_case(ncc, label, model, feeds, expected, targets, workdir, verbose):
             got = as_comparable(r.outputs[y], want)
             dtname = next((k for k, (d, _) in DTYPES.items() if d == want.dtype), "")
             if oracle.endswith("(exact)"):  # rounding checks: bit for bit
-                why = nccutil.compare(want.astype(np.float64), got.astype(np.float64), 0, 0) \
-                    if got.dtype == want.dtype else "dtype %s" % got.dtype
+                if got.dtype != want.dtype:
+                    why = "dtype %s" % got.dtype
+                elif want.dtype.kind in "biu":
+                    why = nccutil.compare(want, got, 0, 0)
+                else:
+                    why = nccutil.compare(want.astype(np.float64), got.astype(np.float64), 0, 0)
             else:
                 why = check(want, got, dtname)
             if why:
@@ -482,8 +528,13 @@ def main():
             for label, x, tg in cast_sources(name, rng):
                 cases.append(("cast_%s_%s" % (name, label),) + build_cast_case(name, label, x, tg))
         cases += build_round_case(rng)
+        cases += build_init_cases(rng)
     passed = failed = 0
     with nccutil.Workdir() as root:
+        if not args.pattern or re.search(args.pattern, "bad_typed_field"):
+            why = check_bad_typed_field(ncc, nccutil.subdir(root, "bad_typed_field"))
+            print("FAIL bad_typed_field: " + why if why else "ok   bad_typed_field")
+            passed, failed = (0, 1) if why else (1, 0)
         for label, model, feeds, expected in cases:
             if args.pattern and not re.search(args.pattern, label):
                 continue

@@ -8,7 +8,8 @@
  * from many writers. Anything we cannot read correctly is refused with a
  * message that starts with the file name: malformed files are NCC_ERR_INPUT,
  * well-formed ones that ncc cannot represent (big-endian, Fortran order,
- * complex, structured) are NCC_ERR_UNSUPPORTED.
+ * complex, structured) are NCC_ERR_UNSUPPORTED. numpy has no bfloat16:
+ * ncc's bf16 is the '<V2' form np.save writes for ml_dtypes.bfloat16.
  *
  * ncc runs on little-endian hosts only, so '<' and '=' data is used as is.
  */

@@ -512,7 +512,8 @@ def main():
     ap.add_argument("--ncc", help="ncc binary (default $NCC)")
     ap.add_argument("-k", dest="pattern", help="only cases whose label matches")
     ap.add_argument("-v", "--verbose", action="store_true")
-    ap.add_argument("--target", default="both", choices=["ref", "cpu", "both"])
+    ap.add_argument("--target", default="both",
+                    help="ref, cpu, both (ref and cpu; default) or another runnable target")
     args = ap.parse_args()
     ncc = nccutil.find_ncc(args.ncc)
     targets = ["ref", "cpu"] if args.target == "both" else [args.target]

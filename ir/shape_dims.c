@@ -228,8 +228,9 @@ bool ncc_si_read_int(ncc_dtype dt, const void *data, int64_t i, int64_t *v) {
   case NCC_DT_U64: { /* only values that are int64 values too */
     uint64_t x;
     memcpy(&x, p + i * 8, 8);
+    if (x > INT64_MAX) return false;
     *v = (int64_t)x;
-    return x <= INT64_MAX;
+    return true;
   }
   default: return false;
   }

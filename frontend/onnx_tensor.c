@@ -43,6 +43,11 @@ ncc_status onnx_dtype(int64_t code, const char *what, ncc_dtype *out) {
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *out = NCC_DT_I32; break;
   case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = NCC_DT_I64; break;
   case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = NCC_DT_BOOL; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: *out = NCC_DT_I16; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: *out = NCC_DT_U16; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: *out = NCC_DT_U32; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: *out = NCC_DT_U64; break;
+  case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: *out = NCC_DT_BF16; break;
   default:
     if (code <= 0 || code >= N_ONNX_TYPES)
       return ncc_error(NCC_ERR_INPUT, "%s has an invalid element type (%lld)",
@@ -205,7 +210,8 @@ static ncc_status check_count(size_t have, int64_t numel, const char *field,
   return NCC_OK;
 }
 
-/* int32_data also carries the narrow types (ONNX spec): check each value
+/* int32_data also carries the narrow types (ONNX spec: int8/16, uint8/16,
+ * bool, and the bits of float16/bfloat16): check each value
  * fits, then store it at the dtype's width. */
 static ncc_status from_int32(const Onnx__TensorProto *t, const char *what,
                              ncc_dtype dt, int64_t numel, void *dst) {
@@ -217,7 +223,10 @@ static ncc_status from_int32(const Onnx__TensorProto *t, const char *what,
   switch (dt) {
   case NCC_DT_I8: lo = -128, hi = 127; break;
   case NCC_DT_U8: lo = 0, hi = 255; break;
-  case NCC_DT_F16: lo = -32768, hi = 65535; break; /* the 16 bits */
+  case NCC_DT_I16: lo = -32768, hi = 32767; break;
+  case NCC_DT_U16: lo = 0, hi = 65535; break;
+  case NCC_DT_F16:
+  case NCC_DT_BF16: lo = -32768, hi = 65535; break; /* the 16 bits */
   case NCC_DT_BOOL: lo = INT32_MIN, hi = INT32_MAX; break;
   default: NCC_ASSERT(!"int32_data for a wide dtype");
   }
@@ -227,7 +236,7 @@ static ncc_status from_int32(const Onnx__TensorProto *t, const char *what,
       return ncc_error(NCC_ERR_INPUT,
                        "%s: int32_data value %d is out of range for %s", what,
                        (int)v, ncc_dtype_name(dt));
-    if (dt == NCC_DT_F16)
+    if (ncc_dtype_size(dt) == 2) /* i16, u16, f16, bf16 */
       ((uint16_t *)dst)[i] = (uint16_t)(v & 0xffff);
     else if (dt == NCC_DT_BOOL)
       ((uint8_t *)dst)[i] = v != 0;
@@ -245,6 +254,8 @@ static const char *field_for(ncc_dtype dt) {
   case NCC_DT_F32: return "float_data";
   case NCC_DT_F64: return "double_data";
   case NCC_DT_I64: return "int64_data";
+  case NCC_DT_U32:
+  case NCC_DT_U64: return "uint64_data";
   default: return "int32_data";
   }
 }
@@ -281,6 +292,7 @@ static ncc_status check_data(const Onnx__TensorProto *t, const char *what,
   size_t count = dt == NCC_DT_F32   ? t->n_float_data
                  : dt == NCC_DT_F64 ? t->n_double_data
                  : dt == NCC_DT_I64 ? t->n_int64_data
+                 : (dt == NCC_DT_U32 || dt == NCC_DT_U64) ? t->n_uint64_data
                                     : t->n_int32_data;
   return check_count(count, numel, have, what);
 }
@@ -302,6 +314,16 @@ ncc_status onnx_tensor_data(const Onnx__TensorProto *t, const char *what,
   case NCC_DT_F32: memcpy(dst, t->float_data, bytes); return NCC_OK;
   case NCC_DT_F64: memcpy(dst, t->double_data, bytes); return NCC_OK;
   case NCC_DT_I64: memcpy(dst, t->int64_data, bytes); return NCC_OK;
+  case NCC_DT_U64: memcpy(dst, t->uint64_data, bytes); return NCC_OK;
+  case NCC_DT_U32: /* uint64_data carries uint32 (ONNX spec) */
+    for (int64_t i = 0; i < numel; i++) {
+      if (t->uint64_data[i] > UINT32_MAX)
+        return ncc_error(NCC_ERR_INPUT,
+                         "%s: uint64_data value %llu is out of range for u32",
+                         what, (unsigned long long)t->uint64_data[i]);
+      ((uint32_t *)dst)[i] = (uint32_t)t->uint64_data[i];
+    }
+    return NCC_OK;
   default: return from_int32(t, what, dt, numel, dst);
   }
 }

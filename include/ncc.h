@@ -114,6 +114,12 @@ typedef enum ncc_dtype {
   NCC_DT_I32,
   NCC_DT_I64,
   NCC_DT_BOOL,
+  /* appended later, so the values above keep their numbers */
+  NCC_DT_I16,
+  NCC_DT_U16,
+  NCC_DT_U32,
+  NCC_DT_U64,
+  NCC_DT_BF16, /* bfloat16: the top 16 bits of an f32 */
   NCC_DT_COUNT
 } ncc_dtype;
 

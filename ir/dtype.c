@@ -13,7 +13,9 @@ static const struct {
     [NCC_DT_F16] = {"f16", 2},     [NCC_DT_F64] = {"f64", 8},
     [NCC_DT_I8] = {"i8", 1},       [NCC_DT_U8] = {"u8", 1},
     [NCC_DT_I32] = {"i32", 4},     [NCC_DT_I64] = {"i64", 8},
-    [NCC_DT_BOOL] = {"bool", 1},
+    [NCC_DT_BOOL] = {"bool", 1},   [NCC_DT_I16] = {"i16", 2},
+    [NCC_DT_U16] = {"u16", 2},     [NCC_DT_U32] = {"u32", 4},
+    [NCC_DT_U64] = {"u64", 8},     [NCC_DT_BF16] = {"bf16", 2},
 };
 
 size_t ncc_dtype_size(ncc_dtype dt) {

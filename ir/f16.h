@@ -1,4 +1,4 @@
-/* ir/f16.h — the one IEEE binary16 conversion of ncc (ir/f16.c), used by
+/* ir/f16.h — the one IEEE binary16 and bfloat16 conversion of ncc (ir/f16.c), used by
  * the text IR, the reference kernels and constant folding alike.
  */
 #ifndef NCC_IR_F16_H
@@ -15,5 +15,13 @@ double ncc_f16_to_f64(uint16_t h);
  * (a payload that truncates to zero becomes 1, so it stays a NaN). */
 uint16_t ncc_f16_from_f32(float f);
 uint16_t ncc_f16_from_f64(double d);
+
+/* bfloat16 (the top half of an f32) the same way: to f32/f64 exact,
+ * from f32/f64 in one rounding to nearest even, overflow to inf; a NaN
+ * stays a (quiet) NaN with its sign. */
+float ncc_bf16_to_f32(uint16_t h);
+double ncc_bf16_to_f64(uint16_t h);
+uint16_t ncc_bf16_from_f32(float f);
+uint16_t ncc_bf16_from_f64(double d);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "f16.h"
 #include "shape_rule.h"
 
 /* ------------------------------------------------------------------------ */
@@ -185,9 +186,12 @@ ncc_status ncc_si_dprod_dim(ictx *c, const dprod *p, int64_t *d) {
 /* dtypes, raw data and content                                              */
 
 
+/* Integer dtypes whose every value is an int64 (so not u64, whose values
+ * above 2^63 content could not tell from negative ones). */
 static bool is_intlike(ncc_dtype dt) {
   return dt == NCC_DT_I64 || dt == NCC_DT_I32 || dt == NCC_DT_I8 ||
-         dt == NCC_DT_U8 || dt == NCC_DT_BOOL;
+         dt == NCC_DT_U8 || dt == NCC_DT_BOOL || dt == NCC_DT_I16 ||
+         dt == NCC_DT_U16 || dt == NCC_DT_U32;
 }
 
 /* Element i of raw data as int64 (integer dtypes only). */
@@ -209,6 +213,31 @@ bool ncc_si_read_int(ncc_dtype dt, const void *data, int64_t i, int64_t *v) {
   case NCC_DT_I8: *v = (int8_t)p[i]; return true;
   case NCC_DT_U8: *v = p[i]; return true;
   case NCC_DT_BOOL: *v = p[i] != 0; return true;
+  case NCC_DT_I16: {
+    int16_t x;
+    memcpy(&x, p + i * 2, 2);
+    *v = x;
+    return true;
+  }
+  case NCC_DT_U16: {
+    uint16_t x;
+    memcpy(&x, p + i * 2, 2);
+    *v = x;
+    return true;
+  }
+  case NCC_DT_U32: {
+    uint32_t x;
+    memcpy(&x, p + i * 4, 4);
+    *v = x;
+    return true;
+  }
+  case NCC_DT_U64: { /* only values that are int64 values too */
+    uint64_t x;
+    memcpy(&x, p + i * 8, 8);
+    if (x > INT64_MAX) return false;
+    *v = (int64_t)x;
+    return true;
+  }
   default: return false;
   }
 }
@@ -224,6 +253,18 @@ bool ncc_si_read_f64(ncc_dtype dt, const void *data, int64_t i, double *v) {
   }
   if (dt == NCC_DT_F64) {
     memcpy(v, p + i * 8, 8);
+    return true;
+  }
+  if (dt == NCC_DT_U64) {
+    uint64_t u;
+    memcpy(&u, p + i * 8, 8);
+    *v = (double)u;
+    return true;
+  }
+  if (dt == NCC_DT_F16 || dt == NCC_DT_BF16) {
+    uint16_t h;
+    memcpy(&h, p + i * 2, 2);
+    *v = dt == NCC_DT_F16 ? ncc_f16_to_f64(h) : ncc_bf16_to_f64(h);
     return true;
   }
   int64_t x;
@@ -285,6 +326,9 @@ bool ncc_si_wrap_to(ncc_dtype dt, int64_t v, int64_t *r) {
   case NCC_DT_I32: *r = (int32_t)(uint32_t)(uint64_t)v; break;
   case NCC_DT_I8: *r = (int8_t)(uint8_t)(uint64_t)v; break;
   case NCC_DT_U8: *r = (uint8_t)(uint64_t)v; break;
+  case NCC_DT_I16: *r = (int16_t)(uint16_t)(uint64_t)v; break;
+  case NCC_DT_U16: *r = (uint16_t)(uint64_t)v; break;
+  case NCC_DT_U32: *r = (uint32_t)(uint64_t)v; break;
   case NCC_DT_BOOL: *r = v != 0; break;
   default: *r = v; break;
   }

@@ -90,7 +90,8 @@ static bool content_binop(ncc_op op, ncc_dtype dt, int64_t a, int64_t b,
   }
   /* Values that leave the dtype's range are left unknown rather than
    * guessing the wrap-around of the kernels. */
-  if (dt == NCC_DT_I32 && (x < INT32_MIN || x > INT32_MAX)) return false;
+  int64_t w;
+  if (!ncc_si_wrap_to(dt, x, &w) || w != x) return false;
   if (ncc_dim_is_sym(x)) return false; /* would read as a symbol */
   *r = x;
   return true;
@@ -135,14 +136,15 @@ static ncc_status bcast_inputs(ictx *c, int first, int count, ncc_shape *out) {
 /* Add Sub Mul Div Pow Equal Less Greater Max Min. */
 ncc_status ncc_rule_binary(ictx *c) {
   ncc_op op = c->n->op;
-  unsigned mask = op == NCC_OP_POW     ? DT_FLOAT
-                  : op == NCC_OP_EQUAL ? DT_ARITH | DT(BOOL)
-                                       : DT_ARITH;
+  /* ONNX's type lists (opset 13-21); Pow's base is int32/int64/float */
+  unsigned mask = op == NCC_OP_POW     ? DT_FLOATS | DT(I32) | DT(I64)
+                  : op == NCC_OP_EQUAL ? DT_NUMERIC | DT(BOOL)
+                                       : DT_NUMERIC;
   ncc_status st;
   int nin = c->n->n_in;
   for (int i = 0; i < nin; i++) {
     if (op == NCC_OP_POW && i == 1) { /* exponent may be an integer */
-      st = ncc_si_check_dtype(c, 1, DT_ARITH);
+      st = ncc_si_check_dtype(c, 1, DT_NUMERIC);
     } else {
       st = ncc_si_check_dtype(c, i, mask);
       if (!st && i > 0) st = ncc_si_check_same_dtype(c, 0, i);
@@ -162,7 +164,7 @@ ncc_status ncc_rule_where(ictx *c) {
   if (IN(c, 0)->dtype != NCC_DT_BOOL)
     return ncc_si_fail(c, NCC_ERR_INPUT, "input 0 has dtype %s, expected bool",
                 ncc_dtype_name(IN(c, 0)->dtype));
-  if ((st = ncc_si_check_dtype(c, 1, DT_ARITH | DT(BOOL))) ||
+  if ((st = ncc_si_check_dtype(c, 1, DT_ANY)) ||
       (st = ncc_si_check_same_dtype(c, 1, 2)))
     return st;
   ncc_shape s;
@@ -194,14 +196,16 @@ ncc_status ncc_rule_unary(ictx *c) {
   case NCC_OP_IDENTITY:
   case NCC_OP_REORDER: st = ncc_si_check_dtype(c, 0, DT_ANY); break;
   case NCC_OP_NEG:
-  case NCC_OP_ABS: st = ncc_si_check_dtype(c, 0, DT_ARITH); break;
+  case NCC_OP_RELU: st = ncc_si_check_dtype(c, 0, DT_SIGNED); break;
+  case NCC_OP_ABS:
+  case NCC_OP_SIGN: st = ncc_si_check_dtype(c, 0, DT_NUMERIC); break;
   case NCC_OP_CAST:
     st = ncc_si_check_dtype(c, 0, DT_ANY);
     if (!st) st = ncc_attrs_cast(c->n, &odt);
     if (st) return st;
     break;
   case NCC_OP_CLIP:
-    st = ncc_si_check_dtype(c, 0, DT_FLOAT);
+    st = ncc_si_check_dtype(c, 0, DT_NUMERIC);
     for (int i = 1; !st && i < c->n->n_in; i++) {
       if (!has_in(c, i)) continue;
       st = ncc_si_check_same_dtype(c, 0, i);
@@ -210,7 +214,7 @@ ncc_status ncc_rule_unary(ictx *c) {
                   i == 1 ? "min" : "max");
     }
     break;
-  default: st = ncc_si_check_dtype(c, 0, DT_FLOAT); break;
+  default: st = ncc_si_check_dtype(c, 0, DT_FLOATS); break; /* in double */
   }
   ncc_act_attrs act; /* LeakyRelu, HardSigmoid, Gelu ...: checked here once */
   if (st || (st = ncc_attrs_act(c->n, &act))) return st;
@@ -221,6 +225,10 @@ ncc_status ncc_rule_unary(ictx *c) {
   ncc_tinfo *o = &c->out[0];
   int n = ncc_si_content_slots(odt, &x->shape);
   if (n < 0) return NCC_OK;
+  /* Relu, Clip, Sign ... also take integers now: they have no content rule */
+  if (op != NCC_OP_IDENTITY && op != NCC_OP_REORDER && op != NCC_OP_NEG &&
+      op != NCC_OP_ABS && op != NCC_OP_CAST)
+    return NCC_OK;
   int64_t v[NCC_CONTENT_MAX];
   if (x->content_len == n) {
     for (int e = 0; e < n; e++) {
@@ -234,7 +242,9 @@ ncc_status ncc_rule_unary(ictx *c) {
         if (ncc_dim_is_sym(a) || a == INT64_MIN) return NCC_OK;
         a = -a;
       }
-      if (op != NCC_OP_CAST && odt == NCC_DT_I32 && a > INT32_MAX)
+      int64_t w;
+      if (op != NCC_OP_CAST && !ncc_dim_is_sym(a) &&
+          (!ncc_si_wrap_to(odt, a, &w) || w != a))
         return NCC_OK; /* wraps in the kernel */
       if (op != NCC_OP_CAST) v[e] = a;
       else if (!ncc_si_wrap_to(odt, a, &v[e])) return NCC_OK;

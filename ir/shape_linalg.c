@@ -13,7 +13,8 @@
 
 ncc_status ncc_rule_matmul(ictx *c) {
   ncc_status st;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
+  /* ONNX MatMul: floats and (u)int32/64 */
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS | DT(I32) | DT(I64) | DT(U32) | DT(U64))) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
       (st = ncc_si_check_min_rank(c, 0, 1)) || (st = ncc_si_check_min_rank(c, 1, 1)))
     return st;
   ncc_shape a = IN(c, 0)->shape, b = IN(c, 1)->shape;
@@ -150,7 +151,9 @@ ncc_status ncc_rule_conv(ictx *c) {
 /* MaxPool (optional i64 Indices output), AveragePool. */
 ncc_status ncc_rule_pool(ictx *c) {
   ncc_status st;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_min_rank(c, 0, 3)))
+  /* MaxPool: ONNX's f16/bf16/f32/f64/i8/u8 (ref computes them exactly) */
+  unsigned mask = c->n->op == NCC_OP_MAXPOOL ? DT_FLOATS | DT(I8) | DT(U8) : DT_FLOAT;
+  if ((st = ncc_si_check_dtype(c, 0, mask)) || (st = ncc_si_check_min_rank(c, 0, 3)))
     return st;
   const ncc_shape *x = &IN(c, 0)->shape;
   ncc_window w;

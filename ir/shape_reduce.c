@@ -57,7 +57,7 @@ ncc_status ncc_rule_layernorm(ictx *c) {
 ncc_status ncc_rule_softmax(ictx *c) {
   ncc_status st;
   int axis = 0;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
       (st = ncc_attrs_axis_norm(c->n, rank_of(c, 0), &axis)))
     return st;
   set_out(c, 0, IN(c, 0)->dtype, &IN(c, 0)->shape);
@@ -68,7 +68,11 @@ ncc_status ncc_rule_softmax(ictx *c) {
 ncc_status ncc_rule_reduce(ictx *c) {
   ncc_status st;
   ncc_reduce_attrs ra;
-  if ((st = ncc_si_check_dtype(c, 0, DT_ARITH)) || (st = ncc_attrs_reduce(c->n, &ra)))
+  /* ONNX: ReduceSum/Mean take floats and (u)int32/64; ReduceMax also
+   * int8, uint8 and (opset 20) bool */
+  unsigned mask = DT_FLOATS | DT(I32) | DT(I64) | DT(U32) | DT(U64);
+  if (c->n->op == NCC_OP_REDUCEMAX) mask |= DT(I8) | DT(U8) | DT(BOOL);
+  if ((st = ncc_si_check_dtype(c, 0, mask)) || (st = ncc_attrs_reduce(c->n, &ra)))
     return st;
   bool keep = ra.keepdims, noop = ra.noop_with_empty_axes;
   const ncc_shape *x = &IN(c, 0)->shape;

@@ -36,8 +36,7 @@ typedef struct dprod {
 #define DT_FLOAT DT(F32)
 #define DT_ARITH (DT(F32) | DT(I32) | DT(I64))
 #define DT_INDEX (DT(I32) | DT(I64))
-#define DT_ANY                                                                 \
-  (DT(F32) | DT(F16) | DT(F64) | DT(I8) | DT(U8) | DT(I32) | DT(I64) | DT(BOOL))
+#define DT_ANY (((1u << NCC_DT_COUNT) - 1) & ~DT(UNDEF)) /* every dtype */
 
 static inline bool is_static(int64_t d) { return d >= 0; }
 
@@ -103,5 +102,17 @@ ncc_status ncc_si_shape_input(ictx *c, int i, ncc_shape *s);
   ncc_status ncc_rule_##rule(ictx *c);
 #include "ops.def"
 #undef NCC_OP
+
+/* ---- dtype sets (t-dtypes) ----
+ * Named after ONNX's type constraints; an op takes a set only where its
+ * reference kernel computes every member exactly (docs/IR-CONVENTIONS.md
+ * ## Dtypes): integers with wrap-around in (u)int64, floats in double rounded
+ * once to the dtype. DT_ANY (above) is every dtype, for byte movers. */
+#define DT_SINT (DT(I8) | DT(I16) | DT(I32) | DT(I64))
+#define DT_UINT (DT(U8) | DT(U16) | DT(U32) | DT(U64))
+#define DT_INTS (DT_SINT | DT_UINT)
+#define DT_FLOATS (DT(F32) | DT(F16) | DT(BF16) | DT(F64))
+#define DT_NUMERIC (DT_INTS | DT_FLOATS)
+#define DT_SIGNED (DT_SINT | DT_FLOATS) /* Neg, Relu: no unsigned */
 
 #endif /* NCC_SHAPE_RULE_H */

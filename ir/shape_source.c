@@ -57,7 +57,9 @@ static ncc_status range_count_int(ictx *c, int64_t start, int64_t limit,
 
 ncc_status ncc_rule_range(ictx *c) {
   ncc_status st;
-  if ((st = ncc_si_check_dtype(c, 0, DT_ARITH))) return st;
+  /* ONNX Range: float, double, int16, int32, int64 */
+  if ((st = ncc_si_check_dtype(c, 0, DT(F32) | DT(F64) | DT(I16) | DT(I32) | DT(I64))))
+    return st;
   for (int i = 0; i < 3; i++) {
     if ((st = ncc_si_check_same_dtype(c, 0, i))) return st;
     if (ncc_shape_numel(&IN(c, i)->shape) != 1)
@@ -67,16 +69,16 @@ ncc_status ncc_rule_range(ictx *c) {
   ncc_shape o = {.rank = 1};
   int64_t v[3], cnt = -1;
   bool known[3], all = true, any_sym = false;
-  if (dt == NCC_DT_F32) {
+  if (dt == NCC_DT_F32 || dt == NCC_DT_F64) {
     double f[3];
     for (int i = 0; i < 3; i++) {
       all &= IN(c, i)->data != NULL;
       if (all) ncc_si_read_f64(dt, IN(c, i)->data, 0, &f[i]);
     }
     if (all) {
-      /* As ONNX Runtime: the difference in float, the quotient in double. */
-      float diff = (float)f[1] - (float)f[0];
-      double q = ceil((double)diff / f[2]);
+      /* As ONNX Runtime: the difference in the dtype, the quotient in double. */
+      double diff = dt == NCC_DT_F32 ? (double)((float)f[1] - (float)f[0]) : f[1] - f[0];
+      double q = ceil(diff / f[2]);
       if (f[2] == 0 || !isfinite(q))
         return ncc_si_fail(c, NCC_ERR_INPUT, "invalid range (%g, %g, %g)", f[0], f[1],
                     f[2]);
@@ -103,7 +105,7 @@ ncc_status ncc_rule_range(ictx *c) {
   if (cnt < 0 && (st = ncc_si_fresh_dim(c, &o.d[0]))) return st;
   if (cnt >= 0) o.d[0] = cnt;
   set_out(c, 0, dt, &o);
-  if (dt != NCC_DT_F32 && cnt >= 0 && cnt <= NCC_CONTENT_MAX) {
+  if (dt != NCC_DT_F32 && dt != NCC_DT_F64 && cnt >= 0 && cnt <= NCC_CONTENT_MAX) {
     int64_t w[NCC_CONTENT_MAX];
     for (int64_t e = 0; e < cnt; e++) w[e] = v[0] + e * v[2];
     set_content(&c->out[0], w, (int)cnt);

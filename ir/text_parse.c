@@ -408,21 +408,21 @@ static bool parse_int(parser *p, int64_t *v) {
 }
 
 /* `nan(0xBITS)`: the exact bit pattern of a NaN of `bytes` width. */
-static bool parse_nan_bits(parser *p, int bytes, uint64_t *bits) {
+static bool parse_nan_bits(parser *p, int bytes, bool bf16, uint64_t *bits) {
   next(p); /* '(' */
   const char *s = p->src + p->t.pos;
   size_t n = p->t.len;
   if (p->t.k != T_NUMBER || n < 3 || s[0] != '0' || (s[1] | 0x20) != 'x' ||
       n - 2 > (size_t)bytes * 2)
     return fail(p, "expected the bits of a NaN, e.g. nan(0x%s)",
-                bytes == 2 ? "7e01" : bytes == 4 ? "7fc00001"
+                bf16 ? "7fc1" : bytes == 2 ? "7e01" : bytes == 4 ? "7fc00001"
                                                  : "7ff8000000000001");
   uint64_t b = 0;
   for (size_t i = 2; i < n; i++) {
     if (!is_hex((unsigned char)s[i])) return fail(p, "invalid hex digit");
     b = b << 4 | (uint64_t)hex_val((unsigned char)s[i]);
   }
-  int mbits = bytes == 2 ? 10 : bytes == 4 ? 23 : 52;
+  int mbits = bf16 ? 7 : bytes == 2 ? 10 : bytes == 4 ? 23 : 52;
   uint64_t expo = ((1ull << (bytes * 8 - 1 - mbits)) - 1) << mbits;
   if ((b & expo) != expo || !(b & ((1ull << mbits) - 1)))
     return fail(p, "nan(0x...) must hold the bits of a NaN");
@@ -431,21 +431,22 @@ static bool parse_nan_bits(parser *p, int bytes, uint64_t *bits) {
   return expect(p, T_RPAREN, "')'");
 }
 
-/* A float of dtype dt (F32, F64 or F16), stored as its bits in `out`:
+/* A float of dtype dt (F32, F64, F16 or BF16), stored as its bits in `out`:
  * [-] (NUMBER | inf | nan | nan(0xBITS)). */
 static bool parse_fp(parser *p, ncc_dtype dt, void *out) {
   int bytes = (int)ncc_dtype_size(dt);
+  bool bf16 = dt == NCC_DT_BF16;
   bool neg = accept(p, T_MINUS);
   uint64_t sign = 1ull << (bytes * 8 - 1), bits = 0;
   if (is_kw(p, "inf") || is_kw(p, "nan")) {
     bool nan = is_kw(p, "nan");
     next(p);
     if (nan && p->t.k == T_LPAREN) {
-      if (!parse_nan_bits(p, bytes, &bits)) return false;
+      if (!parse_nan_bits(p, bytes, bf16, &bits)) return false;
     } else if (nan) {
-      bits = bytes == 2 ? 0x7e00 : bytes == 4 ? 0x7fc00000u : 0x7ff8000000000000ull;
+      bits = bf16 ? 0x7fc0 : bytes == 2 ? 0x7e00 : bytes == 4 ? 0x7fc00000u : 0x7ff8000000000000ull;
     } else {
-      bits = bytes == 2 ? 0x7c00 : bytes == 4 ? 0x7f800000u : 0x7ff0000000000000ull;
+      bits = bf16 ? 0x7f80 : bytes == 2 ? 0x7c00 : bytes == 4 ? 0x7f800000u : 0x7ff0000000000000ull;
     }
     if (neg) bits ^= sign;
   } else {
@@ -457,6 +458,8 @@ static bool parse_fp(parser *p, ncc_dtype dt, void *out) {
     if (dt == NCC_DT_F64) {
       double d = strtod(tmp, NULL);
       memcpy(&bits, &d, 8);
+    } else if (bf16) { /* one rounding from the decimal's double */
+      bits = ncc_bf16_from_f64(strtod(tmp, NULL));
     } else {
       float f = strtof(tmp, NULL);
       uint32_t b32;
@@ -563,8 +566,21 @@ static bool parse_type(parser *p, ncc_dtype *dt, ncc_shape *s, ncc_layout *l) {
 
 /* One element of dtype dt into dst. */
 static bool parse_elem(parser *p, ncc_dtype dt, unsigned char *dst) {
-  if (dt == NCC_DT_F32 || dt == NCC_DT_F64 || dt == NCC_DT_F16)
+  if (dt == NCC_DT_F32 || dt == NCC_DT_F64 || dt == NCC_DT_F16 || dt == NCC_DT_BF16)
     return parse_fp(p, dt, dst);
+  if (dt == NCC_DT_U64 && tok_form(p) == NUM_INT && p->src[p->t.pos] != '-') {
+    /* the whole unsigned range, beyond int64's */
+    const char *s = p->src + p->t.pos;
+    uint64_t m = 0;
+    for (size_t i = 0; i < p->t.len; i++) {
+      uint64_t d = (uint64_t)(s[i] - '0');
+      if (m > (UINT64_MAX - d) / 10) return fail(p, "integer out of range");
+      m = m * 10 + d;
+    }
+    memcpy(dst, &m, 8);
+    next(p);
+    return true;
+  }
   if (dt == NCC_DT_BOOL) {
     int64_t v = -1;
     if (is_kw(p, "true") || is_kw(p, "false")) {
@@ -587,13 +603,20 @@ static bool parse_elem(parser *p, ncc_dtype dt, unsigned char *dst) {
   if (dt == NCC_DT_I8) lo = -128, hi = 127;
   if (dt == NCC_DT_U8) lo = 0, hi = 255;
   if (dt == NCC_DT_I32) lo = INT32_MIN, hi = INT32_MAX;
+  if (dt == NCC_DT_I16) lo = INT16_MIN, hi = INT16_MAX;
+  if (dt == NCC_DT_U16) lo = 0, hi = UINT16_MAX;
+  if (dt == NCC_DT_U32) lo = 0, hi = UINT32_MAX;
+  if (dt == NCC_DT_U64) lo = 0;
   if (v < lo || v > hi)
     return fail_at(p, t.line, t.col, "%lld is out of range for %s",
                    (long long)v, ncc_dtype_name(dt));
   if (dt == NCC_DT_I8 || dt == NCC_DT_U8) dst[0] = (unsigned char)v;
-  else if (dt == NCC_DT_I32) {
-    int32_t w = (int32_t)v;
+  else if (dt == NCC_DT_I32 || dt == NCC_DT_U32) {
+    uint32_t w = (uint32_t)v;
     memcpy(dst, &w, 4);
+  } else if (dt == NCC_DT_I16 || dt == NCC_DT_U16) {
+    uint16_t w = (uint16_t)v;
+    memcpy(dst, &w, 2);
   } else {
     memcpy(dst, &v, 8);
   }

@@ -282,6 +282,39 @@ static void put_elem(sink *s, ncc_dtype dt, const unsigned char *p) {
     break;
   }
   case NCC_DT_BOOL: snprintf(b, sizeof b, "%s", p[0] ? "true" : "false"); break;
+  case NCC_DT_BF16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    if ((h & 0x7f80) == 0x7f80) /* inf, NaN: the f16 forms, bf16's bits */
+      fmt_special(b, sizeof b, (h & 0x7f) != 0, h >> 15, h, 0x7fc0, 0x8000, 4);
+    else /* the shortest f32 of its exact value, which reads back exactly */
+      fmt_float(b, sizeof b, (double)ncc_bf16_to_f32(h), 9, same_f32);
+    break;
+  }
+  case NCC_DT_I16: {
+    int16_t v;
+    memcpy(&v, p, 2);
+    snprintf(b, sizeof b, "%d", (int)v);
+    break;
+  }
+  case NCC_DT_U16: {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    snprintf(b, sizeof b, "%u", (unsigned)v);
+    break;
+  }
+  case NCC_DT_U32: {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    snprintf(b, sizeof b, "%lu", (unsigned long)v);
+    break;
+  }
+  case NCC_DT_U64: {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)v);
+    break;
+  }
   default: snprintf(b, sizeof b, "?"); break;
   }
   puts_(s, b);

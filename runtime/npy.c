@@ -8,7 +8,8 @@
  * from many writers. Anything we cannot read correctly is refused with a
  * message that starts with the file name: malformed files are NCC_ERR_INPUT,
  * well-formed ones that ncc cannot represent (big-endian, Fortran order,
- * complex, structured) are NCC_ERR_UNSUPPORTED.
+ * complex, structured) are NCC_ERR_UNSUPPORTED. numpy has no bfloat16:
+ * ncc's bf16 is the '<V2' form np.save writes for ml_dtypes.bfloat16.
  *
  * ncc runs on little-endian hosts only, so '<' and '=' data is used as is.
  */
@@ -155,7 +156,11 @@ static ncc_status parse_descr(hparser *h, const char *s, size_t len,
   } types[] = {
       {'f', 4, NCC_DT_F32}, {'f', 2, NCC_DT_F16}, {'f', 8, NCC_DT_F64},
       {'i', 8, NCC_DT_I64}, {'i', 4, NCC_DT_I32}, {'i', 1, NCC_DT_I8},
-      {'u', 1, NCC_DT_U8},  {'b', 1, NCC_DT_BOOL},
+      {'u', 1, NCC_DT_U8},  {'b', 1, NCC_DT_BOOL}, {'i', 2, NCC_DT_I16},
+      {'u', 2, NCC_DT_U16}, {'u', 4, NCC_DT_U32},  {'u', 8, NCC_DT_U64},
+      /* numpy has no bfloat16: an ml_dtypes.bfloat16 array saves as 2-byte
+       * opaque elements ('<V2'), which ncc reads and writes as bf16 bits */
+      {'V', 2, NCC_DT_BF16},
   };
   if (len == 3 && (s[0] == '<' || s[0] == '>' || s[0] == '=' || s[0] == '|') &&
       s[2] >= '1' && s[2] <= '9') {
@@ -169,14 +174,16 @@ static ncc_status parse_descr(hparser *h, const char *s, size_t len,
                          "%s: big-endian .npy data ('%.*s') is not supported; "
                          "save it little-endian",
                          h->name, (int)len, s);
-      if (size > 1 && order == '|') break; /* not a valid numpy descr */
+      if (size > 1 && order == '|' && kind != 'V')
+        break; /* not a valid numpy descr */
       *out = types[i].dt;
       return NCC_OK;
     }
   }
   return ncc_error(NCC_ERR_UNSUPPORTED,
                    "%s: .npy dtype '%.*s' is not supported (ncc reads f32, "
-                   "f16, f64, i64, i32, i8, u8, bool)",
+                   "f16, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool, "
+                   "and '<V2' as bf16)",
                    h->name, (int)(len > 32 ? 32 : len), s);
 }
 
@@ -414,6 +421,11 @@ static const char *npy_descr(ncc_dtype dt) {
   case NCC_DT_I8: return "|i1";
   case NCC_DT_U8: return "|u1";
   case NCC_DT_BOOL: return "|b1";
+  case NCC_DT_I16: return "<i2";
+  case NCC_DT_U16: return "<u2";
+  case NCC_DT_U32: return "<u4";
+  case NCC_DT_U64: return "<u8";
+  case NCC_DT_BF16: return "<V2"; /* what ml_dtypes.bfloat16 saves as */
   default: return NULL;
   }
 }

@@ -47,11 +47,21 @@ static inline bool ncc_ref_allocates_outputs(const ncc_node *n) {
 }
 
 /* Helpers shared by kernel files. */
-/* Element i of a numeric tensor converted to double / int64. */
+/* Element i of a numeric tensor converted to double / int64 / uint64, and
+ * stores from each (integers wrap to the dtype's width, floats round once
+ * to nearest even; rules in ref_util.c). A u64 element reads through
+ * get_i as its bits (right for + - * and equality, which wrap alike), and
+ * through get_u / get_f as its value: order, divide and convert unsigned
+ * dtypes (ncc_ref_is_unsigned) through get_u / set_u. */
 double ncc_ref_get_f(const ncc_tensor *t, int64_t i);
 int64_t ncc_ref_get_i(const ncc_tensor *t, int64_t i);
+uint64_t ncc_ref_get_u(const ncc_tensor *t, int64_t i);
 void ncc_ref_set_f(ncc_tensor *t, int64_t i, double v);
 void ncc_ref_set_i(ncc_tensor *t, int64_t i, int64_t v);
+void ncc_ref_set_u(ncc_tensor *t, int64_t i, uint64_t v);
+/* f32, f16, bf16, f64 / u8, u16, u32, u64. */
+bool ncc_ref_is_float(ncc_dtype dt);
+bool ncc_ref_is_unsigned(ncc_dtype dt);
 /* Row-major strides of t (elements); broadcast strides of t aligned to a
  * result of rank `rank` with size-1 (or missing) dims given stride 0. */
 void ncc_ref_strides(const ncc_tensor *t, int64_t *strides);

@@ -9,10 +9,12 @@
  * f32 (complete in ncc) has typed loops; arithmetic is done in float, the
  * transcendental functions in double with libm and rounded once, which is at
  * least as exact as ONNX Runtime. Every other dtype goes through the
- * ref_util.c accessors: float dtypes in double, integer dtypes in int64 with
- * two's-complement wrap-around (never C's undefined overflow). Integer Div
- * truncates toward zero like C (and ONNX Runtime); a zero divisor is an input
- * error rather than a trap.
+ * ref_util.c accessors: float dtypes in double (f16/bf16 rounded once on
+ * store), signed integer dtypes in int64 and unsigned ones in uint64 with
+ * two's-complement wrap-around (never C's undefined overflow), so u64 values
+ * above 2^63 order and divide as unsigned. Integer Div truncates toward zero
+ * like C (and ONNX Runtime); a zero divisor is an input error rather than a
+ * trap.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -20,9 +22,7 @@
 
 #include "ref.h"
 
-static bool is_fp(ncc_dtype dt) {
-  return dt == NCC_DT_F32 || dt == NCC_DT_F16 || dt == NCC_DT_F64;
-}
+static bool is_fp(ncc_dtype dt) { return ncc_ref_is_float(dt); }
 
 /* ---- broadcast plan: operand 0 is the (contiguous) output ---- */
 
@@ -157,6 +157,28 @@ static int64_t bin_i(ncc_op op, int64_t x, int64_t y, bool *div0) {
   }
 }
 
+/* Unsigned semantics (u8 .. u64): the same ops on uint64, which wraps. */
+static uint64_t bin_u(ncc_op op, uint64_t x, uint64_t y, bool *div0) {
+  switch (op) {
+  case NCC_OP_ADD: return x + y;
+  case NCC_OP_SUB: return x - y;
+  case NCC_OP_MUL: return x * y;
+  case NCC_OP_DIV:
+    if (y == 0) {
+      *div0 = true;
+      return 0;
+    }
+    return x / y;
+  case NCC_OP_POW: return (uint64_t)ipow((int64_t)x, (int64_t)y);
+  case NCC_OP_MAX: return x > y ? x : y;
+  case NCC_OP_MIN: return x < y ? x : y;
+  case NCC_OP_EQUAL: return x == y;
+  case NCC_OP_LESS: return x < y;
+  case NCC_OP_GREATER: return x > y;
+  default: NCC_ASSERT(!"bin_u: not a binary op"); return 0;
+  }
+}
+
 static bool is_compare(ncc_op op) {
   return op == NCC_OP_EQUAL || op == NCC_OP_LESS || op == NCC_OP_GREATER;
 }
@@ -230,8 +252,15 @@ static void bin_gen_row(void *vc, int64_t n, const int64_t *off,
       ncc_ref_set_f(c->o, io, r);
       continue;
     }
+    if (ncc_ref_is_unsigned(c->a->dtype)) {
+      uint64_t r = bin_u(c->op, ncc_ref_get_u(c->a, ia),
+                         ncc_ref_get_u(c->b, ib), &c->div0);
+      ncc_ref_set_u(c->o, io, r);
+      continue;
+    }
     if (c->op == NCC_OP_POW &&
-        (is_fp(c->b->dtype) || ncc_ref_get_i(c->b, ib) < 0)) {
+        (is_fp(c->b->dtype) || ncc_ref_get_i(c->b, ib) < 0 ||
+         (ncc_ref_is_unsigned(c->b->dtype) && ncc_ref_get_u(c->b, ib) > INT64_MAX))) {
       ncc_ref_set_f(c->o, io,
                     pow(ncc_ref_get_f(c->a, ia), ncc_ref_get_f(c->b, ib)));
       continue;
@@ -346,7 +375,8 @@ ncc_status ncc_ref_WHERE(const ncc_node *n, const ncc_tensor *const *in,
 typedef struct uparams {
   double alpha, beta, gamma; /* LeakyRelu, HardSigmoid, Elu, Selu, ... */
   double lo, hi;      /* Clip on float dtypes */
-  int64_t ilo, ihi;   /* Clip on integer dtypes */
+  int64_t ilo, ihi;   /* Clip on signed integer dtypes */
+  uint64_t ulo, uhi;  /* Clip on unsigned integer dtypes */
   bool gelu_tanh;
 } uparams;
 
@@ -434,6 +464,21 @@ static bool un_i(ncc_op op, int64_t x, const uparams *p, int64_t *r) {
   }
 }
 
+/* The same on unsigned dtypes (ONNX has no unsigned Neg; it wraps). */
+static bool un_u(ncc_op op, uint64_t x, const uparams *p, uint64_t *r) {
+  switch (op) {
+  case NCC_OP_NEG: *r = 0 - x; return true;
+  case NCC_OP_ABS:
+  case NCC_OP_RELU: *r = x; return true;
+  case NCC_OP_CLIP: {
+    uint64_t v = x < p->ulo ? p->ulo : x;
+    *r = v > p->uhi ? p->uhi : v;
+    return true;
+  }
+  default: return false;
+  }
+}
+
 static ncc_status unary(const ncc_node *n, const ncc_tensor *x,
                         ncc_tensor *out, const uparams *p) {
   int64_t cnt = ncc_tensor_numel(out);
@@ -447,9 +492,13 @@ static ncc_status unary(const ncc_node *n, const ncc_tensor *x,
     }
     return NCC_OK;
   }
+  bool un = ncc_ref_is_unsigned(x->dtype);
   for (int64_t i = 0; i < cnt; i++) {
     int64_t r;
-    if (!is_fp(x->dtype) && un_i(n->op, ncc_ref_get_i(x, i), p, &r))
+    uint64_t u;
+    if (un && un_u(n->op, ncc_ref_get_u(x, i), p, &u))
+      ncc_ref_set_u(out, i, u);
+    else if (!un && !is_fp(x->dtype) && un_i(n->op, ncc_ref_get_i(x, i), p, &r))
       ncc_ref_set_i(out, i, r);
     else
       ncc_ref_set_f(out, i, un_f(n->op, ncc_ref_get_f(x, i), p));
@@ -507,6 +556,8 @@ ncc_status ncc_ref_CLIP(const ncc_node *n, const ncc_tensor *const *in,
   p.hi = has_hi ? ncc_ref_get_f(hi, 0) : INFINITY;
   p.ilo = has_lo ? ncc_ref_get_i(lo, 0) : INT64_MIN;
   p.ihi = has_hi ? ncc_ref_get_i(hi, 0) : INT64_MAX;
+  p.ulo = has_lo ? ncc_ref_get_u(lo, 0) : 0;
+  p.uhi = has_hi ? ncc_ref_get_u(hi, 0) : UINT64_MAX;
   return unary(n, in[0], out, &p);
 }
 
@@ -518,9 +569,10 @@ ncc_status ncc_ref_IDENTITY(const ncc_node *n, const ncc_tensor *const *in,
 }
 
 /* Cast: the conversion rules live in ref_util.c (truncation toward zero,
- * round-to-nearest-even to f16, nonzero -> true). A float source goes through
- * double (exact for every float dtype), an integer one through int64, so
- * i64 -> f32 rounds once. */
+ * round-to-nearest-even to f16/bf16, nonzero -> true). A float source goes
+ * through double (exact for every float dtype), a signed integer one
+ * through int64 and an unsigned one through uint64, so every integer ->
+ * float conversion rounds once and u64 keeps values above 2^63. */
 ncc_status ncc_ref_CAST(const ncc_node *n, const ncc_tensor *const *in,
                         ncc_tensor *out) {
   (void)n;
@@ -533,6 +585,9 @@ ncc_status ncc_ref_CAST(const ncc_node *n, const ncc_tensor *const *in,
   if (is_fp(x->dtype)) {
     for (int64_t i = 0; i < cnt; i++)
       ncc_ref_set_f(out, i, ncc_ref_get_f(x, i));
+  } else if (ncc_ref_is_unsigned(x->dtype)) {
+    for (int64_t i = 0; i < cnt; i++)
+      ncc_ref_set_u(out, i, ncc_ref_get_u(x, i));
   } else {
     for (int64_t i = 0; i < cnt; i++)
       ncc_ref_set_i(out, i, ncc_ref_get_i(x, i));

@@ -142,6 +142,29 @@ static ncc_status matmul_f32(const matmul_geom *g, const float *a,
 MATMUL_INT(matmul_i32, int32_t, uint32_t)
 MATMUL_INT(matmul_i64, int64_t, uint64_t)
 
+/* Every other dtype through the accessors: f16/bf16/f64 accumulate in
+ * double and round once; u32/u64 in uint64, wrapping at the width. */
+static void matmul_gen(const matmul_geom *g, const ncc_tensor *a,
+                       const ncc_tensor *b, ncc_tensor *y) {
+  bool fp = ncc_ref_is_float(a->dtype);
+  for (int64_t bi = 0; bi < g->batches; bi++) {
+    int64_t ao, bo, yo = bi * g->m * g->n;
+    matmul_offsets(g, bi, &ao, &bo);
+    for (int64_t i = 0; i < g->m; i++)
+      for (int64_t j = 0; j < g->n; j++) {
+        double accf = 0;
+        uint64_t acci = 0;
+        for (int64_t p = 0; p < g->k; p++) {
+          int64_t ia = ao + i * g->k + p, ib = bo + p * g->n + j;
+          if (fp) accf += ncc_ref_get_f(a, ia) * ncc_ref_get_f(b, ib);
+          else acci += ncc_ref_get_u(a, ia) * ncc_ref_get_u(b, ib);
+        }
+        if (fp) ncc_ref_set_f(y, yo + i * g->n + j, accf);
+        else ncc_ref_set_u(y, yo + i * g->n + j, acci);
+      }
+  }
+}
+
 ncc_status ncc_ref_MATMUL(const ncc_node *n, const ncc_tensor *const *in,
                           ncc_tensor *out) {
   const ncc_tensor *a = in[0], *b = in[1];
@@ -160,6 +183,10 @@ ncc_status ncc_ref_MATMUL(const ncc_node *n, const ncc_tensor *const *in,
     return NCC_OK;
   case NCC_DT_I64:
     matmul_i64(&g, a->data, b->data, y->data);
+    return NCC_OK;
+  case NCC_DT_F16: case NCC_DT_BF16: case NCC_DT_F64:
+  case NCC_DT_U32: case NCC_DT_U64:
+    matmul_gen(&g, a, b, y);
     return NCC_OK;
   default:
     return dtype_error(n, a);

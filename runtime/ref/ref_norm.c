@@ -252,30 +252,39 @@ static ncc_status softmax_common(const ncc_node *n, const ncc_tensor *x,
                                  ncc_tensor *y, bool log_out) {
   int axis;
   ncc_status st;
-  if ((st = need_f32(n, x)) || (st = norm_axis(n, x->rank, &axis)))
+  /* f32 typed; f16/bf16/f64 through the accessors (in double, rounded once) */
+  bool f32 = x->dtype == NCC_DT_F32;
+  if ((!ncc_ref_is_float(x->dtype) && (st = need_f32(n, x))) ||
+      (st = norm_axis(n, x->rank, &axis)))
     return st;
-  if (y->dtype != NCC_DT_F32 || ncc_tensor_numel(y) != ncc_tensor_numel(x))
+  if (y->dtype != x->dtype || ncc_tensor_numel(y) != ncc_tensor_numel(x))
     return node_error(n, NCC_ERR_INPUT, "output must be shaped like input");
   int64_t outer = dims_prod(x->dims, 0, axis);
   int64_t d = x->rank ? x->dims[axis] : 1;
   int64_t inner = x->rank ? dims_prod(x->dims, axis + 1, x->rank) : 1;
   const float *xp = x->data;
   float *yp = y->data;
+#define SM_X(i) (f32 ? (double)xp[i] : ncc_ref_get_f(x, i))
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < inner; j++) {
       int64_t base = o * d * inner + j;
       double mx = -INFINITY, sum = 0.0;
       for (int64_t k = 0; k < d; k++)
-        if (xp[base + k * inner] > mx)
-          mx = xp[base + k * inner];
+        if (SM_X(base + k * inner) > mx)
+          mx = SM_X(base + k * inner);
       for (int64_t k = 0; k < d; k++)
-        sum += exp(xp[base + k * inner] - mx);
+        sum += exp(SM_X(base + k * inner) - mx);
       double lsum = log(sum);
       for (int64_t k = 0; k < d; k++) {
-        double v = xp[base + k * inner] - mx;
-        yp[base + k * inner] = (float)(log_out ? v - lsum : exp(v) / sum);
+        double v = SM_X(base + k * inner) - mx;
+        double r = log_out ? v - lsum : exp(v) / sum;
+        if (f32)
+          yp[base + k * inner] = (float)r;
+        else
+          ncc_ref_set_f(y, base + k * inner, r);
       }
     }
+#undef SM_X
   return NCC_OK;
 }
 
@@ -426,6 +435,60 @@ static ncc_status reduce_f32(red_kind kind, red_plan *p, const float *x,
 REDUCE_INT(reduce_i32, int32_t, uint32_t, INT32_MIN)
 REDUCE_INT(reduce_i64, int64_t, uint64_t, INT64_MIN)
 
+/* Every other dtype through the accessors: f16/bf16/f64 accumulate in
+ * double and round once; integers sum in uint64 (wrapping at the dtype's
+ * width when stored) and compare as signed or unsigned by dtype; Mean
+ * divides the wrapped sum, truncating toward zero. */
+static ncc_status reduce_gen(red_kind kind, red_plan *p, const ncc_tensor *x,
+                             ncc_tensor *y) {
+  bool fp = ncc_ref_is_float(x->dtype), un = ncc_ref_is_unsigned(x->dtype);
+  if (kind == RED_MAX) {
+    size_t w = ncc_dtype_size(x->dtype) * 8;
+    int64_t tmin = w >= 64 ? INT64_MIN : -(int64_t)(1ull << (w - 1));
+    for (int64_t i = 0; i < p->n_out; i++) {
+      if (fp) ncc_ref_set_f(y, i, -INFINITY);
+      else ncc_ref_set_i(y, i, un || x->dtype == NCC_DT_BOOL ? 0 : tmin);
+    }
+    for (int64_t i = 0; i < p->n_in; i++, red_next(&p->it)) {
+      int64_t o = p->it.off;
+      if (fp) {
+        double v = ncc_ref_get_f(x, i);
+        if (v > ncc_ref_get_f(y, o) || isnan(v)) ncc_ref_set_f(y, o, v);
+      } else if (un) {
+        uint64_t v = ncc_ref_get_u(x, i);
+        if (v > ncc_ref_get_u(y, o)) ncc_ref_set_u(y, o, v);
+      } else {
+        int64_t v = ncc_ref_get_i(x, i);
+        if (v > ncc_ref_get_i(y, o)) ncc_ref_set_i(y, o, v);
+      }
+    }
+    return NCC_OK;
+  }
+  size_t acc_bytes = (size_t)p->n_out * sizeof(uint64_t);
+  void *acc = ncc_calloc((size_t)p->n_out, sizeof(uint64_t)); /* double or u64 */
+  if (!acc)
+    return NCC_ERR_NOMEM;
+  double *accf = acc;
+  uint64_t *acci = acc;
+  for (int64_t i = 0; i < p->n_in; i++, red_next(&p->it)) {
+    if (fp) accf[p->it.off] += ncc_ref_get_f(x, i);
+    else acci[p->it.off] += ncc_ref_get_u(x, i);
+  }
+  for (int64_t i = 0; i < p->n_out; i++) {
+    if (fp) {
+      ncc_ref_set_f(y, i, kind == RED_SUM ? accf[i]
+                          : p->count > 0 ? accf[i] / (double)p->count : NAN);
+      continue;
+    }
+    ncc_ref_set_u(y, i, acci[i]); /* the sum, wrapped to the width */
+    if (kind != RED_MEAN || p->count <= 0) continue;
+    if (un) ncc_ref_set_u(y, i, ncc_ref_get_u(y, i) / (uint64_t)p->count);
+    else ncc_ref_set_i(y, i, ncc_ref_get_i(y, i) / p->count);
+  }
+  ncc_free(acc, acc_bytes);
+  return NCC_OK;
+}
+
 static ncc_status reduce(const ncc_node *n, const ncc_tensor *const *in,
                          ncc_tensor *out, red_kind kind) {
   const ncc_tensor *x = in[0];
@@ -445,7 +508,7 @@ static ncc_status reduce(const ncc_node *n, const ncc_tensor *const *in,
   case NCC_DT_I64:
     return reduce_i64(kind, &p, x->data, out[0].data);
   default:
-    return need_f32(n, x);
+    return reduce_gen(kind, &p, x, &out[0]);
   }
 }
 

@@ -137,6 +137,36 @@ static max_result max_window(const ncc_ref_window *w, const float *x,
   return r;
 }
 
+/* The same for any MaxPool dtype (f16, bf16, f64, i8, u8) through the
+ * accessors: every value of these is exact in double, so the max is too.
+ * `base` is the plane's first element. */
+static max_result max_window_gen(const ncc_ref_window *w, const ncc_tensor *x,
+                                 int64_t base, const int64_t *o0, double *v) {
+  max_result r = {-INFINITY, {-1, -1, -1}};
+  *v = -INFINITY;
+  for (int64_t a = 0; a < w->k[0]; a++) {
+    int64_t i0 = o0[0] + a * w->d[0];
+    if (i0 < 0 || i0 >= w->in[0])
+      continue;
+    for (int64_t b = 0; b < w->k[1]; b++) {
+      int64_t i1 = o0[1] + b * w->d[1];
+      if (i1 < 0 || i1 >= w->in[1])
+        continue;
+      for (int64_t c = 0; c < w->k[2]; c++) {
+        int64_t i2 = o0[2] + c * w->d[2];
+        if (i2 < 0 || i2 >= w->in[2])
+          continue;
+        double e = ncc_ref_get_f(x, base + (i0 * w->in[1] + i1) * w->in[2] + i2);
+        if (r.at[0] < 0 || e > *v) {
+          *v = e;
+          r.at[0] = i0, r.at[1] = i1, r.at[2] = i2;
+        }
+      }
+    }
+  }
+  return r;
+}
+
 /* ONNX Indices: flat over N*C*spatial; storage_order 1 numbers the spatial
  * dims column-major (first spatial dim fastest). Lifted dims are size 1 at
  * index 0, so they do not change either formula. */
@@ -156,7 +186,11 @@ ncc_status ncc_ref_MAXPOOL(const ncc_node *n, const ncc_tensor *const *in,
   const ncc_tensor *x = in[0];
   ncc_ref_window w;
   ncc_status st;
-  if ((st = need_f32(n, x)) || (st = check_pool_out(n, x, &out[0])) ||
+  /* ONNX MaxPool: f32 typed below; f16, bf16, f64, i8, u8 generic */
+  bool f32 = x->dtype == NCC_DT_F32;
+  bool gen = x->dtype == NCC_DT_F16 || x->dtype == NCC_DT_BF16 ||
+             x->dtype == NCC_DT_F64 || x->dtype == NCC_DT_I8 || x->dtype == NCC_DT_U8;
+  if ((!gen && (st = need_f32(n, x))) || (st = check_pool_out(n, x, &out[0])) ||
       (st = ncc_ref_window_init(n, x, &out[0], NULL, &w)))
     return st;
   int64_t *idx = NULL;
@@ -172,7 +206,7 @@ ncc_status ncc_ref_MAXPOOL(const ncc_node *n, const ncc_tensor *const *in,
   bool col_major = pa.col_major;
   const float *xp = x->data;
   float *yp = out[0].data;
-  int64_t in_sz = spatial_size(w.in), planes = w.batch * w.chans;
+  int64_t in_sz = spatial_size(w.in), planes = w.batch * w.chans, yi = 0;
   for (int64_t pl = 0; pl < planes; pl++) {
     const float *xplane = xp + pl * in_sz;
     int64_t o[NCC_REF_WIN_DIMS];
@@ -182,8 +216,15 @@ ncc_status ncc_ref_MAXPOOL(const ncc_node *n, const ncc_tensor *const *in,
           int64_t start[NCC_REF_WIN_DIMS];
           for (int i = 0; i < NCC_REF_WIN_DIMS; i++)
             start[i] = o[i] * w.s[i] - w.pb[i];
-          max_result r = max_window(&w, xplane, start);
-          *yp++ = r.v;
+          max_result r;
+          if (f32) {
+            r = max_window(&w, xplane, start);
+            yp[yi++] = r.v;
+          } else {
+            double v;
+            r = max_window_gen(&w, x, pl * in_sz, start, &v);
+            ncc_ref_set_f(&out[0], yi++, v);
+          }
           if (idx)
             *idx++ = max_index(&w, &r, pl, col_major);
         }

@@ -12,9 +12,7 @@
 
 #include "ref.h"
 
-static bool is_fp(ncc_dtype dt) {
-  return dt == NCC_DT_F32 || dt == NCC_DT_F16 || dt == NCC_DT_F64;
-}
+static bool is_fp(ncc_dtype dt) { return ncc_ref_is_float(dt); }
 
 static int64_t prod(const int64_t *d, int from, int to) {
   int64_t p = 1;
@@ -367,6 +365,8 @@ static void pad_value(const ncc_tensor *const *in, int n_in, unsigned char *buf)
     memcpy(buf, cv->data, ncc_dtype_size(t.dtype));
   else if (is_fp(cv->dtype))
     ncc_ref_set_f(&t, 0, ncc_ref_get_f(cv, 0));
+  else if (ncc_ref_is_unsigned(cv->dtype))
+    ncc_ref_set_u(&t, 0, ncc_ref_get_u(cv, 0));
   else
     ncc_ref_set_i(&t, 0, ncc_ref_get_i(cv, 0));
 }

@@ -152,8 +152,8 @@ def entries():
         relu_model(inputs=[vi("x", 0, [2, 3])]))
     add("elem_999", BAD, "input of element type 999",
         relu_model(inputs=[vi("x", 999, [2, 3])]))
-    add("init_bfloat16", UNSUP, "bfloat16 initializer",
-        with_init(helper.make_tensor("w", TensorProto.BFLOAT16, [1], [1.0])))
+    add("init_float8", UNSUP, "float8e4m3fn initializer",
+        with_init(helper.make_tensor("w", TensorProto.FLOAT8E4M3FN, [1], [1.0])))
     add("add_f32_i64", BAD, "Add of f32 and i64",
         one_node(helper.make_node("Add", ["x", "k"], ["y"], name="add"),
                  [vi("x", F32, [2])], [vi("y", F32, [2])],

@@ -36,26 +36,26 @@ def model(nodes, inputs, outputs, opsets, inits=()):
 X = h.make_tensor_value_info("x", T.FLOAT, [2, 3])
 
 # The problem model: unsupported ops (Trilu x3, Mod x2, one com.example op),
-# bf16 in two places (a Cast target and an initializer) and an old opset,
+# float8 in two places (a Cast target and an initializer) and an old opset,
 # behind a supported Relu so the first problem node is not node 0.
 NODES = [
     h.make_node("Relu", ["x"], ["r"], name="relu_0"),
     h.make_node("Trilu", ["r"], ["t1"], name="trilu_a"),
     h.make_node("Mod", ["t1", "t1"], ["m1"], name="mod_a", fmod=1),
     h.make_node("Trilu", ["m1"], ["t2"], name="trilu_b"),
-    h.make_node("Cast", ["t2"], ["c1"], name="cast_bf", to=T.BFLOAT16),
+    h.make_node("Cast", ["t2"], ["c1"], name="cast_bf", to=T.FLOAT8E4M3FN),
     h.make_node("Cast", ["c1"], ["c2"], name="cast_back", to=T.FLOAT),
     h.make_node("Mod", ["c2", "c2"], ["m2"], name="mod_b", fmod=1),
     h.make_node("Trilu", ["m2"], ["t3"], name="trilu_c"),
     h.make_node("Frob", ["t3"], ["y"], name="frob_0", domain="com.example"),
 ]
-BF_INIT = h.make_tensor("w_bf", T.BFLOAT16, [1], [0])  # unused weight, bf16
+BF_INIT = h.make_tensor("w_bf", T.FLOAT8E4M3FN, [1], [0])  # unused weight, float8
 EXPECT = {  # (kind, name): (count, first, first_op), from NODES above
     ("opset", "ai.onnx opset 6"): (1, "", ""),
     ("op", "Trilu"): (3, "trilu_a", "Trilu"),
     ("op", "Mod"): (2, "mod_a", "Mod"),
     ("op", "com.example:Frob"): (1, "frob_0", "Frob"),
-    ("dtype", "bfloat16"): (2, "w_bf", "initializer"),
+    ("dtype", "float8e4m3fn"): (2, "w_bf", "initializer"),
 }
 
 
@@ -83,7 +83,7 @@ def main():
             "unsupported op Trilu: 3 nodes, first node 'trilu_a'",
             "unsupported op Mod: 2 nodes, first node 'mod_a'",
             "unsupported op com.example:Frob: 1 node, first node 'frob_0'",
-            "unsupported dtype bfloat16: 2 uses, first initializer 'w_bf'",
+            "unsupported dtype float8e4m3fn: 2 uses, first initializer 'w_bf'",
         ]
         for w in want_lines:
             check(f"text line: {w}", w in lines, out)

@@ -288,9 +288,10 @@ static void test_matmul_errors(void **state) {
   assert_non_null(strstr(ncc_error_message(), "MatMul"));
   free_all(&f, t, 3);
   f = mk_node(NCC_OP_MATMUL, 2, 3, 1);
-  ncc_tensor u[3] = {mk(NCC_DT_F64, 1, DIMS(2), NULL),
-                     mk(NCC_DT_F64, 1, DIMS(2), NULL),
-                     mk(NCC_DT_F64, 0, NULL, NULL)};
+  /* int8 is not an ONNX MatMul type (f16/bf16/f64/u32/u64 are) */
+  ncc_tensor u[3] = {mk(NCC_DT_I8, 1, DIMS(2), NULL),
+                     mk(NCC_DT_I8, 1, DIMS(2), NULL),
+                     mk(NCC_DT_I8, 0, NULL, NULL)};
   const ncc_tensor *uin[2] = {&u[0], &u[1]};
   assert_int_equal(ncc_ref_MATMUL(f.n, uin, &u[2]), NCC_ERR_UNSUPPORTED);
   free_all(&f, u, 3);

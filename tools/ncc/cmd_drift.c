@@ -43,6 +43,16 @@ static double elem(const ncc_tensor *t, int64_t i) {
   case NCC_DT_BOOL: return ((const uint8_t *)t->data)[i];
   case NCC_DT_I32: return ((const int32_t *)t->data)[i];
   case NCC_DT_I64: return (double)((const int64_t *)t->data)[i];
+  case NCC_DT_I16: return ((const int16_t *)t->data)[i];
+  case NCC_DT_U16: return ((const uint16_t *)t->data)[i];
+  case NCC_DT_U32: return ((const uint32_t *)t->data)[i];
+  case NCC_DT_U64: return (double)((const uint64_t *)t->data)[i];
+  case NCC_DT_BF16: { /* the top half of an f32 */
+    uint32_t w = (uint32_t)((const uint16_t *)t->data)[i] << 16;
+    float f;
+    memcpy(&f, &w, 4);
+    return f;
+  }
   case NCC_DT_F16: {
     uint16_t h = ((const uint16_t *)t->data)[i];
     int e = (h >> 10) & 31, m = h & 1023;

@@ -212,8 +212,9 @@ static uint16_t half_of_k1024(int k) {
   return (uint16_t)(sign | (uint16_t)((e + 5) << 10) | mant);
 }
 
-/* Floats in [-1, 1) on a 1/1024 grid (exact in every float dtype); integers
- * and bools in {0, 1}, which are valid indices for any non-empty axis. */
+/* Floats in [-1, 1) on a 1/1024 grid (1/128 for bf16: exact in every float
+ * dtype); integers and bools in {0, 1}, which are valid indices for any
+ * non-empty axis. */
 static void fill_random(ncc_tensor *t, uint64_t *state) {
   int64_t n = ncc_tensor_numel(t);
   for (int64_t i = 0; i < n; i++) {
@@ -229,6 +230,17 @@ static void fill_random(ncc_tensor *t, uint64_t *state) {
     case NCC_DT_I8:
     case NCC_DT_U8:
     case NCC_DT_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)bit; break;
+    case NCC_DT_I16:
+    case NCC_DT_U16: ((uint16_t *)t->data)[i] = (uint16_t)bit; break;
+    case NCC_DT_U32: ((uint32_t *)t->data)[i] = (uint32_t)bit; break;
+    case NCC_DT_U64: ((uint64_t *)t->data)[i] = (uint64_t)bit; break;
+    case NCC_DT_BF16: { /* bf16 keeps 8 significant bits: a 1/128 grid */
+      float f = (float)(k / 8) / 128.0f;
+      uint32_t w;
+      memcpy(&w, &f, 4);
+      ((uint16_t *)t->data)[i] = (uint16_t)(w >> 16);
+      break;
+    }
     default: break;
     }
   }

@@ -299,7 +299,7 @@ static void test_error_statuses(void **state) {
       {"bad_cycle.onnx", NCC_ERR_INPUT, "graph has a cycle through node 'r"},
       {"bad_unknown_op.onnx", NCC_ERR_UNSUPPORTED,
        "node 'foo': unsupported op 'FooBar'"},
-      {"bad_opset_7.onnx", NCC_ERR_UNSUPPORTED, "opset 7"},
+      {"bad_opset_6.onnx", NCC_ERR_UNSUPPORTED, "opset 6"},
       {"bad_external_data.onnx", NCC_ERR_UNSUPPORTED, "external data"},
       {"bad_raw_data_short.onnx", NCC_ERR_INPUT,
        "raw_data holds 13 bytes, expected 16"},

@@ -72,6 +72,10 @@ def restamp(model, opset):
     m.ir_version = helper.find_min_ir_version_for(list(m.opset_import))
     for vi in list(m.graph.value_info):
         m.graph.value_info.remove(vi)
+    if m.ir_version < 4:  # opsets 7-9: initializers are graph inputs too
+        known = {i.name for i in m.graph.input}
+        m.graph.input.extend([helper.make_tensor_value_info(t.name, t.data_type, t.dims)
+                              for t in m.graph.initializer if t.name not in known])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -232,6 +236,8 @@ def old_forms(claimed):
     nodes = [helper.make_node("Dropout", ["x"], ["y", "mask"], ratio=0.5)]
     g.graph("op10.unread_mask", nodes, {"x": x}, {}, ["y"], 10)
     g.at(12, "ratio_input", [x, Const(np.array(0.2, F32))], {"seed": 3})
+    g.at(13, "training_false", [x, Const(np.array(0.2, F32)), Const(np.array(False))])
+    g.at(22, "plain", [x])
 
     g = gen("Gemm")
     a, b = g.randn(3, 4), g.randn(4, 5)
@@ -282,6 +288,7 @@ def old_forms(claimed):
         g = gen(op)
         g.at(7, "same_shape", [g.randn(3, 4), g.randn(3, 4), g.randn(3, 4)])
         g.at(8, "bcast", [g.randn(3, 4), g.randn(4), g.randn(3, 1)])
+        g.at(13, "bcast", [g.randn(2, 1, 4), g.randn(3, 1)])
 
     g = gen("Cast")
     x = np.array([-2.7, -0.5, 0.0, 1.5, 3.9], F32)

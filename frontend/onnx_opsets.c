@@ -288,7 +288,8 @@ static ncc_status bn_spatial(onnx_node_build *b) {
   if (i < 0) return NCC_OK;
   int64_t spatial = b->attrs[i].i;
   drop_attr(b, i);
-  if (spatial != 0 || b->n_in != 5) return NCC_OK;
+  /* training outputs: refused as BatchNormalization (onnx_upgrade_node) */
+  if (spatial != 0 || b->n_in != 5 || b->n_out != 1) return NCC_OK;
   for (int k = 0; k < 5; k++)
     if (!b->in[k]) return NCC_OK; /* the arity check reports it */
   int e = find_attr(b, "epsilon");

@@ -5,7 +5,8 @@
  * onnx_tensor.c turns ONNX element types, type protos and tensor protos into
  * ncc dtypes, shapes and constant data, and onnx_ops.c converts attributes,
  * checks them against each op's ONNX schema and upgrades opset 13-20 forms
- * to the opset-21 canonical form of docs/IR-CONVENTIONS.md.
+ * to the opset-21 canonical form of docs/IR-CONVENTIONS.md, and
+ * onnx_opsets.c does the same for the forms only opsets 7-12 have.
  *
  * Every function here reports a problem with ncc_error() and returns its
  * status; the caller (ncc_graph_import_onnx_buffer) adds the file name.
@@ -21,8 +22,9 @@
 /* Opsets of the default domain the importer reads. 28 is the newest of
  * onnx 1.23; the ops of ncc that changed after 21 are handled per opset in
  * onnx_ops.c (Cast round_mode, Range stash_type; the others only gained
- * types ncc does not have, which the dtype checks refuse). */
-#define ONNX_OPSET_MIN 13
+ * types ncc does not have, which the dtype checks refuse). 7 is the oldest
+ * onnxruntime reads; the 7-12 forms are rewritten in onnx_opsets.c. */
+#define ONNX_OPSET_MIN 7
 #define ONNX_OPSET_MAX 28
 
 /* Largest tensor (bytes) and single dim a model may declare; anything larger
@@ -95,24 +97,50 @@ ncc_status onnx_tensor_to_value(ncc_graph *g, const Onnx__TensorProto *t,
 
 /* One node being built: onnx_import.c fills the inputs and converted
  * attributes, onnx_upgrade_node rewrites them into the canonical form. */
-typedef struct onnx_node_build {
+typedef struct onnx_node_build onnx_node_build;
+struct onnx_node_build {
   ncc_graph *g;
   const Onnx__NodeProto *np;
   const char *label; /* "node 'name'" or "node #3 (Op)" for messages */
   ncc_op op;
   int64_t opset;
-  ncc_value **in; /* capacity n_in + 2 (upgrades append an input) */
-  int n_in;
-  ncc_attr *attrs; /* arena array, capacity np->n_attribute */
+  ncc_value **in; /* capacity cap_in (upgrades add inputs) */
+  int n_in, cap_in;
+  ncc_attr *attrs; /* arena array, capacity np->n_attribute +
+                      ONNX_EXTRA_ATTRS (upgrades add attributes) */
   int n_attrs;
   int n_out; /* outputs named by the node (trailing empty ones dropped) */
-} onnx_node_build;
+  /* Cursors of ncc_infer_graph_from over the graph built so far, for an
+   * upgrade that needs the dtype or rank of an input. */
+  int *infer_value, *infer_node;
+  /* An upgrade that wraps the node in others sets out0 (a fresh value the
+   * node writes instead of its first ONNX output) and finish, which the
+   * importer calls once the node is in the graph to add the nodes after
+   * it; out_final is the ONNX output and aux what finish needs. */
+  ncc_value *out0, *out_final, *aux;
+  ncc_status (*finish)(onnx_node_build *b, ncc_node *n);
+};
+
+/* Inputs and attributes an upgrade may add to a node (Slice-1's three
+ * attributes become inputs; Resize-10 gains two attributes). */
+#define ONNX_EXTRA_INPUTS 4
+#define ONNX_EXTRA_ATTRS 3
 
 /* Convert every attribute of b->np into b->attrs, checking each against the
  * op's ONNX attribute schema (unknown name or wrong kind: NCC_ERR_INPUT). */
 ncc_status onnx_convert_attrs(onnx_node_build *b);
-/* Rewrite opset 13-20 forms into the opset-21 canonical form. */
+/* Rewrite opset 7-20 forms into the opset-21 canonical form. */
 ncc_status onnx_upgrade_node(onnx_node_build *b);
+
+/* ---- onnx_opsets.c ---- */
+
+/* The opset an ai.onnx op appeared in (1: by opset 7, or unknown). */
+int onnx_op_since(const char *op_type);
+/* Attributes that later opsets take as inputs, for any opset (Squeeze
+ * axes, Clip min, Slice starts, ...), then the semantics only opsets 7-12
+ * have (Softmax's 2-D coercion, BatchNormalization spatial, Resize-10);
+ * called first by onnx_upgrade_node. */
+ncc_status onnx_upgrade_old(onnx_node_build *b);
 /* ONNX ops ncc has no op for but that are exactly a composition of ncc ops
  * (Dropout at inference: Identity; Sum: a chain of Add). They get op codes
  * past NCC_OP_COUNT inside the importer only. */
@@ -126,6 +154,7 @@ ncc_status onnx_build_composite(onnx_node_build *b);
 
 /* Turn a Constant node into a constant value named after its output. */
 ncc_status onnx_constant_node(ncc_graph *g, const Onnx__NodeProto *np,
-                              const char *label, ncc_value **out);
+                              const char *label, int64_t opset,
+                              ncc_value **out);
 
 #endif /* NCC_FRONTEND_H */

@@ -55,6 +55,7 @@ typedef struct onnx_ctx {
   int n_order;
   onnx_decl *decl; /* by value id, n_decl of them */
   int n_decl;
+  int infer_value, infer_node; /* ncc_infer_graph_from's cursors */
 } onnx_ctx;
 
 static const char *node_label(const onnx_ctx *c, int idx, char *buf,
@@ -240,9 +241,15 @@ static ncc_status declare_node(onnx_ctx *c, int idx) {
     return ncc_error(NCC_ERR_UNSUPPORTED,
                      "%s: unsupported op '" ONNX_NAME "'", label, op_type);
   c->ops[idx] = op;
+  int since = onnx_op_since(op_type);
+  if (c->opset < since)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: op '" ONNX_NAME "' does not exist in opset %lld "
+                     "(it was added in opset %d)",
+                     label, op_type, (long long)c->opset, since);
   if (op == NCC_OP_CONSTANT) {
     ncc_value *v;
-    return onnx_constant_node(c->g, np, label, &v);
+    return onnx_constant_node(c->g, np, label, c->opset, &v);
   }
   for (size_t j = 0; j < np->n_output; j++) {
     const char *name = np->output[j];
@@ -439,12 +446,16 @@ static ncc_status build_node(onnx_ctx *c, int idx) {
                        .np = np,
                        .label = node_label(c, idx, label, sizeof label),
                        .op = c->ops[idx],
-                       .opset = c->opset};
-  if (np->n_input > INT_MAX - 2 || np->n_output > INT_MAX ||
-      np->n_attribute > INT_MAX - 1)
+                       .opset = c->opset,
+                       .infer_value = &c->infer_value,
+                       .infer_node = &c->infer_node};
+  if (np->n_input > INT_MAX - ONNX_EXTRA_INPUTS || np->n_output > INT_MAX ||
+      np->n_attribute > INT_MAX - ONNX_EXTRA_ATTRS)
     return ncc_error(NCC_ERR_INPUT, "%s is too large", label);
-  b.in = tmp_array(c, np->n_input + 2, sizeof(ncc_value *));
-  b.attrs = ncc_arena_alloc(&g->arena, sizeof(ncc_attr) * (np->n_attribute + 1));
+  b.cap_in = (int)np->n_input + ONNX_EXTRA_INPUTS;
+  b.in = tmp_array(c, (size_t)b.cap_in, sizeof(ncc_value *));
+  b.attrs = ncc_arena_alloc(&g->arena, sizeof(ncc_attr) *
+                                           (np->n_attribute + ONNX_EXTRA_ATTRS));
   if (!b.in || !b.attrs) return NCC_ERR_NOMEM;
   for (size_t j = 0; j < np->n_input; j++)
     b.in[j] = *np->input[j] ? ncc_graph_find_value(g, np->input[j]) : NULL;
@@ -452,7 +463,8 @@ static ncc_status build_node(onnx_ctx *c, int idx) {
   while (b.n_in && !b.in[b.n_in - 1]) b.n_in--; /* omitted trailing inputs */
   for (size_t j = 0; j < np->n_output; j++)
     if (*np->output[j]) b.n_out = (int)j + 1;
-  /* Exporters often name Dropout's mask though nothing reads it. */
+  /* Exporters often name Dropout's mask though nothing reads it. (Not so
+   * BatchNormalization's extra outputs: they mean training mode.) */
   if (b.op == ONNX_OP_DROPOUT && b.n_out > 1 && !name_used(c, np->output[1]))
     b.n_out = 1;
   if (b.op > NCC_OP_COUNT) return onnx_build_composite(&b);
@@ -466,15 +478,16 @@ static ncc_status build_node(onnx_ctx *c, int idx) {
   for (int j = 0; j < b.n_out; j++) {
     const char *s = np->output[j];
     /* An omitted output in the middle still needs a value to fill. */
-    ncc_value *v = *s ? ncc_graph_find_value(g, s)
-                      : ncc_graph_add_value(g, NULL, NCC_VAL_NODE,
-                                            NCC_DT_UNDEF, NULL);
+    ncc_value *v = j == 0 && b.out0 ? b.out0
+                   : *s ? ncc_graph_find_value(g, s)
+                        : ncc_graph_add_value(g, NULL, NCC_VAL_NODE,
+                                              NCC_DT_UNDEF, NULL);
     if (!v) return NCC_ERR_NOMEM;
     ncc_node_set_output(n, j, v);
   }
   n->attrs = b.attrs;
   n->n_attrs = b.n_attrs;
-  return NCC_OK;
+  return b.finish ? b.finish(&b, n) : NCC_OK;
 }
 
 /* ---- graph outputs and declared types ---- */

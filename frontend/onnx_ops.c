@@ -1,11 +1,14 @@
 /* frontend/onnx_ops.c — ONNX attributes to ncc attributes, checked against
  * each op's ONNX schema, and the upgrade of opset 13-20 node forms to the
- * opset-21 canonical form that the rest of ncc sees (docs/IR-CONVENTIONS.md).
+ * opset-21 canonical form that the rest of ncc sees (docs/IR-CONVENTIONS.md;
+ * the 7-12 forms are onnx_opsets.c's).
  *
  * The schema is ir/attrs.def (one row per op and attribute, with the kind
- * an ONNX model writes and the opset it appeared in): an attribute an op
- * does not have, or one of the wrong kind, is a malformed model
- * (NCC_ERR_INPUT) reported here, before any typed view decodes it.
+ * an ONNX model writes, the opset it appeared in and, for the attributes
+ * later opsets made inputs, the first opset without it): an attribute an op
+ * does not have in the model's opset, or one of the wrong kind, is a
+ * malformed model (NCC_ERR_INPUT) reported here, before any typed view
+ * decodes it.
  */
 #include <limits.h>
 #include <string.h>
@@ -76,6 +79,12 @@ static ncc_status convert_attr(onnx_node_build *b,
                      "(it exists from opset %d)",
                      b->label, ncc_op_name(b->op), name, (long long)b->opset,
                      since);
+  if (sc->until && b->opset >= sc->until)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: %s has no attribute '" ONNX_NAME "' in opset %lld "
+                     "(it is an input from opset %d)",
+                     b->label, ncc_op_name(b->op), name, (long long)b->opset,
+                     sc->until);
   if (type != want)
     return ncc_error(NCC_ERR_INPUT,
                      "%s: attribute '" ONNX_NAME "' must be %s, not %s",
@@ -161,27 +170,6 @@ static void drop_attr(onnx_node_build *b, int idx) {
   b->n_attrs--;
 }
 
-/* An INTS attribute that later opsets take as an input (Reduce* axes, Split
- * split, Squeeze axes) becomes a constant i64 input at `slot`. */
-static ncc_status ints_attr_to_input(onnx_node_build *b, const char *name,
-                                     int slot) {
-  int i = find_attr(b, name);
-  if (i < 0) return NCC_OK;
-  if (b->n_in > slot && b->in[slot])
-    return ncc_error(NCC_ERR_INPUT,
-                     "%s: '%s' is given both as attribute and as input",
-                     b->label, name);
-  ncc_shape shape = {.rank = 1, .d = {b->attrs[i].n}};
-  ncc_value *v =
-      ncc_graph_add_const(b->g, NULL, NCC_DT_I64, &shape, b->attrs[i].ints);
-  if (!v) return NCC_ERR_NOMEM;
-  while (b->n_in < slot) b->in[b->n_in++] = NULL;
-  b->in[slot] = v;
-  if (b->n_in <= slot) b->n_in = slot + 1;
-  drop_attr(b, i);
-  return NCC_OK;
-}
-
 /* Cast.to: the ONNX type code becomes ncc's dtype name; `saturate` and
  * (opset 24+) `round_mode` only concern float8 types, which ncc lacks (a
  * Cast to one is refused with the dtype), so they are dropped. */
@@ -223,15 +211,13 @@ static ncc_status upgrade_range(onnx_node_build *b) {
   return NCC_OK;
 }
 
-/* Split: `split` becomes input 1; an opset-13 Split with neither sizes nor
- * num_outputs splits evenly into its outputs, which opset 18+ spells
- * num_outputs. */
+/* Split (its `split` attribute already input 1): a Split of opset 2-17
+ * with neither sizes nor num_outputs splits evenly into its outputs, which
+ * opset 18+ spells num_outputs. */
 static ncc_status upgrade_split(onnx_node_build *b) {
-  ncc_status st = ints_attr_to_input(b, "split", 1);
-  if (st) return st;
   bool has_sizes = b->n_in > 1 && b->in[1];
   if (has_sizes || find_attr(b, "num_outputs") >= 0) return NCC_OK;
-  ncc_attr *a = &b->attrs[b->n_attrs++]; /* capacity: n_attribute + 1 */
+  ncc_attr *a = &b->attrs[b->n_attrs++]; /* room: ONNX_EXTRA_ATTRS */
   memset(a, 0, sizeof *a);
   a->name = "num_outputs";
   a->kind = NCC_ATTR_INT;
@@ -240,13 +226,9 @@ static ncc_status upgrade_split(onnx_node_build *b) {
 }
 
 ncc_status onnx_upgrade_node(onnx_node_build *b) {
+  ncc_status st = onnx_upgrade_old(b);
+  if (st) return st;
   switch (b->op) {
-  case NCC_OP_REDUCEMEAN:
-  case NCC_OP_REDUCESUM:
-  case NCC_OP_REDUCEMAX:
-  case NCC_OP_SQUEEZE:
-  case NCC_OP_UNSQUEEZE:
-    return ints_attr_to_input(b, "axes", 1);
   case NCC_OP_SPLIT:
     return upgrade_split(b);
   case NCC_OP_CAST:
@@ -254,6 +236,11 @@ ncc_status onnx_upgrade_node(onnx_node_build *b) {
   case NCC_OP_RANGE:
     return upgrade_range(b);
   case NCC_OP_BATCHNORM: {
+    if (b->n_out > 1)
+      return ncc_error(NCC_ERR_UNSUPPORTED,
+                       "%s: BatchNormalization with %d outputs (training "
+                       "mode: mean, var, ...) is not supported",
+                       b->label, b->n_out);
     int i = find_attr(b, "training_mode");
     if (i >= 0 && b->attrs[i].i != 0)
       return ncc_error(NCC_ERR_UNSUPPORTED,
@@ -313,13 +300,21 @@ static ncc_status build_dropout(onnx_node_build *b, ncc_value *out) {
                        "%s: Dropout in training mode is not supported",
                        b->label);
   }
+  /* opsets 7-11 give the ratio as an attribute, 12+ as input 1 beside a
+   * `seed` attribute; neither matters outside training */
+  const char *attr = b->opset < 12 ? "ratio" : "seed";
   for (size_t i = 0; i < np->n_attribute; i++) {
     const Onnx__AttributeProto *ap = np->attribute[i];
-    if (strcmp(onnx_str(ap->name), "seed") != 0)
+    if (strcmp(onnx_str(ap->name), attr) != 0)
       return ncc_error(NCC_ERR_INPUT,
-                       "%s: Dropout has no attribute '" ONNX_NAME "'",
-                       b->label, onnx_str(ap->name));
+                       "%s: Dropout has no attribute '" ONNX_NAME
+                       "' in opset %lld",
+                       b->label, onnx_str(ap->name), (long long)b->opset);
   }
+  if (b->opset < 12 && b->n_in > 1)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: Dropout of opset %lld takes 1 input, not %d",
+                     b->label, (long long)b->opset, b->n_in);
   return emit(b, NCC_OP_IDENTITY, 1, b->in, &out);
 }
 
@@ -371,7 +366,8 @@ static ncc_status small_const(ncc_graph *g, const char *name, ncc_dtype dt,
 }
 
 ncc_status onnx_constant_node(ncc_graph *g, const Onnx__NodeProto *np,
-                              const char *label, ncc_value **out) {
+                              const char *label, int64_t opset,
+                              ncc_value **out) {
   *out = NULL;
   if (np->n_input)
     return ncc_error(NCC_ERR_INPUT, "%s: Constant takes no inputs", label);
@@ -405,6 +401,11 @@ ncc_status onnx_constant_node(ncc_graph *g, const Onnx__NodeProto *np,
     return ncc_error(NCC_ERR_INPUT,
                      "%s: Constant has no attribute '" ONNX_NAME "'", label,
                      aname);
+  if (want != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && opset < 12)
+    return ncc_error(NCC_ERR_INPUT,
+                     "%s: Constant has no attribute '%s' in opset %lld (it "
+                     "exists from opset 12)",
+                     label, aname, (long long)opset);
   if (type != want)
     return ncc_error(NCC_ERR_INPUT, "%s: attribute '%s' must be %s, not %s",
                      label, aname, onnx_attr_kind_name(want),

@@ -12,9 +12,12 @@ enum { NCC_ATTR_NONE = -1 };
 
 static const ncc_attr_schema schema[] = {
 #define NCC_ATTR(op, nm, kind, since, ir) \
-  {NCC_OP_##op, nm, NCC_ATTR_##kind, since, NCC_ATTR_##ir},
+  {NCC_OP_##op, nm, NCC_ATTR_##kind, since, NCC_ATTR_##ir, 0},
+#define NCC_ATTR_OLD(op, nm, kind, since, until) \
+  {NCC_OP_##op, nm, NCC_ATTR_##kind, since, NCC_ATTR_NONE, until},
 #include "attrs.def"
 #undef NCC_ATTR
+#undef NCC_ATTR_OLD
 };
 
 const ncc_attr_schema *ncc_attr_schema_find(ncc_op op, const char *name) {

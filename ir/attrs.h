@@ -19,9 +19,11 @@ typedef struct ncc_attr_schema {
   ncc_op op;
   const char *name;
   ncc_attr_kind kind; /* as an ONNX model writes it */
-  int since;          /* the opset it appeared in after 13, else 0 */
+  int since;          /* the opset it appeared in after 7, else 0 */
   int ir_kind;        /* the ncc_attr_kind the IR holds, -1: none (the
                          importer turns it into an input or drops it) */
+  int until;          /* NCC_ATTR_OLD rows: the first opset without it,
+                         else 0 (no bound) */
 } ncc_attr_schema;
 
 /* The schema row of op's attribute `name`, NULL when op has none such. */

@@ -224,3 +224,28 @@ ncc_status ncc_infer_graph(ncc_graph *g) {
   ncc_free(outs, 0);
   return st;
 }
+
+/* ---- inference of a graph still being built (t-opsets) ---- */
+
+ncc_status ncc_infer_graph_from(ncc_graph *g, int *next_value,
+                                int *next_node) {
+  ncc_status st = NCC_OK;
+  for (; *next_value < g->n_values; ++*next_value)
+    if (g->values[*next_value]->kind == NCC_VAL_CONST &&
+        (st = const_content(g, g->values[*next_value])))
+      return st;
+  ncc_tinfo *ins = NULL, *outs = NULL;
+  for (; *next_node < g->n_nodes && !st; ++*next_node) {
+    const ncc_node *n = g->nodes[*next_node];
+    ins = ncc_calloc((size_t)n->n_in + 1, sizeof *ins);
+    outs = ncc_calloc((size_t)n->n_out + 1, sizeof *outs);
+    if (!ins || !outs) st = NCC_ERR_NOMEM;
+    if (!st) st = node_inputs(n, ins);
+    if (!st) st = ncc_infer_node(g, n, ins, outs);
+    for (int i = 0; i < n->n_out && !st; i++)
+      if (n->out[i]) st = store_output(g, n, n->out[i], &outs[i]);
+    ncc_free(ins, 0);
+    ncc_free(outs, 0);
+  }
+  return st;
+}

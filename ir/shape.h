@@ -44,4 +44,13 @@ void ncc_tinfo_from_tensor(ncc_tinfo *t, const ncc_tensor *x);
 ncc_status ncc_broadcast_shapes(ncc_graph *g, const ncc_shape *a,
                                 const ncc_shape *b, ncc_shape *out);
 
+/* Infer the nodes from *next_node on, after the content of the constants
+ * from *next_value on; both cursors end at the graph's counts. The ONNX
+ * importer calls it while it still adds nodes, to learn the dtype or rank
+ * of a value an older opset's node form needs (a Clip-6 `min` becomes a
+ * constant of the input's dtype); ncc_infer_graph later infers everything
+ * again, which keeps what was inferred here. (t-opsets) */
+ncc_status ncc_infer_graph_from(ncc_graph *g, int *next_value,
+                                int *next_node);
+
 #endif /* NCC_SHAPE_H */

@@ -127,7 +127,7 @@ def entries():
     add("no_graph", BAD, "model without a graph", no_graph)
 
     # ---- opsets and domains ----
-    add("opset_7", UNSUP, "opset 7", relu_model(opset=7))
+    add("opset_6", UNSUP, "opset 6", relu_model(opset=6))
     add("opset_99", UNSUP, "opset 99", relu_model(opset=99))
     add("no_opset", UNSUP, "no default-domain opset import", relu_model(opsets=[]))
     add("opset_twice", BAD, "default opset imported as 13 and 17",

@@ -137,9 +137,10 @@ def good_models():
                           name="sized")],
         [vi("x", F32, [2, 4])],
         [vi("a", F32, [2, 2]), vi("b", F32, [2, 2]), vi("c", F32, [2, 1]),
-         vi("d", F32, [2, 3])], opset=13)
+         vi("d", F32, [2, 3])], opset=11)  # `split` an attribute: before 13
 
-    # Cast.to (ONNX code) -> ncc dtype name; Clip with min omitted.
+    # Cast.to (ONNX code) -> ncc dtype name; Clip with min omitted (the
+    # importer writes ONNX's default, the lowest f32, out).
     out["cast_clip"] = model(
         [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16, name="cast"),
          helper.make_node("Clip", ["x", "", "mx"], ["c"], name="clip")],

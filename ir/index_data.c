@@ -1,4 +1,4 @@
-/* ir/index_data.c — NonZero/Unique/NonMaxSuppression selections shared by
+/* ir/index_data.c — Compress/Unique/NonMaxSuppression selections shared by
  * shape inference and the reference kernels (ir/index_data.h).
  */
 #include <stdlib.h>

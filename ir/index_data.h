@@ -1,8 +1,9 @@
-/* ir/index_data.h — the data-dependent ops' selections (NonZero, Unique,
- * NonMaxSuppression), shared by shape inference (which, given the input
- * data at run time, sizes the outputs from them) and the reference kernels
- * (which fill the outputs from the same selection), so both agree by
- * construction. docs/DYNAMIC-SHAPES.md.
+/* ir/index_data.h — the data-dependent ops' selections (Compress's count,
+ * Unique, NonMaxSuppression), shared by shape inference (which sizes the
+ * outputs from them when the inputs are constants at compile time) and the
+ * reference kernels (which size and fill the outputs from the same
+ * selection at run time), so both agree by construction.
+ * docs/DYNAMIC-SHAPES.md.
  */
 #ifndef NCC_IR_INDEX_DATA_H
 #define NCC_IR_INDEX_DATA_H

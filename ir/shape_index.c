@@ -1,12 +1,13 @@
 /* ir/shape_index.c — shape rules of the indexing, scatter, resampling,
  * sorting and data-dependent ops (GatherElements ... NonMaxSuppression).
  *
- * Data-dependent output dims (NonZero, Unique, Compress, NonMaxSuppression,
- * TopK with a run-time k, Resize with run-time scales/sizes) get a fresh
- * symbol at compile time; at run time the executor infers each node again
- * on the concrete inputs, data included, so the same rule computes the
- * concrete dims from the data (ir/index_data.c holds the selections the
- * kernels use too). docs/DYNAMIC-SHAPES.md.
+ * Dims that depend on values get a fresh symbol at compile time unless the
+ * values are constants. TopK's k and Resize's scales/sizes are known at run
+ * time (the executor infers each node again on the concrete inputs, data
+ * included), so their rules compute the concrete dims then. Unique,
+ * Compress and NonMaxSuppression are NCC_OPF_DYNAMIC: at run time their
+ * dims stay NCC_DIM_DATA and the kernel sizes the outputs from the same
+ * selection (ir/index_data.c). docs/DYNAMIC-SHAPES.md.
  */
 #include <math.h>
 #include <string.h>
@@ -22,7 +23,11 @@
 /* Input i's raw data with its element count, when known (constants at
  * compile time, everything at run time). */
 static const void *data_of(ictx *c, int i, int64_t *n) {
+  *n = 0;
   if (!has_in(c, i)) return NULL;
+  /* a data-dependent op's kernel sizes its outputs at run time: the rule
+   * need not select twice */
+  if (!c->g && (ncc_op_table[c->n->op].flags & NCC_OPF_DYNAMIC)) return NULL;
   *n = ncc_shape_numel(&IN(c, i)->shape);
   return *n >= 0 ? IN(c, i)->data : NULL;
 }
@@ -299,19 +304,6 @@ ncc_status ncc_rule_argreduce(ictx *c) {
     if (k != axis) o.d[o.rank++] = x->shape.d[k];
     else if (a.keepdims) o.d[o.rank++] = 1;
   }
-  set_out(c, 0, NCC_DT_I64, &o);
-  return NCC_OK;
-}
-
-ncc_status ncc_rule_nonzero(ictx *c) {
-  ncc_status st;
-  int64_t n;
-  const ncc_tinfo *x = IN(c, 0);
-  if ((st = ncc_si_check_dtype(c, 0, DT_ANY))) return st;
-  const void *d = data_of(c, 0, &n);
-  ncc_shape o = {.rank = 2, .d = {x->shape.rank}};
-  if ((st = dyn_dim(c, d != NULL, d ? ncc_idx_count_nonzero(x->dtype, d, n) : 0, &o.d[1])))
-    return st;
   set_out(c, 0, NCC_DT_I64, &o);
   return NCC_OK;
 }

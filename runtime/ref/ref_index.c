@@ -1,6 +1,6 @@
 /* runtime/ref/ref_index.c — reference kernels of the indexing and scatter
  * ops: GatherElements, GatherND, ScatterND, ScatterElements, DepthToSpace,
- * SpaceToDepth, Compress, ReverseSequence, NonZero.
+ * SpaceToDepth, Compress, ReverseSequence.
  *
  * Elements move as bytes (every dtype); the scatter reductions compute in
  * int64 for integer dtypes and double for float ones. An index out of range
@@ -220,9 +220,15 @@ ncc_status ncc_ref_COMPRESS(const ncc_node *n, const ncc_tensor *const *in,
     for (int i = 0; i < axis; i++) outer *= x->dims[i];
     for (int i = axis + 1; i < x->rank; i++) inner *= x->dims[i];
   }
-  int64_t kept = ncc_idx_count_nonzero(cond->dtype, cond->data, nc);
-  if (numel(out) != outer * kept * inner)
-    return ncc_error(NCC_ERR_INTERNAL, "Compress: output size disagrees with the condition");
+  if (nc > len)
+    return ncc_node_error(n, NCC_ERR_INPUT, "condition has %lld entries for %lld",
+                          (long long)nc, (long long)len);
+  /* NCC_OPF_DYNAMIC: the output is sized here, from the condition */
+  int64_t kept = ncc_idx_count_nonzero(cond->dtype, cond->data, nc), dims[NCC_MAX_RANK];
+  int orank = has_axis ? x->rank : 1;
+  for (int i = 0; i < orank; i++) dims[i] = has_axis ? x->dims[i] : kept;
+  if (has_axis) dims[axis] = kept;
+  if ((st = ncc_ref_alloc_out(out, orank, dims))) return st;
   size_t es = ncc_dtype_size(x->dtype);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < len && j < nc; j++) {
@@ -254,22 +260,6 @@ ncc_status ncc_ref_REVERSESEQUENCE(const ncc_node *n, const ncc_tensor *const *i
     int64_t l = ncc_ref_get_i(lens, co[ba]), t = co[ta];
     int64_t src = i + (t < l ? (l - 1 - 2 * t) * xs[ta] : 0);
     copy_el(out, i, x, src);
-  }
-  return NCC_OK;
-}
-
-ncc_status ncc_ref_NONZERO(const ncc_node *n, const ncc_tensor *const *in,
-                           ncc_tensor *out) {
-  (void)n;
-  const ncc_tensor *x = in[0];
-  int64_t m = numel(x), k = 0, cnt = out->dims[1], co[NCC_MAX_RANK];
-  for (int64_t i = 0; i < m; i++) {
-    if (ncc_ref_get_f(x, i) == 0) continue;
-    if (k >= cnt)
-      return ncc_error(NCC_ERR_INTERNAL, "NonZero: more nonzeros than the output holds");
-    unravel(x->dims, x->rank, i, co);
-    for (int d = 0; d < x->rank; d++) ncc_ref_set_i(out, d * cnt + k, co[d]);
-    k++;
   }
   return NCC_OK;
 }

@@ -1,6 +1,6 @@
 /* runtime/ref/ref_nms.c — the reference NonMaxSuppression: the selection
- * of ir/index_data.c (the one shape inference sized the output with) copied
- * into the [num_selected, 3] output.
+ * of ir/index_data.c (the one shape inference uses for constant inputs),
+ * counted, allocated (NCC_OPF_DYNAMIC) and copied into [num_selected, 3].
  */
 #include <math.h>
 
@@ -23,11 +23,11 @@ ncc_status ncc_ref_NONMAXSUPPRESSION(const ncc_node *n, const ncc_tensor *const 
                       .max_out = mo > 0x1p62 ? (int64_t)1 << 62 : (int64_t)mo,
                       .iou = opt_scalar(n, in, 3, 0), .score = opt_scalar(n, in, 4, NAN),
                       .center = center};
-  int64_t cnt = 0, cap = out->dims[0];
+  int64_t cnt = 0;
   if ((st = ncc_idx_nms(&p, in[0]->dtype, in[0]->data, in[1]->data, NULL, &cnt))) return st;
-  if (cnt != cap)
-    return ncc_error(NCC_ERR_INTERNAL, "NonMaxSuppression: %lld selected, output holds %lld",
-                     (long long)cnt, (long long)cap);
+  /* NCC_OPF_DYNAMIC: the output is sized here */
+  int64_t dims[2] = {cnt, 3};
+  if ((st = ncc_ref_alloc_out(out, 2, dims))) return st;
   int64_t *sel = ncc_malloc(sizeof *sel * (size_t)(3 * cnt + 1));
   if (!sel) return NCC_ERR_NOMEM;
   st = ncc_idx_nms(&p, in[0]->dtype, in[0]->data, in[1]->data, sel, &cnt);

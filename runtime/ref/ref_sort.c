@@ -126,9 +126,13 @@ ncc_status ncc_ref_UNIQUE(const ncc_node *n, const ncc_tensor *const *in, ncc_te
   if (!buf) return NCC_ERR_NOMEM;
   int64_t *first = buf, *inv = buf + len, *cnt = buf + 2 * len;
   st = ncc_idx_unique(x->dtype, x->data, outer, len, inner, sorted, first, inv, cnt, &nu);
-  if (!st && (has_axis ? out[0].dims[(axis_v < 0 ? axis_v + x->rank : axis_v)]
-                       : out[0].dims[0]) != nu)
-    st = ncc_error(NCC_ERR_INTERNAL, "Unique: output size disagrees with the data");
+  /* NCC_OPF_DYNAMIC: the outputs are sized here, from the selection */
+  int64_t dims[NCC_MAX_RANK], one[1] = {nu}, lens[1] = {len};
+  for (int k = 0; k < x->rank; k++) dims[k] = x->dims[k];
+  if (has_axis) dims[axis_v < 0 ? axis_v + x->rank : axis_v] = nu;
+  if (!st) st = ncc_ref_alloc_out(&out[0], has_axis ? x->rank : 1, has_axis ? dims : one);
+  for (int k = 1; !st && k < n->n_out; k++)
+    st = ncc_ref_alloc_out(&out[k], 1, k == 2 ? lens : one);
   size_t es = ncc_dtype_size(x->dtype);
   for (int64_t o = 0; !st && o < outer; o++)
     for (int64_t u = 0; u < nu; u++)

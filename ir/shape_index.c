@@ -360,12 +360,9 @@ ncc_status ncc_rule_compress(ictx *c) {
   const void *d = data_of(c, 1, &nc);
   int64_t lim = has_axis ? x->shape.d[axis] : ncc_shape_numel(&x->shape);
   int64_t cnt = 0;
-  if (d && lim >= 0) {
-    if (nc > lim)
-      return ncc_si_fail(c, NCC_ERR_INPUT, "condition has %lld entries for %lld",
-                         (long long)nc, (long long)lim);
-    cnt = ncc_idx_count_nonzero(NCC_DT_BOOL, d, nc);
-  }
+  /* entries past the axis are ignored, as ONNX Runtime does (numpy raises;
+   * ONNX only says that a shorter condition drops the rest) */
+  if (d && lim >= 0) cnt = ncc_idx_count_nonzero(NCC_DT_BOOL, d, nc < lim ? nc : lim);
   ncc_shape o = {.rank = 1};
   if (has_axis) o = x->shape;
   if ((st = dyn_dim(c, d != NULL && lim >= 0, cnt, &o.d[has_axis ? axis : 0]))) return st;

@@ -220,9 +220,7 @@ ncc_status ncc_ref_COMPRESS(const ncc_node *n, const ncc_tensor *const *in,
     for (int i = 0; i < axis; i++) outer *= x->dims[i];
     for (int i = axis + 1; i < x->rank; i++) inner *= x->dims[i];
   }
-  if (nc > len)
-    return ncc_node_error(n, NCC_ERR_INPUT, "condition has %lld entries for %lld",
-                          (long long)nc, (long long)len);
+  if (nc > len) nc = len; /* entries past the axis are ignored (ncc_rule_compress) */
   /* NCC_OPF_DYNAMIC: the output is sized here, from the condition */
   int64_t kept = ncc_idx_count_nonzero(cond->dtype, cond->data, nc), dims[NCC_MAX_RANK];
   int orank = has_axis ? x->rank : 1;

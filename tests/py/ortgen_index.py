@@ -433,6 +433,8 @@ def gen_compress(g, ns):
     g.add("flat", [x, g.rng.rand(12) < 0.5])
     g.add("flat_short", [x, cond(0, 1, 0, 1, 1)])
     g.add("none", [x, cond(0, 0, 0)], {"axis": 0})
+    g.add("condition_longer", [x, cond(1, 0, 1, 1, 1)], {"axis": 0})  # the rest is ignored
+    g.add("flat_longer", [x, g.rng.rand(15) < 0.5])
     g.add("const_condition", [x, C(cond(1, 1, 0, 1))], {"axis": 1})
     g.add("i64", [g.ints(-9, 9, 2, 3, 2), cond(1, 0, 1)], {"axis": 1})
     then_compiled(g, "then_compiled",

@@ -186,8 +186,8 @@ ncc_status ncc_rule_resize(ictx *c) {
   }
   bool up = c->n->op == NCC_OP_UPSAMPLE;
   int si = up ? 1 : 2, zi = 3;
-  int64_t ns = 0, nz = 0;
-  const void *sd = data_of(c, si, &ns), *zd = data_of(c, zi, &nz);
+  int64_t ns = 0;
+  const void *sd = data_of(c, si, &ns);
   bool has_s = has_in(c, si) && ncc_shape_numel(&IN(c, si)->shape) != 0;
   bool has_z = !up && has_in(c, zi) && ncc_shape_numel(&IN(c, zi)->shape) != 0;
   if (up && a.n_scales >= 0) has_s = true;
@@ -198,38 +198,65 @@ ncc_status ncc_rule_resize(ictx *c) {
   if (has_z && (st = ncc_si_check_index(c, zi))) return st;
   ncc_shape o = x->shape;
   double sc[NCC_MAX_RANK];
-  bool known = all_static(&x->shape);
+  /* per axis: static when the input dim and the scale/size are known; a
+   * symbolic dim under scale 1 stays that symbol (Resize of [N,C,H,W] by
+   * [1,1,2,2] keeps N); a dim that needs what is not known yet is fresh */
+  bool fresh[NCC_MAX_RANK] = {false};
   if (has_s) {
+    bool known = (up && a.n_scales >= 0) || sd;
     int64_t cnt = up && a.n_scales >= 0 ? a.n_scales : ns;
-    if (!(up && a.n_scales >= 0) && !sd) known = false;
-    else if (cnt != na)
+    if (known && cnt != na)
       return ncc_si_fail(c, NCC_ERR_INPUT, "%lld scales for %d axes", (long long)cnt, na);
-    for (int i = 0; known && i < na; i++) {
+    for (int i = 0; i < na; i++) {
+      int64_t d = x->shape.d[axes[i]];
+      if (!known) {
+        fresh[i] = true;
+        continue;
+      }
       sc[i] = up && a.n_scales >= 0 ? a.scales[i] : ncc_idx_read(IN(c, si)->dtype, sd, i);
       if (!(sc[i] > 0))
         return ncc_si_fail(c, NCC_ERR_INPUT, "scale %d is %g", i, sc[i]);
-      double v = floor(sc[i] * (double)x->shape.d[axes[i]]);
+      if (!is_static(d)) {
+        fresh[i] = sc[i] != 1;
+        continue;
+      }
+      double v = floor(sc[i] * (double)d);
       if (!(v < 0x1p62)) return ncc_si_fail(c, NCC_ERR_INPUT, "output size overflows");
       o.d[axes[i]] = (int64_t)v;
     }
   } else {
-    if (!zd) known = false;
-    else if (nz != na)
-      return ncc_si_fail(c, NCC_ERR_INPUT, "%lld sizes for %d axes", (long long)nz, na);
+    int64_t v[NCC_CONTENT_MAX];
+    int n;
+    bool known;
+    if ((st = ncc_si_input_ints(c, zi, v, NCC_CONTENT_MAX, &n, &known))) return st;
+    if (known && n != na)
+      return ncc_si_fail(c, NCC_ERR_INPUT, "%d sizes for %d axes", n, na);
     double s = a.keep == NCC_RS_NOT_LARGER ? INFINITY : 0;
-    for (int i = 0; known && i < na; i++) {
-      int64_t v = (int64_t)ncc_idx_read(IN(c, zi)->dtype, zd, i);
-      if (v < 0) return ncc_si_fail(c, NCC_ERR_INPUT, "size %d is %lld", i, (long long)v);
-      o.d[axes[i]] = v;
-      double f = (double)v / (double)x->shape.d[axes[i]];
+    bool keep_known = known;
+    for (int i = 0; i < na; i++) {
+      int64_t d = x->shape.d[axes[i]];
+      if (!known) {
+        fresh[i] = true;
+        continue;
+      }
+      if (!ncc_dim_is_sym(v[i]) && v[i] < 0)
+        return ncc_si_fail(c, NCC_ERR_INPUT, "size %d is %lld", i, (long long)v[i]);
+      o.d[axes[i]] = v[i]; /* a symbol carried as content stays that symbol */
+      if (ncc_dim_is_sym(v[i]) || !is_static(d)) {
+        keep_known = false;
+        continue;
+      }
+      double f = (double)v[i] / (double)d;
       if (a.keep == NCC_RS_NOT_LARGER && f < s) s = f;
       if (a.keep == NCC_RS_NOT_SMALLER && f > s) s = f;
     }
-    for (int i = 0; known && a.keep != NCC_RS_STRETCH && i < na; i++)
-      o.d[axes[i]] = (int64_t)(s * (double)x->shape.d[axes[i]] + 0.5);
+    for (int i = 0; known && a.keep != NCC_RS_STRETCH && i < na; i++) {
+      if (keep_known) o.d[axes[i]] = (int64_t)(s * (double)x->shape.d[axes[i]] + 0.5);
+      else fresh[i] = true;
+    }
   }
-  for (int i = 0; !known && i < na; i++)
-    if ((st = ncc_si_fresh_dim(c, &o.d[axes[i]]))) return st;
+  for (int i = 0; i < na; i++)
+    if (fresh[i] && (st = ncc_si_fresh_dim(c, &o.d[axes[i]]))) return st;
   set_out(c, 0, x->dtype, &o);
   return NCC_OK;
 }

@@ -253,6 +253,14 @@ def gen_resize(g, ns):
     # run-time scales/sizes (the output dims are known only when it runs)
     resize(g, ns, "runtime_scales", x, scales=up, const=False, mode="linear")
     resize(g, ns, "runtime_sizes", x, sizes=[1, 2, 8, 3], const=False, mode="cubic")
+    # sizes = Concat(Shape(x)[:2], [h, w]), as exporters write it
+    nodes = [helper.make_node("Shape", ["x0"], ["sh"]),
+             helper.make_node("Slice", ["sh", "b", "e"], ["nc"]),
+             helper.make_node("Concat", ["nc", "hw"], ["sz"], axis=0),
+             helper.make_node("Resize", ["x0", "", "", "sz"], ["y0"], mode="linear")]
+    g.graph("sizes_from_shape", nodes, {"x0": g.randn(2, 3, 4, 6)},
+            {"b": np.array([0], I64), "e": np.array([2], I64), "hw": np.array([8, 3], I64)},
+            ["y0"])
     # older forms
     resize(g, ns, "opset13_linear", x, scales=up, mode="linear", opset=13)
     resize(g, ns, "opset13_tf_half_pixel_for_nn", x, scales=up, mode="nearest", opset=13,

@@ -159,10 +159,10 @@ ncc_status ncc_rule_depth_space(ictx *c) {
   return NCC_OK;
 }
 
-/* Resize's (or Upsample's) per-axis output sizes: from sizes (input 3),
+/* Resize and Upsample: the resized axes' sizes from sizes (input 3) or
  * scales (input 2; Upsample-9: input 1; Upsample-7: the attribute), with
- * axes and keep_aspect_ratio_policy; known is false when they are not
- * known yet. Shared with the kernel through ncc_resize_plan. */
+ * axes and keep_aspect_ratio_policy (rounded half up), as ONNX's reference
+ * computes them; the kernel reads the output dims it is given. */
 ncc_status ncc_rule_resize(ictx *c) {
   ncc_status st;
   ncc_resize_attrs a;

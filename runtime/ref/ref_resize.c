@@ -249,7 +249,6 @@ ncc_status ncc_ref_GRIDSAMPLE(const ncc_node *n, const ncc_tensor *const *in,
   for (int64_t b = 0; b < N; b++)
     for (int64_t p = 0; p < out_sp; p++) {
       /* grid point: (x, y, z) for dims (W, H, D), i.e. reversed */
-      double crd[3];
       int64_t taps_i[3][4];
       double taps_w[3][4];
       int nt = a.mode == NCC_RS_CUBIC ? 4 : a.mode == NCC_RS_LINEAR ? 2 : 1;
@@ -264,7 +263,6 @@ ncc_status ncc_ref_GRIDSAMPLE(const ncc_node *n, const ncc_tensor *const *in,
           if (a.pad == NCC_GS_BORDER) c = c < 0 ? 0 : c > (double)(d - 1) ? (double)(d - 1) : c;
           else if (a.pad == NCC_GS_REFLECTION) c = gs_reflect(c, lo[k], hi[k]);
         }
-        crd[k] = c;
         if (a.mode == NCC_RS_NEAREST) {
           taps_i[k][0] = gs_index((int64_t)c, d, a.pad, lo[k], hi[k]);
           taps_w[k][0] = 1;
@@ -282,7 +280,6 @@ ncc_status ncc_ref_GRIDSAMPLE(const ncc_node *n, const ncc_tensor *const *in,
             taps_i[k][t] = gs_index(i0 - 1 + t, d, a.pad, lo[k], hi[k]);
         }
       }
-      (void)crd;
       for (int64_t ch = 0; ch < C; ch++) {
         double acc = 0;
         int64_t base = (b * C + ch) * in_sp;

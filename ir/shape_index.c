@@ -465,7 +465,9 @@ static bool nms_params_of(ictx *c, ncc_nms_params *p) {
   double mo, iou, sc;
   bool center = false;
   ncc_attrs_nms(c->n, &center);
-  bool ok = scalar_in(c, 2, 0, &mo) & scalar_in(c, 3, 0, &iou) & scalar_in(c, 4, NAN, &sc);
+  /* all three read (each sets its default), then whether all are known */
+  bool k1 = scalar_in(c, 2, 0, &mo), k2 = scalar_in(c, 3, 0, &iou);
+  bool ok = scalar_in(c, 4, NAN, &sc) && k1 && k2;
   *p = (ncc_nms_params){.batches = IN(c, 0)->shape.d[0], .classes = IN(c, 1)->shape.d[1],
                         .boxes = IN(c, 0)->shape.d[1], .max_out = mo > 0x1p62 ? (int64_t)1 << 62 : (int64_t)mo,
                         .iou = iou, .score = sc, .center = center};

@@ -131,4 +131,96 @@ ncc_status ncc_attrs_check_schema(const ncc_node *n);
  * mem.offset.batch); no ONNX attribute of ncc's ops has one. */
 bool ncc_attr_is_annotation(const char *name);
 
+/* ---- indexing, scatter, resampling, sorting (t-index) ----
+ * Decoded in ir/attrs_index.c. */
+
+/* ScatterND / ScatterElements `reduction` (default "none"). */
+typedef enum ncc_scatter_red {
+  NCC_SCATTER_NONE,
+  NCC_SCATTER_ADD,
+  NCC_SCATTER_MUL,
+  NCC_SCATTER_MAX,
+  NCC_SCATTER_MIN,
+} ncc_scatter_red;
+ncc_status ncc_attrs_scatter(const ncc_node *n, ncc_scatter_red *red);
+
+/* GatherND `batch_dims` (default 0, >= 0). */
+ncc_status ncc_attrs_gather_nd(const ncc_node *n, int64_t *batch_dims);
+
+/* DepthToSpace / SpaceToDepth: `blocksize` (required, >= 1), the
+ * `mode` ("DCR" default, or "CRD"). */
+typedef struct ncc_depth_space_attrs {
+  int64_t blocksize;
+  bool crd;
+} ncc_depth_space_attrs;
+ncc_status ncc_attrs_depth_space(const ncc_node *n, ncc_depth_space_attrs *a);
+
+/* Resize (and Upsample: mode only, "nearest" default, asymmetric
+ * coordinates, floor rounding as Resize-10 defines it). */
+typedef enum { NCC_RS_NEAREST, NCC_RS_LINEAR, NCC_RS_CUBIC } ncc_resize_mode;
+typedef enum {
+  NCC_RS_HALF_PIXEL,
+  NCC_RS_HALF_PIXEL_SYMMETRIC,
+  NCC_RS_PYTORCH_HALF_PIXEL,
+  NCC_RS_ALIGN_CORNERS,
+  NCC_RS_ASYMMETRIC,
+  NCC_RS_TF_CROP_AND_RESIZE,
+  NCC_RS_TF_HALF_PIXEL_FOR_NN,
+} ncc_resize_coord;
+typedef enum {
+  NCC_RS_ROUND_PREFER_FLOOR,
+  NCC_RS_ROUND_PREFER_CEIL,
+  NCC_RS_FLOOR,
+  NCC_RS_CEIL,
+} ncc_resize_nearest;
+typedef enum { NCC_RS_STRETCH, NCC_RS_NOT_LARGER, NCC_RS_NOT_SMALLER } ncc_resize_keep;
+typedef struct ncc_resize_attrs {
+  ncc_resize_mode mode;         /* nearest */
+  ncc_resize_coord coord;       /* half_pixel */
+  ncc_resize_nearest nearest;   /* round_prefer_floor */
+  float cubic_a;                /* -0.75 */
+  bool exclude_outside;         /* 0 */
+  float extrapolation;          /* 0 */
+  bool antialias;               /* 0 */
+  ncc_resize_keep keep;         /* stretch */
+  int n_axes;                   /* -1: every axis */
+  int64_t axes[NCC_MAX_RANK];   /* as written (may be negative) */
+  int n_scales;                 /* Upsample-7's `scales`, -1 when absent */
+  float scales[NCC_MAX_RANK];
+} ncc_resize_attrs;
+ncc_status ncc_attrs_resize(const ncc_node *n, ncc_resize_attrs *a);
+
+/* GridSample: mode (bilinear/linear, nearest, bicubic/cubic), padding_mode
+ * (zeros, border, reflection), align_corners (0). */
+typedef enum { NCC_GS_ZEROS, NCC_GS_BORDER, NCC_GS_REFLECTION } ncc_gs_pad;
+typedef struct ncc_grid_sample_attrs {
+  ncc_resize_mode mode;
+  ncc_gs_pad pad;
+  bool align_corners;
+} ncc_grid_sample_attrs;
+ncc_status ncc_attrs_grid_sample(const ncc_node *n, ncc_grid_sample_attrs *a);
+
+/* TopK (axis -1, largest 1, sorted 1), ArgMax/ArgMin (axis 0, keepdims 1,
+ * select_last_index 0): axis as written. */
+typedef struct ncc_sort_attrs {
+  int64_t axis;
+  bool largest, sorted;         /* TopK */
+  bool keepdims, select_last;   /* ArgMax, ArgMin */
+} ncc_sort_attrs;
+ncc_status ncc_attrs_sort(const ncc_node *n, ncc_sort_attrs *a);
+
+/* Unique (sorted 1, axis optional) and Compress (axis optional). */
+ncc_status ncc_attrs_opt_axis(const ncc_node *n, bool *has_axis, int64_t *axis);
+ncc_status ncc_attrs_unique(const ncc_node *n, bool *sorted);
+
+/* ReverseSequence: batch_axis (1) and time_axis (0), each 0 or 1, distinct. */
+ncc_status ncc_attrs_reverse_sequence(const ncc_node *n, int *batch_axis,
+                                      int *time_axis);
+
+/* Einsum's `equation` (required). */
+ncc_status ncc_attrs_einsum(const ncc_node *n, const char **equation);
+
+/* NonMaxSuppression's center_point_box (0 or 1, default 0). */
+ncc_status ncc_attrs_nms(const ncc_node *n, bool *center_point_box);
+
 #endif /* NCC_IR_ATTRS_H */

@@ -191,7 +191,8 @@ def gen_isnan(g, ns):
     g.add("f32", [_special(g, 9).reshape(17)])
     g.add("f32_2d", [_special(g, 16).reshape(4, 6)])
     g.add("f64", [_special(g, 4).astype(F64)])
-    g.add("f16", [_special(g, 4).astype(F16)])
+    with np.errstate(over="ignore"):  # 3.4e38 becomes inf in f16
+        g.add("f16", [_special(g, 4).astype(F16)])
     g.add("scalar", [np.array(np.nan, F32)])
     g.add("opset13", [_special(g, 4)], opset=13)
 
@@ -207,7 +208,7 @@ def gen_isinf(g, ns):
 
 def wide_special(g, ns):  # IsNaN, IsInf
     for s in ns.WIDE_SHAPES:
-        x = g.randn(*s, scale=1e38)
+        x = g.randn(*s, scale=1e37)
         x.ravel()[::7] = np.nan
         x.ravel()[3::11] = np.inf
         x.ravel()[5::13] = -np.inf
@@ -264,7 +265,9 @@ def gen_shrink(g, ns):
         g.add("f32_" + tag, [g.randn(3, 17, scale=2.0)], attrs)
     g.add("f32_edges", [np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, np.inf, -np.inf, np.nan],
                                  F32)], {"lambd": 1.0, "bias": 0.25})
-    g.add("f64", [g.randn(4, 5, scale=2.0).astype(F64)], {"lambd": 0.7, "bias": 0.1})
+    # ONNX Runtime's f64 Shrink computes in float: f32 data and a bias that
+    # keeps x - bias exact in both (|x| > 0.75, bias 0.25) compare exactly.
+    g.add("f64", [g.randn(4, 5, scale=2.0).astype(F64)], {"lambd": 0.75, "bias": 0.25})
     g.add("f16", [g.randn(4, 5, scale=2.0).astype(F16)], {"lambd": 0.5, "bias": 0.25})
     for dt in INT_DTYPES:
         g.add(np.dtype(dt).name, [_int(g, dt, 3, 7, lo=0 if dt == U8 else -20, hi=20)],
@@ -409,7 +412,6 @@ def gen_onehot(g, ns):
     g.add("depth_1elem", [idx(), ns.Const(np.array([3.0], F32)), vals])
     g.add("runtime_depth", [idx(), np.array(6, I64), vals])
     g.add("runtime_values", [idx(), ns.Const(np.array(4, I64)), np.array([1.0, -1.0], F32)])
-    g.add("scalar_indices", [np.array(2, I64), ns.Const(np.array(4, I64)), vals])
     g.add("float_indices", [np.array([1.7, -0.3, -2.9, 3.0], F32), ns.Const(np.array(4, F32)),
                             ns.Const(np.array([0.0, 1.0], F32))])
 

@@ -231,7 +231,28 @@ def gen_prelu(g, ns):
     g.add("opset13", [x(2, 3, 4), ns.Const(g.randn(3, 1))], opset=13)
 
 
+def _exact(g, *shape, step=1.0):
+    """Small multiples of `step` (a power of two): every sum and product of
+    the graphs below is exact in f32, whatever order a kernel adds in, so
+    they compare exactly against ref and ONNX Runtime."""
+    return (g.ints(-3, 4, *shape) * step).astype(F32)
+
+
+def _between_convs(g, ns, name, mid_nodes, mid_inits=None):
+    """Conv -> mid -> Conv: on cpu the convolutions may hand over blocked
+    (nchw<k>c) data, which the op's kernel must see unblocked."""
+    mk = ns.helper.make_node
+    inits = {"w1": _exact(g, 16, 3, 3, 3, step=0.5), "w2": _exact(g, 8, 16, 1, 1, step=0.5)}
+    inits.update(mid_inits or {})
+    nodes = [mk("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1])] + mid_nodes + \
+        [mk("Conv", ["m", "w2"], ["y"])]
+    g.graph(name, nodes, {"x": _exact(g, 1, 3, 9, 9)}, inits, ["y"])
+
+
 def wide_prelu(g, ns):
+    _between_convs(g, ns, "between_convs",
+                   [ns.helper.make_node("PRelu", ["c1", "slope"], ["m"])],
+                   {"slope": _exact(g, 16, 1, 1, step=0.25)})
     g.add("wide_1000", [g.randn(1000, scale=3.0), ns.Const(np.array([0.2], F32))])
     g.add("wide_channels", [g.randn(2, 33, 31), ns.Const(g.randn(33, 1))])
     g.add("wide_full", [g.randn(3, 1001), g.randn(3, 1001)])
@@ -253,6 +274,11 @@ def gen_sum_mean(g, ns):
 
 
 def wide_sum_mean(g, ns):
+    mk = ns.helper.make_node
+    _between_convs(g, ns, "between_convs",
+                   # four inputs: Mean's division by 4 is exact too
+                   [mk("Relu", ["c1"], ["r"]), mk(g.op, ["c1", "r", "b", "c1"], ["m"])],
+                   {"b": _exact(g, 16, 1, 1)})
     for a, b in ns.WIDE_BCAST:
         g.add("wide_%s_%s" % (_tag(a), _tag(b)), [g.randn(*a), g.randn(*b), g.randn(*b)])
     g.add("wide_eight", [g.randn(1001) for _ in range(8)])
@@ -365,6 +391,9 @@ def gen_cumsum(g, ns):
 
 
 def wide_cumsum(g, ns):
+    _between_convs(g, ns, "between_convs",
+                   [ns.helper.make_node("CumSum", ["c1", "ax"], ["m"], reverse=1)],
+                   {"ax": np.array(1, I64)})
     ax = lambda a: ns.Const(np.array(a, I64))  # noqa: E731
     g.add("wide_1000", [g.randn(1000), ax(0)])
     g.add("wide_rows", [g.randn(3, 1001), ax(1)], {"reverse": 1})
@@ -471,6 +500,8 @@ def gen_dropout(g, ns):
 
 
 def wide_dropout(g, ns):
+    _between_convs(g, ns, "between_convs",
+                   [ns.helper.make_node("Dropout", ["c1"], ["m", "mask"])])
     for s in ns.WIDE_SHAPES:
         g.add("wide_" + _tag(s), [g.randn(*s)], n_out=2)
 

@@ -254,7 +254,9 @@ static ncc_status logic_unary(const ncc_node *n, const ncc_tensor *const *in,
       else if (f32) ncc_ref_set_f(out, i, sel < 0 ? (float)v + at.bias : (float)v - at.bias);
       else if (fp) ncc_ref_set_f(out, i, sel < 0 ? v + at.bias : v - at.bias);
       else {
-        int64_t xi = ncc_ref_get_i(x, i), bi = (int64_t)at.bias;
+        /* the bias truncated toward zero (no UB for NaN or huge ones) */
+        double bd = at.bias;
+        int64_t xi = ncc_ref_get_i(x, i), bi = fabs(bd) < 0x1p62 ? (int64_t)bd : 0;
         ncc_ref_set_i(out, i, (int64_t)(sel < 0 ? (uint64_t)xi + (uint64_t)bi
                                                 : (uint64_t)xi - (uint64_t)bi));
       }

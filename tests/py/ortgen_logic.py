@@ -546,6 +546,14 @@ SKIP_REASONS = [
     (r"^test_bitwise_(and|or|xor)_(i16|ui64)|^test_bitwise_not_3d$",
      "i16/u16/u64 are not ncc dtypes yet (the t-dtypes branch adds them)",
      r"(INT16|UINT16|UINT64)"),
+    # CastLike, Sum, Where-with-Or ... complete the op sets of many
+    # `_expanded` function bodies, which then run; a few compute in f64/f16
+    # in ops that lack those dtypes (Exp, Softmax, Mul), a dtype gap of
+    # those ops, not of the expansion.
+    (r"^test_(reduce_log_sum_exp_.*|attention_.*)_expanded$",
+     "the expanded function body computes in f16/f64 in an op that lacks the "
+     "dtype (f16/f64 only in Cast and data movement, IR-CONVENTIONS.md)",
+     r"dtype (f16|f64) is not supported"),
     (r"^test_training_dropout(_default)?(_mask)?$",
      "Dropout in training mode with ratio > 0 draws random numbers the fixed "
      "expected outputs cannot match: refused (exit 3)",

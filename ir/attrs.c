@@ -324,3 +324,64 @@ ncc_status ncc_attrs_check_schema(const ncc_node *n) {
   }
   return NCC_OK;
 }
+
+/* ---- logical, bitwise, integer and simple elementwise/variadic ops (t-logic) ---- */
+
+/* EyeLike's `dtype` is an ONNX TensorProto type code; it maps to ncc's
+ * dtype by name, so the names of dtypes ncc gains later (i16, u16, u32,
+ * u64, bf16) resolve once they exist. */
+static ncc_status onnx_code_dtype(const ncc_node *n, int64_t code, ncc_dtype *dt) {
+  static const char *const names[] = {
+      [1] = "f32", [2] = "u8",   [3] = "i8",   [4] = "u16",  [5] = "i16",
+      [6] = "i32", [7] = "i64",  [9] = "bool", [10] = "f16", [11] = "f64",
+      [12] = "u32", [13] = "u64", [16] = "bf16",
+  };
+  const char *nm = code >= 0 && code < (int64_t)(sizeof names / sizeof names[0])
+                       ? names[code] : NULL;
+  *dt = nm ? ncc_dtype_from_name(nm, strlen(nm)) : NCC_DT_UNDEF;
+  if (*dt == NCC_DT_UNDEF)
+    return ncc_node_error(n, NCC_ERR_UNSUPPORTED,
+                          "attribute 'dtype' is ONNX type %lld (%s), not an ncc dtype",
+                          (long long)code, nm ? nm : "unknown");
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_logic(const ncc_node *n, ncc_logic_attrs *a) {
+  *a = (ncc_logic_attrs){.detect_negative = true, .detect_positive = true,
+                         .lambd = 0.5f, .upper = true, .axis = -1,
+                         .dtype = NCC_DT_UNDEF};
+  ncc_status st = NCC_OK;
+  switch (n->op) {
+  case NCC_OP_MOD: return get_flag(n, "fmod", false, &a->fmod);
+  case NCC_OP_BITSHIFT: {
+    const char *d;
+    if ((st = get_string(n, "direction", NULL, &d))) return st;
+    if (!d) return ncc_node_error(n, NCC_ERR_INPUT, "missing attribute 'direction'");
+    if (strcmp(d, "LEFT") != 0 && strcmp(d, "RIGHT") != 0)
+      return ncc_node_error(n, NCC_ERR_INPUT,
+                            "direction must be \"LEFT\" or \"RIGHT\", got \"%s\"", d);
+    a->shift_left = d[0] == 'L';
+    return NCC_OK;
+  }
+  case NCC_OP_ISINF:
+    if ((st = get_flag(n, "detect_negative", true, &a->detect_negative))) return st;
+    return get_flag(n, "detect_positive", true, &a->detect_positive);
+  case NCC_OP_SHRINK:
+    if ((st = get_float(n, "bias", 0.0f, &a->bias))) return st;
+    return get_float(n, "lambd", 0.5f, &a->lambd);
+  case NCC_OP_TRILU: return get_flag(n, "upper", true, &a->upper);
+  case NCC_OP_CUMSUM:
+    if ((st = get_flag(n, "exclusive", false, &a->exclusive))) return st;
+    return get_flag(n, "reverse", false, &a->reverse);
+  case NCC_OP_HARDMAX:
+  case NCC_OP_ONEHOT: return ncc_attrs_get_int(n, "axis", -1, &a->axis);
+  case NCC_OP_EYELIKE: {
+    if ((st = ncc_attrs_get_int(n, "k", 0, &a->k))) return st;
+    if (!ncc_node_attr(n, "dtype")) return NCC_OK;
+    int64_t code;
+    if ((st = ncc_attrs_get_int(n, "dtype", 0, &code))) return st;
+    return onnx_code_dtype(n, code, &a->dtype);
+  }
+  default: return NCC_OK;
+  }
+}

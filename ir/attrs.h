@@ -222,5 +222,24 @@ ncc_status ncc_attrs_einsum(const ncc_node *n, const char **equation);
 
 /* NonMaxSuppression's center_point_box (0 or 1, default 0). */
 ncc_status ncc_attrs_nms(const ncc_node *n, bool *center_point_box);
+/* ---- logical, bitwise, integer and simple elementwise/variadic ops (t-logic) ---- */
+/* The attributes of Mod, BitShift, IsInf, Shrink, Hardmax, Trilu, CumSum,
+ * OneHot and EyeLike, each with ONNX's default; an op fills only its own
+ * fields (the others keep their defaults). CastLike's saturate/round_mode
+ * and Dropout's seed change nothing ncc computes and have no field. */
+typedef struct ncc_logic_attrs {
+  bool fmod;                 /* Mod: 0 (floored, divisor's sign) or 1 (C fmod) */
+  bool shift_left;           /* BitShift: direction "LEFT"/"RIGHT", required */
+  bool detect_negative;      /* IsInf: 1 */
+  bool detect_positive;      /* IsInf: 1 */
+  float bias, lambd;         /* Shrink: 0, 0.5 */
+  bool upper;                /* Trilu: 1 */
+  bool exclusive, reverse;   /* CumSum: 0, 0 */
+  int64_t axis;              /* Hardmax, OneHot: -1, as written */
+  int64_t k;                 /* EyeLike: 0 */
+  ncc_dtype dtype;           /* EyeLike: NCC_DT_UNDEF (the input's) when absent;
+                                an ONNX type code ncc lacks is UNSUPPORTED */
+} ncc_logic_attrs;
+ncc_status ncc_attrs_logic(const ncc_node *n, ncc_logic_attrs *a);
 
 #endif /* NCC_IR_ATTRS_H */

@@ -28,6 +28,10 @@
  *   Add(x, 0), Add(0, x), Sub(x, 0)  -> x
  *   Pow(x, 1)                        -> x
  *   Pow(x, 2)                        -> Mul(x, x)    (f32 only)
+ *   Dropout(x) outside training      -> x    (one output; training_mode
+ *                                             omitted or a constant false)
+ *   Sum(x), Mean(x)                  -> x
+ *   Sum(a, b)                        -> Add(a, b)    (f32: one rounding each)
  */
 #include <string.h>
 
@@ -282,6 +286,25 @@ static bool rule_copy(ncc_graph *g, ncc_node *n) {
   return forward(g, y, x);
 }
 
+/* Dropout outside training, and Sum/Mean of one input, copy x; Sum of
+ * two f32 inputs is Add, which the backends compile (Sum runs on ref). */
+static bool rule_logic(ncc_graph *g, ncc_node *n) {
+  ncc_value *y = n->out[0], *x = n->in[0];
+  if (n->op == NCC_OP_DROPOUT) {
+    const ncc_value *t = n->n_in > 2 ? n->in[2] : NULL;
+    if (t && !(t->kind == NCC_VAL_CONST && t->data && t->dtype == NCC_DT_BOOL &&
+               ncc_shape_numel(&t->shape) == 1 && !*(const uint8_t *)t->data))
+      return false;
+    return same_type(y, x) && forward(g, y, x);
+  }
+  if (n->n_in == 1) return same_type(y, x) && forward(g, y, x);
+  if (n->op == NCC_OP_SUM && n->n_in == 2 && y->dtype == NCC_DT_F32 && n->in[1]) {
+    n->op = NCC_OP_ADD;
+    return true;
+  }
+  return false;
+}
+
 static bool simplify_node(ncc_graph *g, ncc_node *n) {
   if (n->n_out != 1 || !n->out[0] || n->n_in < 1 || !n->in[0]) return false;
   switch (n->op) {
@@ -301,6 +324,9 @@ static bool simplify_node(ncc_graph *g, ncc_node *n) {
   case NCC_OP_ADD:
   case NCC_OP_SUB:
   case NCC_OP_DIV: return n->n_in == 2 && n->in[1] && rule_neutral(g, n);
+  case NCC_OP_DROPOUT:
+  case NCC_OP_SUM:
+  case NCC_OP_MEAN: return rule_logic(g, n);
   default: return false;
   }
 }

@@ -362,10 +362,12 @@ def entries():
         one_node(helper.make_node("ConstantOfShape", ["s"], ["y"], name="cos",
                                   value=helper.make_tensor("v", F32, [2], [1.0, 2.0])),
                  [], [vi("y", F32, None)], [init("s", np.array([2], np.int64))]))
-    add("dropout_mask_used", UNSUP, "Dropout whose mask output is read",
-        model([helper.make_node("Dropout", ["x"], ["d", "m"], name="drop"),
+    # (A read mask is supported since Dropout became an op: all true.)
+    add("dropout_training_ratio", UNSUP, "Dropout in training mode with a nonzero ratio",
+        model([helper.make_node("Dropout", ["x", "r", "t"], ["d", "m"], name="drop"),
                helper.make_node("Cast", ["m"], ["y"], to=F32)],
-              [vi("x", F32, [2])], [vi("y", F32, [2])]))
+              [vi("x", F32, [2])], [vi("y", F32, [2])],
+              [init("r", np.array(0.25, np.float32)), init("t", np.array(True))]))
     add("dropout_training", UNSUP, "Dropout with training_mode true",
         one_node(helper.make_node("Dropout", ["x", "", "t"], ["y"], name="drop"),
                  [vi("x", F32, [2])], [vi("y", F32, [2])],

@@ -158,8 +158,8 @@ def good_models():
         [init("s", np.ones(4, dtype=np.float32))],
         value_info=[vi("y", F32, [2, 4])], opset=17)
 
-    # Ops built from ncc ops: Sum -> chain of Add, Dropout -> Identity (its
-    # mask named but unread; training_mode a constant false).
+    # Sum of three inputs and two Dropouts (one with its mask named but
+    # unread, one with training_mode a constant false).
     out["composite"] = model(
         [helper.make_node("Sum", ["a", "b", "c"], ["s"], name="sum"),
          helper.make_node("Dropout", ["s"], ["d", "mask"], name="drop"),

@@ -35,25 +35,25 @@ def model(nodes, inputs, outputs, opsets, inits=()):
 
 X = h.make_tensor_value_info("x", T.FLOAT, [2, 3])
 
-# The problem model: unsupported ops (Trilu x3, Mod x2, one com.example op),
+# The problem model: unsupported ops (Bernoulli x3, RandomUniformLike x2, one com.example op),
 # float8 in two places (a Cast target and an initializer) and an old opset,
 # behind a supported Relu so the first problem node is not node 0.
 NODES = [
     h.make_node("Relu", ["x"], ["r"], name="relu_0"),
-    h.make_node("Trilu", ["r"], ["t1"], name="trilu_a"),
-    h.make_node("Mod", ["t1", "t1"], ["m1"], name="mod_a", fmod=1),
-    h.make_node("Trilu", ["m1"], ["t2"], name="trilu_b"),
+    h.make_node("Bernoulli", ["r"], ["t1"], name="bern_a"),
+    h.make_node("RandomUniformLike", ["t1"], ["m1"], name="rul_a"),
+    h.make_node("Bernoulli", ["m1"], ["t2"], name="bern_b"),
     h.make_node("Cast", ["t2"], ["c1"], name="cast_bf", to=T.FLOAT8E4M3FN),
     h.make_node("Cast", ["c1"], ["c2"], name="cast_back", to=T.FLOAT),
-    h.make_node("Mod", ["c2", "c2"], ["m2"], name="mod_b", fmod=1),
-    h.make_node("Trilu", ["m2"], ["t3"], name="trilu_c"),
+    h.make_node("RandomUniformLike", ["c2"], ["m2"], name="rul_b"),
+    h.make_node("Bernoulli", ["m2"], ["t3"], name="bern_c"),
     h.make_node("Frob", ["t3"], ["y"], name="frob_0", domain="com.example"),
 ]
 BF_INIT = h.make_tensor("w_bf", T.FLOAT8E4M3FN, [1], [0])  # unused weight, float8
 EXPECT = {  # (kind, name): (count, first, first_op), from NODES above
     ("opset", "ai.onnx opset 6"): (1, "", ""),
-    ("op", "Trilu"): (3, "trilu_a", "Trilu"),
-    ("op", "Mod"): (2, "mod_a", "Mod"),
+    ("op", "Bernoulli"): (3, "bern_a", "Bernoulli"),
+    ("op", "RandomUniformLike"): (2, "rul_a", "RandomUniformLike"),
     ("op", "com.example:Frob"): (1, "frob_0", "Frob"),
     ("dtype", "float8e4m3fn"): (2, "w_bf", "initializer"),
 }
@@ -80,8 +80,8 @@ def main():
         lines = out.splitlines()
         want_lines = [
             "unsupported ai.onnx opset 6",
-            "unsupported op Trilu: 3 nodes, first node 'trilu_a'",
-            "unsupported op Mod: 2 nodes, first node 'mod_a'",
+            "unsupported op Bernoulli: 3 nodes, first node 'bern_a'",
+            "unsupported op RandomUniformLike: 2 nodes, first node 'rul_a'",
             "unsupported op com.example:Frob: 1 node, first node 'frob_0'",
             "unsupported dtype float8e4m3fn: 2 uses, first initializer 'w_bf'",
         ]
@@ -113,8 +113,8 @@ def main():
                         [("", 17)]), only_ops)
         rc, out, err = ncc("check", only_ops, "--json")
         got = {(p["kind"], p["name"]): (p["count"], p["first"]) for p in json.loads(out)["problems"]} if out else {}
-        check("ops-only model", rc == 3 and got == {("op", "Trilu"): (2, "trilu_a"),
-                                                     ("op", "Mod"): (1, "mod_a")}, f"rc={rc} {got}")
+        check("ops-only model", rc == 3 and got == {("op", "Bernoulli"): (2, "bern_a"),
+                                                     ("op", "RandomUniformLike"): (1, "rul_a")}, f"rc={rc} {got}")
 
         # supported model
         rc, out, err = ncc("check", good)

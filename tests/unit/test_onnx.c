@@ -1,7 +1,7 @@
 /* tests/unit/test_onnx.c — the ONNX importer: every storage form of
  * initializers, Constant forms, opset-13 forms upgraded to the opset-21
  * canonical form, symbolic dims, node re-sorting, optional inputs and
- * outputs, Sum and Dropout built from ncc ops, the error statuses and messages of malformed models, arbitrary
+ * outputs, Sum and Dropout as ops of their own, the error statuses and messages of malformed models, arbitrary
  * bytes (every prefix and many corruptions of a good model), nesting bombs,
  * and allocation failure at every allocation.
  *
@@ -244,17 +244,20 @@ static void test_layernorm_outputs(void **state) {
 static void test_composite_ops(void **state) {
   (void)state;
   ncc_graph *g = import_ok("composite.onnx");
-  /* Sum(a, b, c) = Add(Add(a, b), c); two Dropouts = two Identities. */
-  assert_int_equal(g->n_nodes, 4);
-  assert_int_equal(g->nodes[0]->op, NCC_OP_ADD);
-  assert_int_equal(g->nodes[1]->op, NCC_OP_ADD);
-  assert_ptr_equal(g->nodes[1]->in[0], g->nodes[0]->out[0]);
-  assert_string_equal(g->nodes[1]->in[1]->name, "c");
-  assert_string_equal(g->nodes[1]->out[0]->name, "s");
-  assert_int_equal(g->nodes[2]->op, NCC_OP_IDENTITY);
-  assert_int_equal(g->nodes[2]->n_out, 1);
-  assert_int_equal(g->nodes[3]->op, NCC_OP_IDENTITY);
-  assert_int_equal(g->nodes[3]->n_in, 1);
+  /* Sum and Dropout are ops of their own (t-logic): Sum keeps its three
+   * inputs, a Dropout its named mask and its ratio/training_mode inputs
+   * (the simplify pass removes inference Dropouts and turns two-input f32
+   * Sums into Adds: tests/filecheck/logic/pass_simplify_logic.nir). */
+  assert_int_equal(g->n_nodes, 3);
+  assert_int_equal(g->nodes[0]->op, NCC_OP_SUM);
+  assert_int_equal(g->nodes[0]->n_in, 3);
+  assert_string_equal(g->nodes[0]->in[2]->name, "c");
+  assert_string_equal(g->nodes[0]->out[0]->name, "s");
+  assert_int_equal(g->nodes[1]->op, NCC_OP_DROPOUT);
+  assert_int_equal(g->nodes[1]->n_out, 2);
+  assert_int_equal(g->nodes[1]->out[1]->dtype, NCC_DT_BOOL);
+  assert_int_equal(g->nodes[2]->op, NCC_OP_DROPOUT);
+  assert_int_equal(g->nodes[2]->n_in, 3);
   const ncc_value *y = value(g, "y");
   assert_int_equal(y->shape.rank, 2);
   assert_int_equal(y->shape.d[1], 3);

@@ -12,32 +12,48 @@
 
 /* ---- reductions ---- */
 
+/* Float dtypes of the kernels that read and write through the generic
+ * accessors (runtime/ref: double arithmetic, any float storage). */
+#define DT_FLOATS (DT(F32) | DT(F64) | DT(F16))
+
 /* The shared `reduce` rule, with an opset 13-17 `axes` attribute (kept in
- * the IR for these ops) presented to it as a constant input 1. */
+ * the IR for these ops) presented to it as a constant input 1, and f64/f16
+ * inputs presented as f32 (the rule's dtype set is the older reductions'). */
 ncc_status ncc_rule_reduce_nn(ictx *c) {
   const int64_t *axes;
   int n_axes;
   ncc_attrs_reduce_axes(c->n, &axes, &n_axes);
-  if (!axes) return ncc_rule_reduce(c);
-  if (has_in(c, 1))
+  ncc_dtype dt = IN(c, 0)->dtype;
+  /* ReduceMin of bool (opset 20) is a logical and: the integer path */
+  bool wide = dt == NCC_DT_F64 || dt == NCC_DT_F16 ||
+              (dt == NCC_DT_BOOL && c->n->op == NCC_OP_REDUCEMIN);
+  if (!axes && !wide) return ncc_rule_reduce(c);
+  if (axes && has_in(c, 1))
     return ncc_si_fail(c, NCC_ERR_INPUT, "axes given both as attribute and as input");
   if (n_axes > NCC_CONTENT_MAX)
     return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "%d axes (at most %d)", n_axes,
                        NCC_CONTENT_MAX);
   ncc_tinfo in2[2];
-  in2[0] = c->in[0];
-  memset(&in2[1], 0, sizeof in2[1]);
-  in2[1].dtype = NCC_DT_I64;
-  in2[1].shape.rank = 1;
-  in2[1].shape.d[0] = n_axes;
-  set_content(&in2[1], axes, n_axes);
-  in2[1].data = axes;
   ncc_node n2 = *c->n;
-  n2.n_in = 2;
   ictx c2 = *c;
   c2.n = &n2;
   c2.in = in2;
-  return ncc_rule_reduce(&c2);
+  in2[0] = c->in[0];
+  if (wide) in2[0].dtype = dt == NCC_DT_BOOL ? NCC_DT_I64 : NCC_DT_F32;
+  if (axes) {
+    memset(&in2[1], 0, sizeof in2[1]);
+    in2[1].dtype = NCC_DT_I64;
+    in2[1].shape.rank = 1;
+    in2[1].shape.d[0] = n_axes;
+    set_content(&in2[1], axes, n_axes);
+    in2[1].data = axes;
+    n2.n_in = 2;
+  } else if (c->n->n_in > 1) {
+    in2[1] = c->in[1];
+  }
+  ncc_status st = ncc_rule_reduce(&c2);
+  if (!st) c->out[0].dtype = dt;
+  return st;
 }
 
 /* ---- normalizations ---- */
@@ -56,7 +72,7 @@ static ncc_status check_vec(ictx *c, int i, int64_t want, const char *what) {
 ncc_status ncc_rule_instnorm(ictx *c) {
   ncc_status st;
   ncc_nn_attrs a;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_min_rank(c, 0, 3)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 3)) ||
       (st = ncc_attrs_nn(c->n, &a)) ||
       (st = check_vec(c, 1, IN(c, 0)->shape.d[1], "scale")) ||
       (st = check_vec(c, 2, IN(c, 0)->shape.d[1], "B")))
@@ -70,7 +86,7 @@ ncc_status ncc_rule_instnorm(ictx *c) {
 ncc_status ncc_rule_groupnorm(ictx *c) {
   ncc_status st;
   ncc_nn_attrs a;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_min_rank(c, 0, 2)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 2)) ||
       (st = ncc_attrs_nn(c->n, &a)))
     return st;
   int64_t ch = IN(c, 0)->shape.d[1];
@@ -96,7 +112,7 @@ ncc_status ncc_rule_nn_same(ictx *c) {
   ncc_status st;
   ncc_nn_attrs a;
   int r = rank_of(c, 0), axis;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_attrs_nn(c->n, &a)))
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_attrs_nn(c->n, &a)))
     return st;
   switch (c->n->op) {
   case NCC_OP_LPNORM:
@@ -126,7 +142,7 @@ ncc_status ncc_rule_rmsnorm(ictx *c) {
   ncc_status st;
   ncc_nn_attrs a;
   int r = rank_of(c, 0), axis;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
       (st = ncc_attrs_nn(c->n, &a)) ||
       (st = ncc_si_norm_axis(c, "axis", a.axis, r, false, &axis)) ||
       (st = ncc_si_check_same_dtype(c, 0, 1)))
@@ -140,16 +156,31 @@ ncc_status ncc_rule_rmsnorm(ictx *c) {
 
 /* ---- pools ---- */
 
+/* The pool rules check for f32: f64/f16 are presented as f32 to them
+ * (these kernels compute in double through the generic accessors). */
+static ncc_status as_f32(ictx *c, ncc_status (*rule)(ictx *)) {
+  ncc_dtype dt = IN(c, 0)->dtype;
+  if (dt != NCC_DT_F64 && dt != NCC_DT_F16) return rule(c);
+  ncc_tinfo in0 = c->in[0];
+  in0.dtype = NCC_DT_F32;
+  ictx c2 = *c;
+  c2.in = &in0;
+  ncc_status st = rule(&c2);
+  if (!st) c->out[0].dtype = dt;
+  return st;
+}
+
 ncc_status ncc_rule_lppool(ictx *c) {
   ncc_nn_attrs a;
   ncc_status st = ncc_attrs_nn(c->n, &a);
-  return st ? st : ncc_rule_pool(c);
+  return st ? st : as_f32(c, ncc_rule_pool);
 }
 
+/* GlobalMaxPool and GlobalLpPool. */
 ncc_status ncc_rule_global_lppool(ictx *c) {
   ncc_nn_attrs a;
   ncc_status st = ncc_attrs_nn(c->n, &a);
-  return st ? st : ncc_rule_global_pool(c);
+  return st ? st : as_f32(c, ncc_rule_global_pool);
 }
 
 /* ---- ConvTranspose ---- */
@@ -195,7 +226,7 @@ ncc_status ncc_rule_roialign(ictx *c) {
   ncc_status st;
   ncc_roialign_attrs a;
   int64_t r;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_rank(c, 0, 4)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_rank(c, 0, 4)) ||
       (st = ncc_si_check_same_dtype(c, 0, 1)) || (st = ncc_si_check_rank(c, 1, 2)) ||
       (st = ncc_si_check_index(c, 2)) || (st = ncc_si_check_rank(c, 2, 1)) ||
       (st = ncc_attrs_roialign(c->n, &a)))

@@ -6,7 +6,8 @@
  * IR); none reduces everything unless noop_with_empty_axes. Floats are
  * accumulated in double (LogSumExp subtracts the maximum first); integer
  * L1, SumSquare and Prod wrap (unsigned 64-bit arithmetic cut to the
- * dtype's width), Min is exact, L2/LogSum/LogSumExp go through double.
+ * dtype's width), Min is exact (of bool: a logical and), L2/LogSum/
+ * LogSumExp go through double.
  * The empty reduction gives the identity: 0 (L1, L2, SumSquare), 1 (Prod),
  * +inf or the type's maximum (Min), -inf (LogSum, LogSumExp).
  */
@@ -79,7 +80,8 @@ static ncc_status reduce2(const ncc_node *n, const ncc_tensor *const *in,
   if (s != n_out)
     return ncc_node_error(n, NCC_ERR_INPUT, "output size does not match the axes");
   bool is_int = x->dtype == NCC_DT_I32 || x->dtype == NCC_DT_I64 ||
-                x->dtype == NCC_DT_I8 || x->dtype == NCC_DT_U8;
+                x->dtype == NCC_DT_I8 || x->dtype == NCC_DT_U8 ||
+                x->dtype == NCC_DT_BOOL; /* ReduceMin only: logical and */
   ncc_op op = n->op;
   bool wrap = is_int && (op == NCC_OP_REDUCEL1 || op == NCC_OP_REDUCESUMSQUARE ||
                          op == NCC_OP_REDUCEPROD || op == NCC_OP_REDUCEMIN);

@@ -455,9 +455,11 @@ ncc_status ncc_attrs_roialign(const ncc_node *n, ncc_roialign_attrs *a) {
 }
 
 ncc_status ncc_attrs_attention(const ncc_node *n, ncc_attention_attrs *a) {
-  *a = (ncc_attention_attrs){0};
+  *a = (ncc_attention_attrs){.left_window = -1, .right_window = -1};
   ncc_status st;
-  if ((st = get_flag(n, "is_causal", false, &a->causal)) ||
+  if ((st = get_positive(n, "left_window_size", -1, -1, &a->left_window)) ||
+      (st = get_positive(n, "right_window_size", -1, -1, &a->right_window)) ||
+      (st = get_flag(n, "is_causal", false, &a->causal)) ||
       (st = get_positive(n, "q_num_heads", 0, 0, &a->q_heads)) ||
       (st = get_positive(n, "kv_num_heads", 0, 0, &a->kv_heads)) ||
       (st = ncc_attrs_get_int(n, "qk_matmul_output_mode", 0, &a->qk_mode)) ||

@@ -176,12 +176,13 @@ typedef struct ncc_roialign_attrs {
 } ncc_roialign_attrs;
 ncc_status ncc_attrs_roialign(const ncc_node *n, ncc_roialign_attrs *a);
 
-/* Attention (opset 23/24). scale 0 means 1/sqrt(head size). */
+/* Attention (opsets 23-25). scale 0 means 1/sqrt(head size). */
 typedef struct ncc_attention_attrs {
   bool causal;
   int64_t q_heads, kv_heads; /* required for 3-D Q/K/V, else 0 */
   int64_t qk_mode;           /* qk_matmul_output_mode 0..3 */
   float scale, softcap;      /* 0: none */
+  int64_t left_window, right_window; /* opset 25 sliding window; -1: none */
 } ncc_attention_attrs;
 ncc_status ncc_attrs_attention(const ncc_node *n, ncc_attention_attrs *a);
 

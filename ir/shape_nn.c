@@ -241,14 +241,14 @@ ncc_status ncc_rule_roialign(ictx *c) {
   return NCC_OK;
 }
 
-/* ---- Attention (opset 23/24) ----
+/* ---- Attention (opsets 23-25) ----
  * Q [B, Hq, S, D] or [B, S, Hq*D]; K [B, Hkv, L, D]; V [B, Hkv, L, Dv];
  * past_key/value [B, Hkv, P, D/Dv]; Y like Q with Dv; present_* [B, Hkv,
  * P+L, D/Dv]; qk_matmul_output [B, Hq, S, P+L]. */
 ncc_status ncc_rule_attention(ictx *c) {
   ncc_status st;
   ncc_attention_attrs a;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
       (st = ncc_si_check_same_dtype(c, 0, 2)) || (st = ncc_attrs_attention(c->n, &a)))
     return st;
   int r = rank_of(c, 0);
@@ -271,9 +271,11 @@ ncc_status ncc_rule_attention(ictx *c) {
   if (is_static(hq) && is_static(hkv) && (hkv < 1 || hq % hkv != 0))
     return ncc_si_fail(c, NCC_ERR_INPUT, "%lld query heads are not a multiple of %lld kv heads",
                        (long long)hq, (long long)hkv);
-  if (has_in(c, 3) && (st = ncc_si_check_dtype(c, 3, DT_FLOAT | DT(BOOL)))) return st;
-  if (has_in(c, 6))
-    return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "nonpad_kv_seqlen (opset 24) is not supported");
+  if (has_in(c, 3) && (st = ncc_si_check_dtype(c, 3, DT_FLOATS | DT(BOOL)))) return st;
+  if (has_in(c, 6) && ((st = ncc_si_check_index(c, 6)) || (st = ncc_si_check_rank(c, 6, 1))))
+    return st;
+  if (has_in(c, 6) && has_in(c, 4))
+    return ncc_si_fail(c, NCC_ERR_INPUT, "nonpad_kv_seqlen cannot be combined with past_key");
   int64_t total = l;
   if (has_in(c, 4) != has_in(c, 5))
     return ncc_si_fail(c, NCC_ERR_INPUT, "past_key and past_value go together");
@@ -309,7 +311,7 @@ ncc_status ncc_rule_attention(ictx *c) {
 ncc_status ncc_rule_rotary(ictx *c) {
   ncc_status st;
   ncc_rotary_attrs a;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOAT)) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
       (st = ncc_si_check_same_dtype(c, 0, 2)) || (st = ncc_attrs_rotary(c->n, &a)))
     return st;
   int r = rank_of(c, 0);

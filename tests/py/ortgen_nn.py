@@ -14,8 +14,10 @@ import numpy as np
 REDUCES = ["ReduceL1", "ReduceL2", "ReduceProd", "ReduceMin", "ReduceLogSum",
            "ReduceLogSumExp", "ReduceSumSquare"]
 
-# Ops of this family that exist only from opset 23 on.
-NEW_AFTER_21 = {"Attention": 23, "RotaryEmbedding": 23, "RMSNormalization": 23}
+# Ops of this family that exist only from opset 23 on, and the newest
+# revision implemented (Attention 24 added nonpad_kv_seqlen, 25 the sliding
+# window).
+NEW_AFTER_21 = {"Attention": 25, "RotaryEmbedding": 23, "RMSNormalization": 23}
 
 
 # ---------------------------------------------------------------------------

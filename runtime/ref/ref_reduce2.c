@@ -3,7 +3,8 @@
  *
  * Opset-18 semantics, like ReduceMean/Sum/Max (ref_norm.c): the axes are
  * input 1 (or, for an opset 13-17 node, its `axes` attribute kept in the
- * IR); none reduces everything unless noop_with_empty_axes. Floats are
+ * IR); none reduces everything unless noop_with_empty_axes, where each
+ * element is reduced alone (|x|, x^2, log x, ...). Floats are
  * accumulated in double (LogSumExp subtracts the maximum first); integer
  * L1, SumSquare and Prod wrap (unsigned 64-bit arithmetic cut to the
  * dtype's width), Min is exact (of bool: a logical and), L2/LogSum/
@@ -34,7 +35,7 @@ static void r2_next(r2_iter *it) {
   }
 }
 
-/* The reduced dims of x; *noop when nothing is reduced (a copy). */
+/* The reduced dims of x; *noop when nothing is reduced. */
 static ncc_status r2_mask(const ncc_node *n, const ncc_tensor *const *in,
                           bool *mask, bool *noop) {
   const ncc_tensor *x = in[0], *ax = n->n_in > 1 ? in[1] : NULL;
@@ -65,11 +66,11 @@ static ncc_status reduce2(const ncc_node *n, const ncc_tensor *const *in,
   int64_t n_in = ncc_tensor_numel(x), n_out = ncc_tensor_numel(y);
   if (y->dtype != x->dtype)
     return ncc_node_error(n, NCC_ERR_INPUT, "output dtype differs from input");
-  if (noop) { /* Y = X: ONNX applies no elementwise step either */
-    if (n_out != n_in) return ncc_node_error(n, NCC_ERR_INPUT, "output size differs");
-    memcpy(y->data, x->data, ncc_tensor_nbytes(x));
-    return NCC_OK;
-  }
+  /* An empty reduction set still applies the elementwise steps (ONNX:
+   * ReduceSumSquare squares, ReduceLogSum takes the log): each element is
+   * reduced alone. */
+  if (noop)
+    for (int i = 0; i < x->rank; i++) mask[i] = false;
   r2_iter it = {.rank = x->rank};
   int64_t s = 1;
   for (int i = x->rank - 1; i >= 0; i--) {

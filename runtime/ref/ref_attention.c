@@ -78,9 +78,13 @@ ncc_status ncc_ref_ATTENTION(const ncc_node *n, const ncc_tensor *const *in,
     if (k->dims[3] != g.dk || v->dims[1] != g.hkv)
       return ncc_node_error(n, NCC_ERR_INPUT, "Q, K and V disagree on heads or head size");
   }
+  if (g.hkv < 1 || g.hq % g.hkv != 0 || k->dims[0] != g.b || v->dims[0] != g.b ||
+      v->dims[q->rank - 2] != g.l)
+    return ncc_node_error(n, NCC_ERR_INPUT, "Q, K and V disagree on batch, heads or length");
   g.p = pk ? pk->dims[2] : 0;
   g.t = g.p + g.l;
-  if (pk && (pk->dims[0] != g.b || pk->dims[1] != g.hkv || pk->dims[3] != g.dk ||
+  if (pk && (pk->rank != 4 || pv->rank != 4 || pk->dims[0] != g.b || pk->dims[1] != g.hkv ||
+             pk->dims[3] != g.dk || pv->dims[0] != g.b || pv->dims[1] != g.hkv ||
              pv->dims[2] != g.p || pv->dims[3] != g.dv))
     return ncc_node_error(n, NCC_ERR_INPUT, "past_key/past_value do not match K/V");
   g.tm = mask ? mask->dims[mask->rank - 1] : g.t;
@@ -184,6 +188,7 @@ ncc_status ncc_ref_ROTARYEMB(const ncc_node *n, const ncc_tensor *const *in,
   bool in3d = x->rank == 3;
   int64_t nb = x->dims[0], heads = in3d ? a.num_heads : x->dims[1];
   int64_t seq = in3d ? x->dims[1] : x->dims[2];
+  if (heads < 1) return NCC_OK; /* an empty X (3-D X has num_heads >= 1) */
   int64_t dim = in3d ? x->dims[2] / heads : x->dims[3];
   int64_t rot = a.rot_dim ? a.rot_dim : dim, half = rot / 2;
   int64_t cache_rows = pos ? cc->dims[0] : 0;

@@ -44,7 +44,7 @@ ncc_status ncc_ref_CONVTRANSPOSE(const ncc_node *n, const ncc_tensor *const *in,
   if (st) return st;
   int64_t nb = x->dims[0], ch = x->dims[1], g = win.group;
   int64_t cpg = ch / g, mpg = wt->dims[1], m = mpg * g;
-  if (y->dims[1] != m || wt->dims[0] != ch)
+  if (y->dims[1] != m || wt->dims[0] != ch || (bias && ncc_tensor_numel(bias) != m))
     return ncc_node_error(n, NCC_ERR_INPUT, "weight and output channels disagree");
   /* lifted geometry */
   int64_t I[D3], O[D3], K[D3], S[D3], Dl[D3], P[D3];

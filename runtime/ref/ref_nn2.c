@@ -54,7 +54,10 @@ ncc_status ncc_ref_INSTANCENORM(const ncc_node *n, const ncc_tensor *const *in,
   ncc_nn_attrs a;
   ncc_status st = ncc_attrs_nn(n, &a);
   if (st) return st;
-  group_norm(in[0], in[0]->dims[1], in[1], in[2], true, a.epsilon, &out[0]);
+  int64_t ch = in[0]->dims[1];
+  if (ncc_tensor_numel(in[1]) != ch || ncc_tensor_numel(in[2]) != ch)
+    return ncc_node_error(n, NCC_ERR_INPUT, "scale and B must have one entry per channel");
+  group_norm(in[0], ch, in[1], in[2], true, a.epsilon, &out[0]);
   return NCC_OK;
 }
 
@@ -67,6 +70,10 @@ ncc_status ncc_ref_GROUPNORM(const ncc_node *n, const ncc_tensor *const *in,
   if (ch % a.num_groups != 0)
     return ncc_node_error(n, NCC_ERR_INPUT, "num_groups does not divide the channels");
   bool per_channel = ncc_tensor_numel(in[1]) == ch;
+  int64_t want = per_channel ? ch : a.num_groups;
+  if (ncc_tensor_numel(in[1]) != want || ncc_tensor_numel(in[2]) != want)
+    return ncc_node_error(n, NCC_ERR_INPUT,
+                          "scale and bias must have one entry per channel or per group");
   group_norm(in[0], a.num_groups, in[1], in[2], per_channel, a.epsilon, &out[0]);
   return NCC_OK;
 }

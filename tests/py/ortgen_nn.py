@@ -67,9 +67,16 @@ def _add_typed(g, ns, name, ins, attrs, out_shape, opset, out_shapes=None):
     out_shapes = out_shapes or [out_shape]
     outs = ["y%d" % i for i in range(len(out_shapes))]
     node = helper.make_node(g.op, names, outs, **attrs)
+    _graph_typed(g, ns, name, [node], feeds, inits, dict(zip(outs, out_shapes)), opset)
+
+
+def _graph_typed(g, ns, name, nodes, feeds, inits, outs, opset):
+    """A graph of `nodes` with float32 outputs {name: shape} typed by hand
+    (inits: TensorProtos)."""
+    from onnx import helper
     graph = helper.make_graph(
-        [node], "g", [ns._vi(k, v) for k, v in feeds.items()],
-        [helper.make_tensor_value_info(o, 1, list(sh)) for o, sh in zip(outs, out_shapes)],
+        nodes, "g", [ns._vi(k, v) for k, v in feeds.items()],
+        [helper.make_tensor_value_info(o, 1, list(sh)) for o, sh in outs.items()],
         initializer=inits)
     opsets = [helper.make_opsetid("", opset)]
     m = helper.make_model(graph, opset_imports=opsets, producer_name="ncc-diff-ort")
@@ -77,6 +84,21 @@ def _add_typed(g, ns, name, ins, attrs, out_shape, opset, out_shapes=None):
     if not (g.op == "GroupNormalization" and opset < 21):  # deprecated there
         ns.onnx.checker.check_model(m)
     g.cases.append(ns.Case(g.op, name, m, feeds))
+
+
+def _after_conv(g, ns, name, c, node_of, out_shape, opset=18, extra_inits=()):
+    """Conv (3x3, pad 1, c -> c channels) then Relu then the op: on the cpu
+    target the op's reference kernel reads the output of a compiled (fused
+    Conv+Relu) kernel. Small integers make every conv sum exact, so that
+    only the op's own rounding is compared."""
+    from onnx import helper, numpy_helper
+    x = g.ints(-3, 4, 1, c, 9, 9).astype(F32)
+    w = g.ints(-2, 3, c, c, 3, 3).astype(F32)
+    inits = [numpy_helper.from_array(w, "w")] + [
+        numpy_helper.from_array(v, k) for k, v in extra_inits]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["t"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["t"], ["r"]), node_of("r", "y0")]
+    _graph_typed(g, ns, name, nodes, {"x": x}, inits, {"y0": out_shape}, opset)
 
 
 def _reduce_data(g, *shape):
@@ -149,6 +171,10 @@ def gen_instancenorm(g, ns):
     g.add("eps", [g.randn(2, 3, 4, 4), C(sc), C(b)], {"epsilon": 1e-2})
     g.add("runtime_params", [g.randn(2, 3, 4, 4), sc, b])
     g.add("opset13", [g.randn(1, 3, 4, 4), C(sc), C(b)], opset=13)
+    sc, b = _norm_params(g, 16)
+    _after_conv(g, ns, "after_conv", 16,
+                lambda i, o: ns.helper.make_node("InstanceNormalization", [i, "s", "b"], [o]),
+                (1, 16, 9, 9), 18, [("s", sc), ("b", b)])
 
 
 def wide_instancenorm(g, ns):
@@ -173,6 +199,11 @@ def gen_groupnorm(g, ns):
     gn("ncdhw", (1, 4, 2, 3, 4), 2)
     gn("opset18_per_group", (2, 6, 4, 4), 3, opset=18, per_group=True)
     gn("opset18_g1", (1, 4, 5, 5), 1, opset=18, per_group=True)
+    sc, b = _norm_params(g, 16)
+    _after_conv(g, ns, "after_conv", 16,
+                lambda i, o: ns.helper.make_node("GroupNormalization", [i, "s", "b"], [o],
+                                                 num_groups=4),
+                (1, 16, 9, 9), 21, [("s", sc), ("b", b)])
 
 
 def wide_groupnorm(g, ns):
@@ -251,7 +282,13 @@ def gen_globalmaxpool(g, ns):
         g.add("x".join(map(str, shape)), [g.randn(*shape)])
 
 
+def _gmp_after_conv(g, ns):
+    _after_conv(g, ns, "after_conv", 16,
+                lambda i, o: ns.helper.make_node("GlobalMaxPool", [i], [o]), (1, 16, 1, 1))
+
+
 def wide_globalmaxpool(g, ns):
+    _gmp_after_conv(g, ns)
     g.add("wide", [g.randn(1, 33, 33, 31)])
     x = g.randn(1, 2, 3, 37)
     x[0, 0, 1, 5], x[0, 1, 2, 36] = np.inf, -np.inf
@@ -316,6 +353,11 @@ def gen_convtranspose(g, ns):
     ct("3d", (1, 2, 3, 4, 3), (2, 2, 3, 3, 2), strides=[2, 1, 2])
     ct("1x1", (1, 5, 4, 4), (5, 3, 1, 1))
     ct("stride_gt_kernel", (1, 2, 3, 3), (2, 2, 2, 2), strides=[3, 3])
+    _after_conv(g, ns, "after_conv", 16,
+                lambda i, o: ns.helper.make_node("ConvTranspose", [i, "wt", "bt"], [o],
+                                                 strides=[2, 2], pads=[1, 1, 1, 1]),
+                (1, 8, 18, 18), 18,
+                [("wt", g.randn(16, 8, 4, 4, scale=0.2)), ("bt", g.randn(8))])
     for k in range(4):
         grp = int(g.rng.choice([1, 1, 2]))
         cin, cout = grp * g.rng.randint(1, 4), g.rng.randint(1, 3)

@@ -244,6 +244,13 @@ ncc_status onnx_upgrade_node(onnx_node_build *b) {
   case NCC_OP_REDUCEMEAN:
   case NCC_OP_REDUCESUM:
   case NCC_OP_REDUCEMAX:
+  case NCC_OP_REDUCEL1: /* t-nn */
+  case NCC_OP_REDUCEL2:
+  case NCC_OP_REDUCEPROD:
+  case NCC_OP_REDUCEMIN:
+  case NCC_OP_REDUCELOGSUM:
+  case NCC_OP_REDUCELOGSUMEXP:
+  case NCC_OP_REDUCESUMSQUARE:
   case NCC_OP_SQUEEZE:
   case NCC_OP_UNSQUEEZE:
     return ints_attr_to_input(b, "axes", 1);

@@ -325,16 +325,6 @@ ncc_status ncc_attrs_check_schema(const ncc_node *n) {
 /* ---- reductions, normalization, pooling, ConvTranspose, RoiAlign,
  * attention (t-nn) ---- */
 
-void ncc_attrs_reduce_axes(const ncc_node *n, const int64_t **axes, int *count) {
-  const ncc_attr *a = ncc_node_attr(n, "axes");
-  *axes = NULL;
-  *count = 0;
-  if (a && a->kind == NCC_ATTR_INTS) {
-    *axes = a->ints;
-    *count = a->n;
-  }
-}
-
 static ncc_status get_positive(const ncc_node *n, const char *name,
                                int64_t dflt, int64_t lo, int64_t *v) {
   ncc_status st = ncc_attrs_get_int(n, name, dflt, v);

@@ -132,11 +132,6 @@ bool ncc_attr_is_annotation(const char *name);
 /* ---- reductions, normalization, pooling, ConvTranspose, RoiAlign,
  * attention (t-nn) ---- */
 
-/* The opset 13-17 `axes` attribute of ReduceL1/L2/Prod/Min/LogSum/
- * LogSumExp/SumSquare, kept in the IR (NULL, 0 when absent; then input 1,
- * if any, holds them). */
-void ncc_attrs_reduce_axes(const ncc_node *n, const int64_t **axes, int *count);
-
 /* InstanceNormalization, GroupNormalization, LpNormalization,
  * MeanVarianceNormalization, RMSNormalization, LRN, LpPool, GlobalLpPool.
  * stash_type is accepted and ignored: the reference computes in double. */

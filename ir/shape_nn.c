@@ -16,41 +16,21 @@
  * accessors (runtime/ref: double arithmetic, any float storage). */
 #define DT_FLOATS (DT(F32) | DT(F64) | DT(F16))
 
-/* The shared `reduce` rule, with an opset 13-17 `axes` attribute (kept in
- * the IR for these ops) presented to it as a constant input 1, and f64/f16
- * inputs presented as f32 (the rule's dtype set is the older reductions'). */
+/* The shared `reduce` rule (the importer turns an opset 13-17 `axes`
+ * attribute into input 1, as for ReduceMean), with f64/f16 inputs
+ * presented to it as f32 and ReduceMin's bool (opset 20: a logical and)
+ * as i64: its dtype set is the older reductions'. */
 ncc_status ncc_rule_reduce_nn(ictx *c) {
-  const int64_t *axes;
-  int n_axes;
-  ncc_attrs_reduce_axes(c->n, &axes, &n_axes);
   ncc_dtype dt = IN(c, 0)->dtype;
-  /* ReduceMin of bool (opset 20) is a logical and: the integer path */
   bool wide = dt == NCC_DT_F64 || dt == NCC_DT_F16 ||
               (dt == NCC_DT_BOOL && c->n->op == NCC_OP_REDUCEMIN);
-  if (!axes && !wide) return ncc_rule_reduce(c);
-  if (axes && has_in(c, 1))
-    return ncc_si_fail(c, NCC_ERR_INPUT, "axes given both as attribute and as input");
-  if (n_axes > NCC_CONTENT_MAX)
-    return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "%d axes (at most %d)", n_axes,
-                       NCC_CONTENT_MAX);
+  if (!wide) return ncc_rule_reduce(c);
   ncc_tinfo in2[2];
-  ncc_node n2 = *c->n;
   ictx c2 = *c;
-  c2.n = &n2;
   c2.in = in2;
   in2[0] = c->in[0];
-  if (wide) in2[0].dtype = dt == NCC_DT_BOOL ? NCC_DT_I64 : NCC_DT_F32;
-  if (axes) {
-    memset(&in2[1], 0, sizeof in2[1]);
-    in2[1].dtype = NCC_DT_I64;
-    in2[1].shape.rank = 1;
-    in2[1].shape.d[0] = n_axes;
-    set_content(&in2[1], axes, n_axes);
-    in2[1].data = axes;
-    n2.n_in = 2;
-  } else if (c->n->n_in > 1) {
-    in2[1] = c->in[1];
-  }
+  in2[0].dtype = dt == NCC_DT_BOOL ? NCC_DT_I64 : NCC_DT_F32;
+  if (c->n->n_in > 1) in2[1] = c->in[1];
   ncc_status st = ncc_rule_reduce(&c2);
   if (!st) c->out[0].dtype = dt;
   return st;

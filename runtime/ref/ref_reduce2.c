@@ -2,8 +2,8 @@
  * ReduceProd, ReduceMin, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare.
  *
  * Opset-18 semantics, like ReduceMean/Sum/Max (ref_norm.c): the axes are
- * input 1 (or, for an opset 13-17 node, its `axes` attribute kept in the
- * IR); none reduces everything unless noop_with_empty_axes, where each
+ * input 1 (the importer converts the opset 13-17 attribute); none reduces
+ * everything unless noop_with_empty_axes, where each
  * element is reduced alone (|x|, x^2, log x, ...). Floats are
  * accumulated in double (LogSumExp subtracts the maximum first); integer
  * L1, SumSquare and Prod wrap (unsigned 64-bit arithmetic cut to the
@@ -39,16 +39,13 @@ static void r2_next(r2_iter *it) {
 static ncc_status r2_mask(const ncc_node *n, const ncc_tensor *const *in,
                           bool *mask, bool *noop) {
   const ncc_tensor *x = in[0], *ax = n->n_in > 1 ? in[1] : NULL;
-  const int64_t *attr;
-  int n_attr;
-  ncc_attrs_reduce_axes(n, &attr, &n_attr);
-  int64_t cnt = ax ? ncc_tensor_numel(ax) : n_attr;
+  int64_t cnt = ax ? ncc_tensor_numel(ax) : 0;
   ncc_reduce_attrs ra;
   ncc_attrs_reduce(n, &ra);
   *noop = cnt == 0 && ra.noop_with_empty_axes;
   for (int i = 0; i < x->rank; i++) mask[i] = cnt == 0;
   for (int64_t i = 0; i < cnt; i++) {
-    int64_t a = ax ? ncc_ref_get_i(ax, i) : attr[i];
+    int64_t a = ncc_ref_get_i(ax, i);
     if (a < 0) a += x->rank;
     if (a < 0 || a >= x->rank)
       return ncc_node_error(n, NCC_ERR_INPUT, "axis %lld out of range", (long long)a);

@@ -102,6 +102,8 @@ CASES = [
      r"position id", 23),
     ("reduce_attr_and_input", "ReduceL2", {"axes": [1]}, {"axes": [1]},
      [("x", x4), ("a", np.array([1], np.int64))], [1, 1, 5, 5], r"both", 13),
+    ("reduce_axis_range", "ReduceLogSumExp", {"axes": [3]}, {"axes": [4]},
+     [("x", x4)], [1, 4, 5, 1], r"axis", 13),
 ]
 
 # The valid twin of a case whose bad form is in its inputs, not attributes.

@@ -381,7 +381,153 @@ ncc_status ncc_attrs_logic(const ncc_node *n, ncc_logic_attrs *a) {
     int64_t code;
     if ((st = ncc_attrs_get_int(n, "dtype", 0, &code))) return st;
     return onnx_code_dtype(n, code, &a->dtype);
+/* ---- reductions, normalization, pooling, ConvTranspose, RoiAlign,
+ * attention (t-nn) ---- */
+
+static ncc_status get_positive(const ncc_node *n, const char *name,
+                               int64_t dflt, int64_t lo, int64_t *v) {
+  ncc_status st = ncc_attrs_get_int(n, name, dflt, v);
+  if (st) return st;
+  if (*v < lo || *v > INT32_MAX)
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' has invalid value %lld",
+                          name, (long long)*v);
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_nn(const ncc_node *n, ncc_nn_attrs *a) {
+  *a = (ncc_nn_attrs){.epsilon = 1e-5f, .axis = -1, .p = 2, .alpha = 1e-4f,
+                      .beta = 0.75f, .bias = 1.0f, .n_axes = 3,
+                      .axes = {0, 2, 3}};
+  ncc_status st = NCC_OK;
+  switch (n->op) {
+  case NCC_OP_INSTANCENORM: return get_float(n, "epsilon", 1e-5f, &a->epsilon);
+  case NCC_OP_GROUPNORM:
+    if ((st = get_float(n, "epsilon", 1e-5f, &a->epsilon))) return st;
+    if (!ncc_node_attr(n, "num_groups"))
+      return ncc_node_error(n, NCC_ERR_INPUT, "missing attribute 'num_groups'");
+    return get_positive(n, "num_groups", 1, 1, &a->num_groups);
+  case NCC_OP_RMSNORM:
+    if ((st = get_float(n, "epsilon", 1e-5f, &a->epsilon))) return st;
+    return ncc_attrs_get_int(n, "axis", -1, &a->axis);
+  case NCC_OP_LPNORM:
+    if ((st = ncc_attrs_get_int(n, "axis", -1, &a->axis)) ||
+        (st = ncc_attrs_get_int(n, "p", 2, &a->p)))
+      return st;
+    if (a->p != 1 && a->p != 2)
+      return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'p' must be 1 or 2, got %lld",
+                            (long long)a->p);
+    return NCC_OK;
+  case NCC_OP_LPPOOL:
+  case NCC_OP_GLOBALLPPOOL: return get_positive(n, "p", 2, 1, &a->p);
+  case NCC_OP_LRN:
+    if ((st = get_float(n, "alpha", 1e-4f, &a->alpha)) ||
+        (st = get_float(n, "beta", 0.75f, &a->beta)) ||
+        (st = get_float(n, "bias", 1.0f, &a->bias)))
+      return st;
+    if (!ncc_node_attr(n, "size"))
+      return ncc_node_error(n, NCC_ERR_INPUT, "missing attribute 'size'");
+    return get_positive(n, "size", 1, 1, &a->size);
+  case NCC_OP_MVN: {
+    const ncc_attr *ax = ncc_node_attr(n, "axes");
+    if (!ax) return NCC_OK;
+    if (ax->kind != NCC_ATTR_INTS || ax->n > NCC_MAX_RANK)
+      return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'axes' must be a list of at most %d ints",
+                            NCC_MAX_RANK);
+    a->n_axes = ax->n;
+    for (int i = 0; i < ax->n; i++) a->axes[i] = ax->ints[i];
+    return NCC_OK;
   }
   default: return NCC_OK;
   }
+}
+
+/* An INTS attribute of exactly `count` values (or `alt` values, of which
+ * the last `count` are taken) into dst; false when absent. */
+static ncc_status ints_tail(const ncc_node *n, const char *name, int count,
+                            int alt, int64_t *dst, bool *present) {
+  const ncc_attr *a = ncc_node_attr(n, name);
+  *present = false;
+  if (!a) return NCC_OK;
+  if (a->kind != NCC_ATTR_INTS || (a->n != count && a->n != alt))
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' must hold %d ints", name,
+                          count);
+  for (int i = 0; i < count; i++) {
+    int64_t v = a->ints[a->n - count + i];
+    if (v < 0 || v > INT32_MAX)
+      return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' has invalid value %lld",
+                            name, (long long)v);
+    dst[i] = v;
+  }
+  *present = true;
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_convt(const ncc_node *n, int rank, const int64_t *stride,
+                           const int64_t *dilation, ncc_convt_attrs *a) {
+  memset(a, 0, sizeof *a);
+  bool has_op;
+  ncc_status st = ints_tail(n, "output_padding", rank, rank, a->output_padding, &has_op);
+  if (!st) st = ints_tail(n, "output_shape", rank, rank + 2, a->output_shape,
+                          &a->has_output_shape);
+  if (st) return st;
+  for (int i = 0; i < rank; i++) {
+    int64_t lim = stride[i] > dilation[i] ? stride[i] : dilation[i];
+    if (a->output_padding[i] >= lim)
+      return ncc_node_error(n, NCC_ERR_INPUT,
+                            "output_padding[%d] = %lld must be smaller than the stride "
+                            "or the dilation (%lld)",
+                            i, (long long)a->output_padding[i], (long long)lim);
+  }
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_roialign(const ncc_node *n, ncc_roialign_attrs *a) {
+  *a = (ncc_roialign_attrs){.half_pixel = true, .out_h = 1, .out_w = 1,
+                            .spatial_scale = 1.0f};
+  const char *mode, *ctm;
+  ncc_status st;
+  if ((st = get_string(n, "mode", "avg", &mode)) ||
+      (st = get_string(n, "coordinate_transformation_mode", "half_pixel", &ctm)) ||
+      (st = get_positive(n, "output_height", 1, 1, &a->out_h)) ||
+      (st = get_positive(n, "output_width", 1, 1, &a->out_w)) ||
+      (st = get_positive(n, "sampling_ratio", 0, 0, &a->sampling_ratio)) ||
+      (st = get_float(n, "spatial_scale", 1.0f, &a->spatial_scale)))
+    return st;
+  if (strcmp(mode, "avg") != 0 && strcmp(mode, "max") != 0)
+    return ncc_node_error(n, NCC_ERR_INPUT, "unknown mode \"%s\"", mode);
+  if (strcmp(ctm, "half_pixel") != 0 && strcmp(ctm, "output_half_pixel") != 0)
+    return ncc_node_error(n, NCC_ERR_INPUT,
+                          "unknown coordinate_transformation_mode \"%s\"", ctm);
+  a->max_mode = strcmp(mode, "max") == 0;
+  a->half_pixel = strcmp(ctm, "half_pixel") == 0;
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_attention(const ncc_node *n, ncc_attention_attrs *a) {
+  *a = (ncc_attention_attrs){.left_window = -1, .right_window = -1};
+  ncc_status st;
+  if ((st = get_positive(n, "left_window_size", -1, -1, &a->left_window)) ||
+      (st = get_positive(n, "right_window_size", -1, -1, &a->right_window)) ||
+      (st = get_flag(n, "is_causal", false, &a->causal)) ||
+      (st = get_positive(n, "q_num_heads", 0, 0, &a->q_heads)) ||
+      (st = get_positive(n, "kv_num_heads", 0, 0, &a->kv_heads)) ||
+      (st = ncc_attrs_get_int(n, "qk_matmul_output_mode", 0, &a->qk_mode)) ||
+      (st = get_float(n, "scale", 0.0f, &a->scale)) ||
+      (st = get_float(n, "softcap", 0.0f, &a->softcap)))
+    return st;
+  if (a->qk_mode < 0 || a->qk_mode > 3)
+    return ncc_node_error(n, NCC_ERR_INPUT, "qk_matmul_output_mode must be 0..3, got %lld",
+                          (long long)a->qk_mode);
+  int64_t sp;
+  return ncc_attrs_get_int(n, "softmax_precision", 0, &sp); /* double anyway */
+}
+
+ncc_status ncc_attrs_rotary(const ncc_node *n, ncc_rotary_attrs *a) {
+  *a = (ncc_rotary_attrs){0};
+  ncc_status st;
+  if ((st = get_flag(n, "interleaved", false, &a->interleaved)) ||
+      (st = get_positive(n, "num_heads", 0, 0, &a->num_heads)) ||
+      (st = get_positive(n, "rotary_embedding_dim", 0, 0, &a->rot_dim)))
+    return st;
+  return NCC_OK;
 }

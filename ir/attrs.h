@@ -241,5 +241,64 @@ typedef struct ncc_logic_attrs {
                                 an ONNX type code ncc lacks is UNSUPPORTED */
 } ncc_logic_attrs;
 ncc_status ncc_attrs_logic(const ncc_node *n, ncc_logic_attrs *a);
+/* ---- reductions, normalization, pooling, ConvTranspose, RoiAlign,
+ * attention (t-nn) ---- */
+
+/* InstanceNormalization, GroupNormalization, LpNormalization,
+ * MeanVarianceNormalization, RMSNormalization, LRN, LpPool, GlobalLpPool.
+ * stash_type is accepted and ignored: the reference computes in double. */
+typedef struct ncc_nn_attrs {
+  float epsilon;      /* Instance/Group/RMS: 1e-5 */
+  int64_t axis;       /* LpNormalization, RMSNormalization: -1, as written */
+  int64_t num_groups; /* GroupNormalization: required, >= 1 */
+  int64_t p;          /* LpNormalization: 1 or 2; LpPool/GlobalLpPool >= 1;
+                         default 2 */
+  float alpha, beta, bias; /* LRN: 1e-4, 0.75, 1 */
+  int64_t size;            /* LRN: required, >= 1 */
+  int n_axes;              /* MVN: default {0, 2, 3}, as written */
+  int64_t axes[NCC_MAX_RANK];
+} ncc_nn_attrs;
+ncc_status ncc_attrs_nn(const ncc_node *n, ncc_nn_attrs *a);
+
+/* ConvTranspose's own attributes (the window is ir/window.h's view, decoded
+ * as for Conv): output_padding (0s, each below its stride or dilation) and
+ * output_shape (the `rank` spatial sizes; a full [N, C, ...] list is
+ * accepted and its spatial tail taken). */
+typedef struct ncc_convt_attrs {
+  int64_t output_padding[NCC_MAX_RANK];
+  bool has_output_shape;
+  int64_t output_shape[NCC_MAX_RANK];
+} ncc_convt_attrs;
+ncc_status ncc_attrs_convt(const ncc_node *n, int rank, const int64_t *stride,
+                           const int64_t *dilation, ncc_convt_attrs *a);
+
+/* RoiAlign: mode "avg"/"max", coordinate_transformation_mode
+ * "half_pixel" (default) / "output_half_pixel". */
+typedef struct ncc_roialign_attrs {
+  bool max_mode;
+  bool half_pixel;
+  int64_t out_h, out_w;    /* 1, 1; >= 1 */
+  int64_t sampling_ratio;  /* 0: adaptive; >= 0 */
+  float spatial_scale;     /* 1 */
+} ncc_roialign_attrs;
+ncc_status ncc_attrs_roialign(const ncc_node *n, ncc_roialign_attrs *a);
+
+/* Attention (opsets 23-25). scale 0 means 1/sqrt(head size). */
+typedef struct ncc_attention_attrs {
+  bool causal;
+  int64_t q_heads, kv_heads; /* required for 3-D Q/K/V, else 0 */
+  int64_t qk_mode;           /* qk_matmul_output_mode 0..3 */
+  float scale, softcap;      /* 0: none */
+  int64_t left_window, right_window; /* opset 25 sliding window; -1: none */
+} ncc_attention_attrs;
+ncc_status ncc_attrs_attention(const ncc_node *n, ncc_attention_attrs *a);
+
+/* RotaryEmbedding (opset 23). */
+typedef struct ncc_rotary_attrs {
+  bool interleaved;
+  int64_t num_heads; /* 0: X is 4-D */
+  int64_t rot_dim;   /* 0: the whole head */
+} ncc_rotary_attrs;
+ncc_status ncc_attrs_rotary(const ncc_node *n, ncc_rotary_attrs *a);
 
 #endif /* NCC_IR_ATTRS_H */

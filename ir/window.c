@@ -51,7 +51,7 @@ ncc_status ncc_window_decode(const ncc_node *n, int k,
   memset(w, 0, sizeof *w);
   if (k < 1 || k > NCC_MAX_RANK - 2)
     return ncc_node_error(n, NCC_ERR_INPUT, "%d spatial dims", k);
-  bool conv = n->op == NCC_OP_CONV;
+  bool conv = n->op == NCC_OP_CONV || n->op == NCC_OP_CONVTRANSPOSE;
   w->rank = k;
   w->group = 1;
   int64_t pads[2 * NCC_MAX_RANK] = {0};
@@ -136,4 +136,43 @@ void ncc_window_pads(const ncc_window *w, int i, int64_t in, int64_t out,
   if (total < 0) total = 0;
   *begin = upper ? total / 2 : total - total / 2;
   *end = total - *begin;
+}
+
+/* ---- ConvTranspose (t-nn) ---- */
+
+/* The window, output_padding/output_shape and the pads of a ConvTranspose
+ * with x's spatial sizes `in` (all static), its output sizes in `out`:
+ * the explicit pads, or for SAME_* / output_shape the total
+ * stride*(in-1) + output_padding + extent - out split with the odd one at
+ * the end (SAME_UPPER) or the beginning (otherwise), as ONNX specifies. */
+ncc_status ncc_convt_geometry(const ncc_node *n, int rank, const int64_t *wk,
+                              const int64_t *in, ncc_window *w, int64_t *out,
+                              int64_t *pb, int64_t *pe) {
+  ncc_convt_attrs ca;
+  ncc_status st = ncc_window_decode(n, rank, wk, w);
+  if (!st) st = ncc_attrs_convt(n, rank, w->stride, w->dilation, &ca);
+  if (st) return st;
+  bool same = w->auto_pad == NCC_AUTO_PAD_SAME_UPPER || w->auto_pad == NCC_AUTO_PAD_SAME_LOWER;
+  bool explicit_pads = ncc_node_attr(n, "pads") && !same;
+  for (int i = 0; i < rank; i++) {
+    int64_t full = w->stride[i] * (in[i] - 1) + ca.output_padding[i] + ncc_window_extent(w, i);
+    if (explicit_pads || (!same && !ca.has_output_shape)) {
+      pb[i] = w->pad_begin[i];
+      pe[i] = w->pad_end[i];
+      out[i] = ca.has_output_shape ? ca.output_shape[i] : full - pb[i] - pe[i];
+    } else {
+      out[i] = ca.has_output_shape ? ca.output_shape[i] : in[i] * w->stride[i];
+      /* total < 0 (an output_shape beyond the full size) gives negative
+       * pads, as ONNX's reference computes them (floor division). */
+      int64_t total = full - out[i];
+      int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+      bool upper = w->auto_pad == NCC_AUTO_PAD_SAME_UPPER;
+      pb[i] = upper ? half : total - half;
+      pe[i] = total - pb[i];
+    }
+    if (out[i] < 1)
+      return ncc_node_error(n, NCC_ERR_INPUT, "output spatial dim %d would be %lld", i,
+                            (long long)out[i]);
+  }
+  return NCC_OK;
 }

@@ -49,4 +49,12 @@ int64_t ncc_window_extent(const ncc_window *w, int i);
 void ncc_window_pads(const ncc_window *w, int i, int64_t in, int64_t out,
                      int64_t *begin, int64_t *end);
 
+/* ---- ConvTranspose (t-nn) ----
+ * The window of ConvTranspose node n (decoded as Conv's; wk: the weight's
+ * kernel dims) and, for static input sizes in[0..rank), its output sizes
+ * and pads (the explicit ones, or the SAME_* / output_shape split). */
+ncc_status ncc_convt_geometry(const ncc_node *n, int rank, const int64_t *wk,
+                              const int64_t *in, ncc_window *w, int64_t *out,
+                              int64_t *pb, int64_t *pe);
+
 #endif

@@ -97,7 +97,9 @@ ncc_status ncc_ref_DEQUANTIZELINEAR(const ncc_node *n, const ncc_tensor *const *
 }
 
 /* u8 quantization of x's range widened to include 0, as ONNX and ONNX
- * Runtime compute it (in f32). */
+ * Runtime compute it (in f32). An all-zero x gets scale 1 as in ONNX
+ * Runtime (ONNX's reference gives 1/255; y and the zero point are 0
+ * either way). */
 ncc_status ncc_ref_DYNAMICQUANTIZELINEAR(const ncc_node *n, const ncc_tensor *const *in,
                                          ncc_tensor *out) {
   (void)n;
@@ -109,7 +111,7 @@ ncc_status ncc_ref_DYNAMICQUANTIZELINEAR(const ncc_node *n, const ncc_tensor *co
     if (v < mn) mn = v;
     if (v > mx) mx = v;
   }
-  float scale = (mx == mn ? 1.0f : mx - mn) / 255.0f;
+  float scale = mx == mn ? 1.0f : (mx - mn) / 255.0f;
   float zpf = 0.0f - mn / scale;
   zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf;
   double zp = nearbyint(zpf);

@@ -135,6 +135,8 @@ def gen_convinteger(g, ns):
     _q(g, ns, "pads_strides", [x, w, C(np.array(7, U8))], {"pads": [1, 2, 1, 0], "strides": [2, 1]})
     _q(g, ns, "dilations", [x, w], {"dilations": [2, 2]})
     _q(g, ns, "same_upper", [x, w, C(np.array(128, U8))], {"auto_pad": "SAME_UPPER", "strides": [2, 2]})
+    # (a per-channel w_zero_point: ONNX Runtime's ConvInteger refuses it;
+    # QLinearConv.u8w_zp_per_channel covers the kernel's path)
     _q(g, ns, "group", [g.ints(0, 256, 2, 4, 5, 5, dtype=U8), g.ints(0, 256, 6, 2, 3, 3, dtype=U8),
                         C(np.array(9, U8)), C(np.array(17, U8))], {"group": 2})
 
@@ -193,6 +195,7 @@ def gen_qlinearconv(g, ns):
     swc = C(g.uniform(0.005, 0.05, 4))
     _q(g, ns, "i8w_per_channel", [x, sx, zx, wi, swc, C(np.zeros(4, I8)), sy, zy,
                                   C(g.ints(-500, 500, 4, dtype=I32))])
+    _q(g, ns, "u8w_zp_per_channel", [x, sx, zx, w, swc, C(g.ints(0, 255, 4, dtype=U8)), sy, zy])
     xi = g.ints(-128, 128, 2, 4, 5, 5, dtype=I8)
     wg = g.ints(-128, 128, 4, 1, 3, 3, dtype=I8)
     _q(g, ns, "i8_depthwise", [xi, C(np.array(0.02, F32)), C(np.array(3, I8)), wg,

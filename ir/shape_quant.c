@@ -160,6 +160,27 @@ static ncc_status check_zp(ictx *c, int zp, int of) {
   return st;
 }
 
+/* Input i (a scale or zero point) holds one value, or `dim` values (one
+ * per row, column or output channel) when per > 0; the kernels index it
+ * so. */
+static ncc_status check_count(ictx *c, int i, int64_t dim, bool per) {
+  if (!has_in(c, i)) return NCC_OK;
+  int64_t n = ncc_shape_numel(&IN(c, i)->shape);
+  if (n == 1 || n < 0 || (per && (!is_static(dim) || n == dim))) return NCC_OK;
+  return ncc_si_fail(c, NCC_ERR_INPUT, "input %d has %lld values, expected 1%s", i,
+                     (long long)n, per ? " or one per row/column/channel" : "");
+}
+
+/* The rows of a (1 for a vector) and the columns of b (1 for a vector). */
+static int64_t rows_of(ictx *c, int a) {
+  const ncc_shape *s = &IN(c, a)->shape;
+  return s->rank < 2 ? 1 : s->d[s->rank - 2];
+}
+static int64_t cols_of(ictx *c, int b) {
+  const ncc_shape *s = &IN(c, b)->shape;
+  return s->rank < 2 ? 1 : s->d[s->rank - 1];
+}
+
 static ncc_status int8_in(ictx *c, int i) {
   ncc_dtype dt = IN(c, i)->dtype;
   return need(c, i, dt == NCC_DT_I8 || dt == NCC_DT_U8, "int8 or uint8");
@@ -169,7 +190,9 @@ static ncc_status int8_in(ictx *c, int i) {
 ncc_status ncc_rule_matmulinteger(ictx *c) {
   ncc_status st;
   if ((st = int8_in(c, 0)) || (st = int8_in(c, 1)) || (st = check_zp(c, 2, 0)) ||
-      (st = check_zp(c, 3, 1)) || (st = matmul_dims(c, 0, 1)))
+      (st = check_zp(c, 3, 1)) || (st = matmul_dims(c, 0, 1)) ||
+      (st = check_count(c, 2, rows_of(c, 0), true)) ||
+      (st = check_count(c, 3, cols_of(c, 1), true)))
     return st;
   c->out[0].dtype = NCC_DT_I32;
   return NCC_OK;
@@ -189,7 +212,11 @@ ncc_status ncc_rule_qlinearmatmul(ictx *c) {
   if ((st = int8_in(c, 0)) || (st = int8_in(c, 3)) || (st = int8_in(c, 7)) ||
       (st = scale_in(c, 1)) || (st = scale_in(c, 4)) || (st = scale_in(c, 6)) ||
       (st = check_zp(c, 2, 0)) || (st = check_zp(c, 5, 3)) ||
-      (st = matmul_dims(c, 0, 3)))
+      (st = matmul_dims(c, 0, 3)) || (st = check_count(c, 1, rows_of(c, 0), true)) ||
+      (st = check_count(c, 2, rows_of(c, 0), true)) ||
+      (st = check_count(c, 4, cols_of(c, 3), true)) ||
+      (st = check_count(c, 5, cols_of(c, 3), true)) || (st = check_count(c, 6, 1, false)) ||
+      (st = check_count(c, 7, 1, false)))
     return st;
   c->out[0].dtype = IN(c, 7)->dtype;
   return NCC_OK;
@@ -214,7 +241,9 @@ static ncc_status conv_dims(ictx *c, int x, int w) {
 ncc_status ncc_rule_convinteger(ictx *c) {
   ncc_status st;
   if ((st = int8_in(c, 0)) || (st = int8_in(c, 1)) || (st = check_zp(c, 2, 0)) ||
-      (st = check_zp(c, 3, 1)) || (st = conv_dims(c, 0, 1)))
+      (st = check_zp(c, 3, 1)) || (st = conv_dims(c, 0, 1)) ||
+      (st = check_count(c, 2, 1, false)) ||
+      (st = check_count(c, 3, IN(c, 1)->shape.d[0], true)))
     return st;
   c->out[0].dtype = NCC_DT_I32;
   return NCC_OK;
@@ -227,6 +256,11 @@ ncc_status ncc_rule_qlinearconv(ictx *c) {
       (st = scale_in(c, 1)) || (st = scale_in(c, 4)) || (st = scale_in(c, 6)) ||
       (st = check_zp(c, 2, 0)) || (st = check_zp(c, 5, 3)) ||
       (st = conv_dims(c, 0, 3)))
+    return st;
+  int64_t m = IN(c, 3)->shape.d[0];
+  if ((st = check_count(c, 1, 1, false)) || (st = check_count(c, 2, 1, false)) ||
+      (st = check_count(c, 4, m, true)) || (st = check_count(c, 5, m, true)) ||
+      (st = check_count(c, 6, 1, false)) || (st = check_count(c, 7, 1, false)))
     return st;
   if (has_in(c, 8) && (st = ncc_si_check_dtype(c, 8, DT(I32)))) return st;
   c->out[0].dtype = IN(c, 7)->dtype;

@@ -7,6 +7,13 @@
 #include "../../ir/window.h"
 #include "ref.h"
 
+/* A float coordinate as an int64, saturated (NaN: 0): user data may hold
+ * anything, and an out-of-range conversion is undefined in C. */
+static int64_t to_i64(double v) {
+  if (!(v == v)) return 0;
+  return v < -0x1p52 ? -(INT64_C(1) << 52) : v > 0x1p52 ? INT64_C(1) << 52 : (int64_t)v;
+}
+
 static void zero(ncc_tensor *t) {
   size_t nb = (size_t)ncc_tensor_numel(t) * ncc_dtype_size(t->dtype);
   if (nb) memset(t->data, 0, nb);
@@ -217,7 +224,7 @@ ncc_status ncc_ref_MAXROIPOOL(const ncc_node *n, const ncc_tensor *const *in,
                        (long long)r, (long long)b);
     int64_t c4[4];
     for (int j = 0; j < 4; j++)
-      c4[j] = (int64_t)roundf((float)ncc_ref_get_f(rois, r * 5 + 1 + j) * scale);
+      c4[j] = to_i64(roundf((float)ncc_ref_get_f(rois, r * 5 + 1 + j) * scale));
     int64_t rh = c4[3] - c4[1] + 1, rw = c4[2] - c4[0] + 1;
     rh = rh < 1 ? 1 : rh;
     rw = rw < 1 ? 1 : rw;
@@ -225,10 +232,10 @@ ncc_status ncc_ref_MAXROIPOOL(const ncc_node *n, const ncc_tensor *const *in,
     for (int64_t c = 0; c < C; c++)
       for (int64_t ph = 0; ph < PH; ph++)
         for (int64_t pw = 0; pw < PW; pw++) {
-          int64_t hs = (int64_t)floorf((float)ph * bh) + c4[1];
-          int64_t he = (int64_t)ceilf((float)(ph + 1) * bh) + c4[1];
-          int64_t ws = (int64_t)floorf((float)pw * bw) + c4[0];
-          int64_t we = (int64_t)ceilf((float)(pw + 1) * bw) + c4[0];
+          int64_t hs = to_i64(floorf((float)ph * bh)) + c4[1];
+          int64_t he = to_i64(ceilf((float)(ph + 1) * bh)) + c4[1];
+          int64_t ws = to_i64(floorf((float)pw * bw)) + c4[0];
+          int64_t we = to_i64(ceilf((float)(pw + 1) * bw)) + c4[0];
           hs = hs < 0 ? 0 : hs > H ? H : hs;
           he = he < 0 ? 0 : he > H ? H : he;
           ws = ws < 0 ? 0 : ws > W ? W : ws;

@@ -168,7 +168,7 @@ ncc_status ncc_ref_MELWEIGHTMATRIX(const ncc_node *n, const ncc_tensor *const *i
                                    ncc_tensor *out) {
   (void)n;
   int64_t bins = ncc_ref_get_i(in[0], 0), len = ncc_ref_get_i(in[1], 0);
-  int64_t rate = ncc_ref_get_i(in[2], 0);
+  int64_t rate = ncc_ref_get_i(in[2], 0), nspec = out->dims[0];
   float lo = (float)ncc_ref_get_f(in[3], 0), hi = (float)ncc_ref_get_f(in[4], 0);
   float ln10 = (float)log(10.0);
   float lmel = 2595.0f * log1pf(lo / 700.0f) / ln10;
@@ -179,7 +179,8 @@ ncc_status ncc_ref_MELWEIGHTMATRIX(const ncc_node *n, const ncc_tensor *const *i
   for (int64_t i = 0; i < bins + 2; i++) {
     double f = (double)i * (double)step + (double)lmel;
     f = 700.0 * expm1(f / 2595.0 * log(10.0));
-    fb[i] = (int64_t)floor((double)(len + 1) * f / (double)rate);
+    f = floor((double)(len + 1) * f / (double)rate);
+    fb[i] = f == f && fabs(f) < 0x1p52 ? (int64_t)f : -1; /* NaN, huge: no bin */
   }
   int64_t numel = ncc_tensor_numel(out);
   for (int64_t i = 0; i < numel; i++) ncc_ref_set_f(out, i, 0);
@@ -188,9 +189,11 @@ ncc_status ncc_ref_MELWEIGHTMATRIX(const ncc_node *n, const ncc_tensor *const *i
     if (c == l) {
       put(out, c, i, 1.0);
     } else {
-      for (int64_t j = l; j <= c; j++) put(out, j, i, (double)(j - l) / (double)(c - l));
+      for (int64_t j = l < 0 ? 0 : l; j <= c && j < nspec; j++)
+        put(out, j, i, (double)(j - l) / (double)(c - l));
     }
-    for (int64_t j = c; j < h; j++) put(out, j, i, (double)(h - j) / (double)(h - c));
+    for (int64_t j = c < 0 ? 0 : c; j < h && j < nspec; j++)
+      put(out, j, i, (double)(h - j) / (double)(h - c));
   }
   ncc_free(fb, 0);
   return NCC_OK;

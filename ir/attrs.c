@@ -530,4 +530,107 @@ ncc_status ncc_attrs_rotary(const ncc_node *n, ncc_rotary_attrs *a) {
       (st = get_positive(n, "rotary_embedding_dim", 0, 0, &a->rot_dim)))
     return st;
   return NCC_OK;
+/* ---- quantization, misc and signal ops (t-misc) ---- */
+
+ncc_status ncc_attrs_onnx_dtype(const ncc_node *n, int64_t code, ncc_dtype *dt) {
+  /* TensorProto.DataType codes with ONNX's name and ncc's (NULL: none). */
+  static const char *const onnx_name[] = {
+      "undefined", "float", "uint8", "int8", "uint16", "int16", "int32",
+      "int64", "string", "bool", "float16", "double", "uint32", "uint64",
+      "complex64", "complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz",
+      "float8e5m2", "float8e5m2fnuz", "uint4", "int4", "float4e2m1",
+      "float8e8m0", "uint2", "int2"};
+  static const char *const ncc_name[] = {
+      NULL, "f32", "u8", "i8", "u16", "i16", "i32", "i64", NULL, "bool",
+      "f16", "f64", "u32", "u64", NULL, NULL, "bf16"};
+  *dt = NCC_DT_UNDEF;
+  int64_t nn = (int64_t)(sizeof onnx_name / sizeof onnx_name[0]);
+  if (code <= 0 || code >= nn)
+    return ncc_node_error(n, NCC_ERR_INPUT, "unknown ONNX data type %lld", (long long)code);
+  const char *nm = code < (int64_t)(sizeof ncc_name / sizeof ncc_name[0]) ? ncc_name[code] : NULL;
+  if (nm) *dt = ncc_dtype_from_name(nm, strlen(nm));
+  if (*dt == NCC_DT_UNDEF)
+    return ncc_node_error(n, NCC_ERR_UNSUPPORTED, "dtype %s is not supported by ncc",
+                          onnx_name[code]);
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_quant(const ncc_node *n, ncc_quant_attrs *a) {
+  *a = (ncc_quant_attrs){.axis = 1, .saturate = true};
+  ncc_status st;
+  if ((st = ncc_attrs_get_int(n, "axis", 1, &a->axis)) ||
+      (st = ncc_attrs_get_int(n, "block_size", 0, &a->block_size)) ||
+      (st = ncc_attrs_get_int(n, "output_dtype", 0, &a->output_dtype)) ||
+      (st = get_flag(n, "saturate", true, &a->saturate)))
+    return st;
+  if (a->block_size < 0)
+    return ncc_node_error(n, NCC_ERR_INPUT, "block_size must not be negative, got %lld",
+                          (long long)a->block_size);
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_loss(const ncc_node *n, ncc_loss_attrs *a) {
+  *a = (ncc_loss_attrs){.reduction = NCC_LOSS_MEAN};
+  const char *r;
+  ncc_status st = get_string(n, "reduction", "mean", &r);
+  if (st) return st;
+  if (!strcmp(r, "none")) a->reduction = NCC_LOSS_NONE;
+  else if (!strcmp(r, "sum")) a->reduction = NCC_LOSS_SUM;
+  else if (strcmp(r, "mean"))
+    return ncc_node_error(n, NCC_ERR_INPUT,
+                          "reduction must be \"none\", \"sum\" or \"mean\", got \"%s\"", r);
+  a->has_ignore = ncc_node_attr(n, "ignore_index") != NULL;
+  return ncc_attrs_get_int(n, "ignore_index", 0, &a->ignore_index);
+}
+
+ncc_status ncc_attrs_signal(const ncc_node *n, ncc_signal_attrs *a) {
+  *a = (ncc_signal_attrs){.periodic = true, .axis = 1, .out_dtype = NCC_DT_F32};
+  int64_t code;
+  ncc_status st;
+  bool one_default = n->op == NCC_OP_STFT;
+  if ((st = get_flag(n, "periodic", true, &a->periodic)) ||
+      (st = get_flag(n, "inverse", false, &a->inverse)) ||
+      (st = get_flag(n, "onesided", one_default, &a->onesided)) ||
+      (st = ncc_attrs_get_int(n, "axis", 1, &a->axis)) ||
+      (st = ncc_attrs_get_int(n, "output_datatype", 1, &code)))
+    return st;
+  a->has_axis = ncc_node_attr(n, "axis") != NULL;
+  return ncc_attrs_onnx_dtype(n, code, &a->out_dtype);
+}
+
+ncc_status ncc_attrs_roipool(const ncc_node *n, int64_t pooled[2], float *scale) {
+  const ncc_attr *a = ncc_node_attr(n, "pooled_shape");
+  if (!a || a->kind != NCC_ATTR_INTS || a->n != 2 || a->ints[0] < 1 ||
+      a->ints[1] < 1 || a->ints[0] > INT32_MAX || a->ints[1] > INT32_MAX)
+    return ncc_node_error(n, NCC_ERR_INPUT,
+                          "attribute 'pooled_shape' must be two positive ints");
+  pooled[0] = a->ints[0];
+  pooled[1] = a->ints[1];
+  return get_float(n, "spatial_scale", 1.0f, scale);
+}
+
+ncc_status ncc_attrs_crop_axes(const ncc_node *n, int rank, int *axes, int *count) {
+  const ncc_attr *a = ncc_node_attr(n, "axes");
+  if (!a) {
+    for (int i = 0; i < rank; i++) axes[i] = i;
+    *count = rank;
+    return NCC_OK;
+  }
+  if (a->kind != NCC_ATTR_INTS || a->n > rank)
+    return ncc_node_error(n, NCC_ERR_INPUT, "attribute 'axes' must be at most %d ints", rank);
+  bool seen[NCC_MAX_RANK] = {false};
+  for (int i = 0; i < a->n; i++) {
+    int64_t x = a->ints[i] < 0 ? a->ints[i] + rank : a->ints[i];
+    if (x < 0 || x >= rank || seen[x])
+      return ncc_node_error(n, NCC_ERR_INPUT, "axis %lld is out of range or repeated",
+                            (long long)a->ints[i]);
+    seen[x] = true;
+    axes[i] = (int)x;
+  }
+  *count = a->n;
+  return NCC_OK;
+}
+
+ncc_status ncc_attrs_align_corners(const ncc_node *n, bool *align) {
+  return get_flag(n, "align_corners", false, align);
 }

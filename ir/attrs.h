@@ -300,5 +300,47 @@ typedef struct ncc_rotary_attrs {
   int64_t rot_dim;   /* 0: the whole head */
 } ncc_rotary_attrs;
 ncc_status ncc_attrs_rotary(const ncc_node *n, ncc_rotary_attrs *a);
+/* ---- quantization, misc and signal ops (t-misc) ---- */
+
+/* An ONNX TensorProto type code (output_dtype, output_datatype) as an ncc
+ * dtype; a type ncc lacks is NCC_ERR_UNSUPPORTED naming the ONNX type. */
+ncc_status ncc_attrs_onnx_dtype(const ncc_node *n, int64_t code, ncc_dtype *dt);
+
+/* QuantizeLinear / DequantizeLinear: axis (1, as written), block_size (0:
+ * per-tensor or per-axis; > 0 blocked), saturate (1; matters for float8
+ * only), output_dtype (0: from the zero point, else uint8 / the scale). */
+typedef struct ncc_quant_attrs {
+  int64_t axis, block_size, output_dtype;
+  bool saturate;
+} ncc_quant_attrs;
+ncc_status ncc_attrs_quant(const ncc_node *n, ncc_quant_attrs *a);
+
+/* NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss: reduction "none",
+ * "sum" or "mean" (default), ignore_index (has_ignore when given). */
+typedef enum { NCC_LOSS_NONE, NCC_LOSS_SUM, NCC_LOSS_MEAN } ncc_loss_reduction;
+typedef struct ncc_loss_attrs {
+  ncc_loss_reduction reduction;
+  bool has_ignore;
+  int64_t ignore_index;
+} ncc_loss_attrs;
+ncc_status ncc_attrs_loss(const ncc_node *n, ncc_loss_attrs *a);
+
+/* The signal ops: windows' periodic (1) and output_datatype (1 = float),
+ * MelWeightMatrix's output_datatype, DFT's inverse/onesided (0) and its
+ * opset-17 axis attribute (has_axis; default 1), STFT's onesided (1). */
+typedef struct ncc_signal_attrs {
+  bool periodic, inverse, onesided, has_axis;
+  int64_t axis;
+  ncc_dtype out_dtype; /* the decoded output_datatype */
+} ncc_signal_attrs;
+ncc_status ncc_attrs_signal(const ncc_node *n, ncc_signal_attrs *a);
+
+/* MaxRoiPool: pooled_shape (required, 2 positive ints), spatial_scale (1). */
+ncc_status ncc_attrs_roipool(const ncc_node *n, int64_t pooled[2], float *scale);
+
+/* CenterCropPad's axes (all of 0..rank-1 when absent), normalized and
+ * distinct; AffineGrid's align_corners (0 or 1). */
+ncc_status ncc_attrs_crop_axes(const ncc_node *n, int rank, int *axes, int *count);
+ncc_status ncc_attrs_align_corners(const ncc_node *n, bool *align);
 
 #endif /* NCC_IR_ATTRS_H */

@@ -1,0 +1,268 @@
+/* ir/shape_quant.c — shape rules of the quantization ops: QuantizeLinear,
+ * DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger,
+ * QLinearMatMul, QLinearConv.
+ *
+ * Dtypes are classed by name ("i*"/"u*" integers, "f*"/"bf16" floats), so
+ * the integer and float dtypes added after these rules (i16, u16, bf16, ...)
+ * are accepted without an edit here. The integer contractions reuse the
+ * MatMul and Conv rules for their shapes: those rules see the quantized
+ * operands as if they were f32 (the dims do not depend on the dtype).
+ */
+#include <string.h>
+
+#include "attrs.h"
+#include "shape_rule.h"
+
+static bool is_int_dt(ncc_dtype dt) {
+  const char *s = ncc_dtype_name(dt);
+  return dt != NCC_DT_UNDEF && (s[0] == 'i' || s[0] == 'u');
+}
+
+static bool is_float_dt(ncc_dtype dt) {
+  const char *s = ncc_dtype_name(dt);
+  return dt != NCC_DT_UNDEF && (s[0] == 'f' || !strcmp(s, "bf16"));
+}
+
+static ncc_status need(ictx *c, int i, bool ok, const char *what) {
+  if (ok) return NCC_OK;
+  return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "dtype %s is not supported (input %d: %s)",
+                     ncc_dtype_name(IN(c, i)->dtype), i, what);
+}
+
+/* The scale (and zero point) of x: per-tensor (one element, rank <= 1),
+ * per-axis (1-D of x's dim `axis`) or blocked (x's rank, ceil(dim /
+ * block_size) along axis, x's dims elsewhere). */
+static ncc_status check_qparam(ictx *c, int x, int i, int axis, int64_t block) {
+  if (!has_in(c, i)) return NCC_OK;
+  const ncc_shape *xs = &IN(c, x)->shape, *s = &IN(c, i)->shape;
+  int64_t n = ncc_shape_numel(s);
+  if (block == 0) {
+    if (s->rank == 0 || (s->rank == 1 && n == 1)) return NCC_OK;
+    if (s->rank == 1 && (!is_static(s->d[0]) || !is_static(xs->d[axis]) ||
+                         s->d[0] == xs->d[axis]))
+      return NCC_OK;
+    return ncc_si_fail(c, NCC_ERR_INPUT,
+                       "input %d must be a scalar or 1-D of the axis's %lld entries", i,
+                       (long long)xs->d[axis]);
+  }
+  if (s->rank != xs->rank)
+    return ncc_si_fail(c, NCC_ERR_INPUT, "blocked input %d must have rank %d", i, xs->rank);
+  for (int d = 0; d < s->rank; d++) {
+    int64_t want = xs->d[d];
+    if (!is_static(want) || !is_static(s->d[d])) continue;
+    if (d == axis) want = (want + block - 1) / block;
+    if (s->d[d] != want)
+      return ncc_si_fail(c, NCC_ERR_INPUT, "blocked input %d has dim %d = %lld, expected %lld",
+                         i, d, (long long)s->d[d], (long long)want);
+  }
+  return NCC_OK;
+}
+
+static ncc_status quant_common(ictx *c, ncc_quant_attrs *qa, int *axis) {
+  ncc_status st;
+  if ((st = ncc_attrs_quant(c->n, qa)) ||
+      (st = need(c, 1, is_float_dt(IN(c, 1)->dtype) || IN(c, 1)->dtype == NCC_DT_I32,
+                 "scale")))
+    return st;
+  int r = rank_of(c, 0);
+  *axis = 0;
+  /* the axis only matters (and is only checked) for per-axis and blocked */
+  const ncc_shape *s = &IN(c, 1)->shape;
+  bool per_tensor = qa->block_size == 0 && s->rank <= 1 && ncc_shape_numel(s) == 1;
+  if (r > 0 && !per_tensor &&
+      (st = ncc_si_norm_axis(c, "axis", qa->axis, r, false, axis)))
+    return st;
+  if (r == 0 && qa->block_size > 0)
+    return ncc_si_fail(c, NCC_ERR_INPUT, "blocked quantization of a scalar");
+  if ((st = check_qparam(c, 0, 1, *axis, qa->block_size)) ||
+      (st = check_qparam(c, 0, 2, *axis, qa->block_size)))
+    return st;
+  if (has_in(c, 2) && ncc_shape_numel(&IN(c, 2)->shape) != ncc_shape_numel(&IN(c, 1)->shape))
+    return ncc_si_fail(c, NCC_ERR_INPUT, "zero point and scale differ in shape");
+  return NCC_OK;
+}
+
+/* QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point). */
+ncc_status ncc_rule_quantize(ictx *c) {
+  ncc_status st;
+  ncc_quant_attrs qa;
+  int axis;
+  ncc_dtype x = IN(c, 0)->dtype, out = NCC_DT_U8;
+  if ((st = need(c, 0, is_float_dt(x) || x == NCC_DT_I32, "float or int32")) ||
+      (st = quant_common(c, &qa, &axis)))
+    return st;
+  if (has_in(c, 2)) out = IN(c, 2)->dtype;
+  if (qa.output_dtype) {
+    ncc_dtype od;
+    if ((st = ncc_attrs_onnx_dtype(c->n, qa.output_dtype, &od))) return st;
+    if (has_in(c, 2) && od != out)
+      return ncc_si_fail(c, NCC_ERR_INPUT, "output_dtype %s differs from the zero point's %s",
+                         ncc_dtype_name(od), ncc_dtype_name(out));
+    out = od;
+  }
+  if (!is_int_dt(out) || out == NCC_DT_I64 || ncc_dtype_size(out) > 4)
+    return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "quantizing to dtype %s is not supported",
+                       ncc_dtype_name(out));
+  set_out(c, 0, out, &IN(c, 0)->shape);
+  return NCC_OK;
+}
+
+/* DequantizeLinear: y = (x - zero_point) * scale, in the scale's dtype. */
+ncc_status ncc_rule_dequantize(ictx *c) {
+  ncc_status st;
+  ncc_quant_attrs qa;
+  int axis;
+  ncc_dtype x = IN(c, 0)->dtype;
+  if ((st = need(c, 0, is_int_dt(x) && ncc_dtype_size(x) <= 4, "8/16/32-bit integer")) ||
+      (st = quant_common(c, &qa, &axis)))
+    return st;
+  if (has_in(c, 2) && (st = ncc_si_check_same_dtype(c, 0, 2))) return st;
+  ncc_dtype out = IN(c, 1)->dtype;
+  if (qa.output_dtype) {
+    ncc_dtype od;
+    if ((st = ncc_attrs_onnx_dtype(c->n, qa.output_dtype, &od))) return st;
+    if (od != out)
+      return ncc_si_fail(c, NCC_ERR_INPUT, "output_dtype %s differs from the scale's %s",
+                         ncc_dtype_name(od), ncc_dtype_name(out));
+  }
+  if (!is_float_dt(out))
+    return ncc_si_fail(c, NCC_ERR_INPUT, "scale must be a float, got %s", ncc_dtype_name(out));
+  set_out(c, 0, out, &IN(c, 0)->shape);
+  return NCC_OK;
+}
+
+/* DynamicQuantizeLinear: f32 x -> (u8 y, f32 scale, u8 zero point). */
+ncc_status ncc_rule_dynquant(ictx *c) {
+  ncc_status st;
+  if ((st = ncc_si_check_dtype(c, 0, DT(F32)))) return st;
+  ncc_shape scalar = {.rank = 0};
+  set_out(c, 0, NCC_DT_U8, &IN(c, 0)->shape);
+  set_out(c, 1, NCC_DT_F32, &scalar);
+  set_out(c, 2, NCC_DT_U8, &scalar);
+  return NCC_OK;
+}
+
+/* The MatMul rule on inputs a and b seen as f32. */
+static ncc_status matmul_dims(ictx *c, int a, int b) {
+  ncc_tinfo in[2] = {*IN(c, a), *IN(c, b)};
+  in[0].dtype = in[1].dtype = NCC_DT_F32;
+  ictx t = *c;
+  t.in = in;
+  return ncc_rule_matmul(&t);
+}
+
+static ncc_status check_zp(ictx *c, int zp, int of) {
+  if (!has_in(c, zp)) return NCC_OK;
+  ncc_status st = ncc_si_check_same_dtype(c, of, zp);
+  if (!st && IN(c, zp)->shape.rank > 1)
+    return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "zero point input %d of rank %d", zp,
+                       IN(c, zp)->shape.rank);
+  return st;
+}
+
+/* Input i (a scale or zero point) holds one value, or `dim` values (one
+ * per row, column or output channel) when per > 0; the kernels index it
+ * so. */
+static ncc_status check_count(ictx *c, int i, int64_t dim, bool per) {
+  if (!has_in(c, i)) return NCC_OK;
+  int64_t n = ncc_shape_numel(&IN(c, i)->shape);
+  if (n == 1 || n < 0 || (per && (!is_static(dim) || n == dim))) return NCC_OK;
+  return ncc_si_fail(c, NCC_ERR_INPUT, "input %d has %lld values, expected 1%s", i,
+                     (long long)n, per ? " or one per row/column/channel" : "");
+}
+
+/* The rows of a (1 for a vector) and the columns of b (1 for a vector). */
+static int64_t rows_of(ictx *c, int a) {
+  const ncc_shape *s = &IN(c, a)->shape;
+  return s->rank < 2 ? 1 : s->d[s->rank - 2];
+}
+static int64_t cols_of(ictx *c, int b) {
+  const ncc_shape *s = &IN(c, b)->shape;
+  return s->rank < 2 ? 1 : s->d[s->rank - 1];
+}
+
+static ncc_status int8_in(ictx *c, int i) {
+  ncc_dtype dt = IN(c, i)->dtype;
+  return need(c, i, dt == NCC_DT_I8 || dt == NCC_DT_U8, "int8 or uint8");
+}
+
+/* MatMulInteger: i32 = (A - a_zero_point) @ (B - b_zero_point). */
+ncc_status ncc_rule_matmulinteger(ictx *c) {
+  ncc_status st;
+  if ((st = int8_in(c, 0)) || (st = int8_in(c, 1)) || (st = check_zp(c, 2, 0)) ||
+      (st = check_zp(c, 3, 1)) || (st = matmul_dims(c, 0, 1)) ||
+      (st = check_count(c, 2, rows_of(c, 0), true)) ||
+      (st = check_count(c, 3, cols_of(c, 1), true)))
+    return st;
+  c->out[0].dtype = NCC_DT_I32;
+  return NCC_OK;
+}
+
+static ncc_status scale_in(ictx *c, int i) {
+  ncc_status st = need(c, i, is_float_dt(IN(c, i)->dtype), "float scale");
+  if (!st && IN(c, i)->shape.rank > 1)
+    return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "scale input %d of rank %d", i,
+                       IN(c, i)->shape.rank);
+  return st;
+}
+
+/* QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp). */
+ncc_status ncc_rule_qlinearmatmul(ictx *c) {
+  ncc_status st;
+  if ((st = int8_in(c, 0)) || (st = int8_in(c, 3)) || (st = int8_in(c, 7)) ||
+      (st = scale_in(c, 1)) || (st = scale_in(c, 4)) || (st = scale_in(c, 6)) ||
+      (st = check_zp(c, 2, 0)) || (st = check_zp(c, 5, 3)) ||
+      (st = matmul_dims(c, 0, 3)) || (st = check_count(c, 1, rows_of(c, 0), true)) ||
+      (st = check_count(c, 2, rows_of(c, 0), true)) ||
+      (st = check_count(c, 4, cols_of(c, 3), true)) ||
+      (st = check_count(c, 5, cols_of(c, 3), true)) || (st = check_count(c, 6, 1, false)) ||
+      (st = check_count(c, 7, 1, false)))
+    return st;
+  c->out[0].dtype = IN(c, 7)->dtype;
+  return NCC_OK;
+}
+
+/* The Conv rule (window, channels, output dims) on x and w seen as f32, on
+ * a copy of the node posing as a Conv (ncc_window_decode reads a Conv's
+ * attributes so). */
+static ncc_status conv_dims(ictx *c, int x, int w) {
+  ncc_tinfo in[2] = {*IN(c, x), *IN(c, w)};
+  in[0].dtype = in[1].dtype = NCC_DT_F32;
+  ncc_node node = *c->n;
+  node.op = NCC_OP_CONV;
+  node.n_in = 2;
+  ictx t = *c;
+  t.in = in;
+  t.n = &node;
+  return ncc_rule_conv(&t);
+}
+
+/* ConvInteger(x, w, x_zero_point, w_zero_point) -> i32. */
+ncc_status ncc_rule_convinteger(ictx *c) {
+  ncc_status st;
+  if ((st = int8_in(c, 0)) || (st = int8_in(c, 1)) || (st = check_zp(c, 2, 0)) ||
+      (st = check_zp(c, 3, 1)) || (st = conv_dims(c, 0, 1)) ||
+      (st = check_count(c, 2, 1, false)) ||
+      (st = check_count(c, 3, IN(c, 1)->shape.d[0], true)))
+    return st;
+  c->out[0].dtype = NCC_DT_I32;
+  return NCC_OK;
+}
+
+/* QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B). */
+ncc_status ncc_rule_qlinearconv(ictx *c) {
+  ncc_status st;
+  if ((st = int8_in(c, 0)) || (st = int8_in(c, 3)) || (st = int8_in(c, 7)) ||
+      (st = scale_in(c, 1)) || (st = scale_in(c, 4)) || (st = scale_in(c, 6)) ||
+      (st = check_zp(c, 2, 0)) || (st = check_zp(c, 5, 3)) ||
+      (st = conv_dims(c, 0, 3)))
+    return st;
+  int64_t m = IN(c, 3)->shape.d[0];
+  if ((st = check_count(c, 1, 1, false)) || (st = check_count(c, 2, 1, false)) ||
+      (st = check_count(c, 4, m, true)) || (st = check_count(c, 5, m, true)) ||
+      (st = check_count(c, 6, 1, false)) || (st = check_count(c, 7, 1, false)))
+    return st;
+  if (has_in(c, 8) && (st = ncc_si_check_dtype(c, 8, DT(I32)))) return st;
+  c->out[0].dtype = IN(c, 7)->dtype;
+  return NCC_OK;
+}

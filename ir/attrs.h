@@ -129,4 +129,42 @@ ncc_status ncc_attrs_check_schema(const ncc_node *n);
  * mem.offset.batch); no ONNX attribute of ncc's ops has one. */
 bool ncc_attr_is_annotation(const char *name);
 
+/* ---- recurrent and control flow (t-rnn) ---- */
+
+/* An RNN/GRU/LSTM activation (the ONNX list: Relu, Tanh, Sigmoid, Affine,
+ * LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign,
+ * Softplus) with its alpha and beta. */
+typedef enum ncc_rnn_act_kind {
+  NCC_RNN_RELU, NCC_RNN_TANH, NCC_RNN_SIGMOID, NCC_RNN_AFFINE,
+  NCC_RNN_LEAKYRELU, NCC_RNN_THRESHOLDEDRELU, NCC_RNN_SCALEDTANH,
+  NCC_RNN_HARDSIGMOID, NCC_RNN_ELU, NCC_RNN_SOFTSIGN, NCC_RNN_SOFTPLUS,
+} ncc_rnn_act_kind;
+typedef struct ncc_rnn_act {
+  ncc_rnn_act_kind kind;
+  float alpha, beta;
+} ncc_rnn_act;
+
+#define NCC_RNN_MAX_ACTS 6 /* LSTM bidirectional: f, g, h twice */
+
+/* RNN (1 gate), GRU (3: z r h) and LSTM (4: i o f c). */
+typedef struct ncc_rnn_attrs {
+  int gates;          /* 1, 3, 4 */
+  int num_dir;        /* 1, or 2 for "bidirectional" */
+  bool reverse;       /* direction "reverse" (num_dir 1) */
+  int64_t hidden_size; /* -1 when absent */
+  bool has_clip;
+  float clip;         /* > 0 when has_clip */
+  bool batch_first;   /* layout 1 */
+  bool input_forget;  /* LSTM */
+  bool linear_before_reset; /* GRU */
+  int acts_per_dir;   /* RNN 1, GRU 2, LSTM 3 */
+  ncc_rnn_act act[NCC_RNN_MAX_ACTS]; /* [dir * acts_per_dir + k] */
+} ncc_rnn_attrs;
+/* The defaults are ONNX's: direction forward, activations Tanh (RNN),
+ * Sigmoid,Tanh (GRU), Sigmoid,Tanh,Tanh (LSTM) for each direction; alpha
+ * and beta are consumed in order by the activations that take them, the
+ * ones not given default to the ONNX op's (LeakyRelu 0.01, HardSigmoid
+ * 0.2/0.5, ThresholdedRelu/Elu/ScaledTanh/Affine 1 (Affine beta 0)). */
+ncc_status ncc_attrs_rnn(const ncc_node *n, ncc_rnn_attrs *a);
+
 #endif /* NCC_IR_ATTRS_H */

@@ -119,6 +119,7 @@ static uint64_t attr_hash(const ncc_attr *a) {
     h_type(&h, NULL, a->t.dtype, &a->t.shape, NULL);
     h_data(&h, a->t.dtype, &a->t.shape, a->t.data);
     break;
+  case NCC_ATTR_STRINGS: break; /* schema-only kind, never in the IR */
   }
   return h;
 }

@@ -149,6 +149,9 @@ typedef enum ncc_attr_kind {
   NCC_ATTR_FLOATS,
   NCC_ATTR_STRING,
   NCC_ATTR_TENSOR,
+  /* t-rnn: a list of strings, as the schema (ir/attrs.def) names ONNX's
+   * STRINGS kind; the IR never holds one (the importer joins the names). */
+  NCC_ATTR_STRINGS,
 } ncc_attr_kind;
 
 /* A constant tensor with a static shape (attribute payloads, constants). */

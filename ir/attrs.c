@@ -294,6 +294,7 @@ static const char *kind_text(int kind) {
   case NCC_ATTR_FLOATS: return "a list of floats";
   case NCC_ATTR_STRING: return "a string";
   case NCC_ATTR_TENSOR: return "a tensor";
+  case NCC_ATTR_GRAPH: return "a graph";
   default: return "?";
   }
 }

@@ -159,6 +159,11 @@ static ncc_status convert_attr(onnx_node_build *b,
     return a->floats ? NCC_OK : NCC_ERR_NOMEM;
   case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
     return onnx_join_strings(b, ap, a);
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+    /* t-rnn: the importer builds the subgraph once the node exists */
+    a->kind = NCC_ATTR_GRAPH;
+    a->graph = NULL;
+    return NCC_OK;
   default: /* no op of ncc's has an attribute of another kind */
     NCC_ASSERT(!"schema allowed an unconvertible attribute kind");
     return NCC_ERR_INTERNAL;

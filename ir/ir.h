@@ -84,6 +84,11 @@ enum {
   NCC_OPF_SHAPE = 1u << 8,  /* data movement / shape-only */
   NCC_OPF_SOURCE = 1u << 9, /* produces data without tensor inputs */
   NCC_OPF_INTERNAL = 1u << 10, /* ncc's own op, not ONNX: never imported */
+  /* Some output dims depend on input values (NonZero, ...): the shape rule
+   * gives them fresh symbols at compile time; at run time the executors do
+   * not allocate the outputs, the reference kernel does once it knows them
+   * (docs/DYNAMIC-SHAPES.md). */
+  NCC_OPF_DYNAMIC = 1u << 11,
 };
 
 typedef enum ncc_op {
@@ -116,6 +121,9 @@ static inline bool ncc_dim_is_sym(int64_t d) {
 }
 static inline int64_t ncc_dim_sym(int id) { return NCC_SYM_BASE + id; }
 static inline int ncc_dim_sym_id(int64_t d) { return (int)(d - NCC_SYM_BASE); }
+/* At run time, a dim of an NCC_OPF_DYNAMIC op's output that only its
+ * kernel knows (neither static nor a symbol). */
+#define NCC_DIM_DATA ((int64_t)-1)
 
 typedef struct ncc_shape {
   int rank;

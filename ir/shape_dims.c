@@ -104,9 +104,15 @@ bool ncc_si_merge_dim(const ncc_graph *g, int64_t a, int64_t b, int64_t *r) {
   return true;
 }
 
-/* A fresh symbol for a dim that needs data to be known; an error at run
- * time (no graph), where everything should be concrete. */
+/* A fresh symbol for a dim that needs data to be known. At run time (no
+ * graph) everything should be concrete, except the outputs of an
+ * NCC_OPF_DYNAMIC op, which only its kernel can size: those dims are
+ * NCC_DIM_DATA until the kernel allocates the output. */
 ncc_status ncc_si_fresh_dim(ictx *c, int64_t *d) {
+  if (!c->g && (ncc_op_table[c->n->op].flags & NCC_OPF_DYNAMIC)) {
+    *d = NCC_DIM_DATA;
+    return NCC_OK;
+  }
   if (!c->g)
     return ncc_si_fail(c, NCC_ERR_INPUT,
                 "an output dim depends on data that is not known");

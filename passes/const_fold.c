@@ -67,6 +67,9 @@ static ncc_status evaluate(ncc_graph *g, ncc_node *n, size_t *folded_bytes) {
   ncc_tinfo ti[16], to[8];
   ncc_status st = NCC_OK;
   if (n->n_in > 16 || n->n_out > 8) return NCC_OK; /* not worth folding */
+  /* a data-dependent op's output shape is a fresh symbol that the rest of
+   * the graph was inferred with: left to run time */
+  if (ncc_ref_allocates_outputs(n)) return NCC_OK;
   memset(out, 0, sizeof out);
   for (int k = 0; k < n->n_in; k++) {
     ncc_value *v = n->in[k];

@@ -298,8 +298,11 @@ static void release_all(ncc_exec *x) {
 }
 
 /* Whether value v lives in the arena (an intermediate). */
+/* Values the arena plan places: intermediates of a known size (not the
+ * outputs of a data-dependent op, which its kernel allocates). */
 static bool plannable(const ncc_exec *x, const ncc_value *v) {
-  return v && !x->is_output[v->id] && x->def[v->id] >= 0 && !x->virt[v->id];
+  return v && !x->is_output[v->id] && x->def[v->id] >= 0 && !x->virt[v->id] &&
+         !ncc_ref_allocates_outputs(x->g->nodes[x->def[v->id]]);
 }
 
 /* The caller's buffer for graph output v when it has v's run-time type. */
@@ -474,6 +477,17 @@ static void use_linear_plan(ncc_exec *x) {
   x->planned = true;
 }
 
+/* After a data-dependent kernel: its output v now has dims; bind v's
+ * symbols from them and check its declared static dims and dtype. */
+static ncc_status bind_dynamic(ncc_exec *x, const ncc_value *v, ncc_tensor *t) {
+  if (!t->data && ncc_tensor_numel(t) != 0)
+    return ncc_error(NCC_ERR_INTERNAL, "value '%s': its kernel did not allocate it",
+                     v->name ? v->name : "?");
+  ncc_exec_bind_syms(x->g, x->syms, v, t);
+  x->size_now[v->id] = ncc_tensor_nbytes(t);
+  return ncc_exec_check_declared(x->syms, v, t);
+}
+
 static ncc_status run_node(ncc_exec *x, int i) {
   const ncc_node *n = x->g->nodes[i];
   for (int k = 0; k < n->n_in; k++) {
@@ -520,9 +534,14 @@ static ncc_status run_node(ncc_exec *x, int i) {
     for (int e = 0; e < s->n_ext; e++) x->kin[e] = &x->vals[s->ext[e]->id];
     kin = x->kin;
   }
-  for (int k = 0; k < n->n_out && st == NCC_OK; k++)
-    st = alloc_out(x, n->out[k], &x->tout[k], &out[k], s->fn == NULL);
-  for (int k = 0; k < n->n_out && st == NCC_OK; k++)
+  /* a data-dependent op's kernel allocates its outputs: only their dtypes
+   * are known before it runs (ncc_ref_alloc_out) */
+  bool dyn = !s->fn && ncc_ref_allocates_outputs(n);
+  for (int k = 0; k < n->n_out && st == NCC_OK; k++) {
+    if (dyn) out[k].dtype = n->out[k] ? x->tout[k].dtype : NCC_DT_UNDEF;
+    else st = alloc_out(x, n->out[k], &x->tout[k], &out[k], s->fn == NULL);
+  }
+  for (int k = 0; k < n->n_out && st == NCC_OK && !dyn; k++)
     if (n->out[k]) ncc_exec_bind_syms(x->g, x->syms, n->out[k], &out[k]);
   if (st == NCC_OK && s->fn) {
     for (int k = 0; k < n->n_in && st == NCC_OK; k++)
@@ -538,6 +557,8 @@ static ncc_status run_node(ncc_exec *x, int i) {
     else
       st = ncc_ref_run_kernel(n, x->inp, out);
   }
+  for (int k = 0; k < n->n_out && st == NCC_OK && dyn; k++)
+    if (n->out[k]) st = bind_dynamic(x, n->out[k], &out[k]);
   for (int k = 0; k < n->n_out; k++) {
     if (st == NCC_OK && n->out[k])
       x->vals[n->out[k]->id] = out[k];

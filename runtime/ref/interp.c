@@ -185,9 +185,15 @@ static ncc_status run_node(run_state *s, const ncc_node *n) {
   ncc_status st = ncc_infer_node(NULL, n, s->tin, s->tout);
   if (st != NCC_OK) return st; /* the message already names the node */
 
+  /* a data-dependent op's kernel sizes its own outputs */
+  bool dyn = ncc_ref_allocates_outputs(n);
   for (int j = 0; j < n->n_out; j++) {
     const ncc_tinfo *t = &s->tout[j];
     if (t->dtype == NCC_DT_UNDEF) continue; /* an omitted optional output */
+    if (dyn) {
+      s->kout[j].dtype = n->out[j] ? t->dtype : NCC_DT_UNDEF;
+      continue;
+    }
     if (n->out[j] && (st = check_declared(n->out[j], t)) != NCC_OK) break;
     if (!ncc_shape_is_static(&t->shape)) {
       st = ncc_error(NCC_ERR_INTERNAL, "output %d has a symbolic shape at run "
@@ -198,6 +204,12 @@ static ncc_status run_node(run_state *s, const ncc_node *n) {
     if (st != NCC_OK) break;
   }
   if (st == NCC_OK) st = ncc_ref_run_kernel(n, s->kin, s->kout);
+  for (int j = 0; j < n->n_out && st == NCC_OK && dyn; j++) {
+    if (!n->out[j]) continue;
+    ncc_tinfo got;
+    ncc_tinfo_from_tensor(&got, &s->kout[j]);
+    st = check_declared(n->out[j], &got);
+  }
   if (st != NCC_OK) {
     free_outs(s->kout, n->n_out);
     return st;

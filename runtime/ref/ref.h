@@ -37,6 +37,15 @@ ncc_status ncc_ref_run_kernel(const ncc_node *n, const ncc_tensor *const *in,
 void ncc_ref_relayout(const void *src, void *dst, const int64_t *dims, int block,
                       size_t esize, bool to_blocked);
 
+/* An NCC_OPF_DYNAMIC op's kernel gets its outputs unallocated (dtype set,
+ * data NULL) and sizes each with this once it knows the dims; an omitted
+ * optional output (dtype UNDEF) stays empty. Every executor relies on
+ * ncc_ref_allocates_outputs to know which nodes these are. */
+ncc_status ncc_ref_alloc_out(ncc_tensor *t, int rank, const int64_t *dims);
+static inline bool ncc_ref_allocates_outputs(const ncc_node *n) {
+  return (ncc_op_table[n->op].flags & NCC_OPF_DYNAMIC) != 0;
+}
+
 /* Helpers shared by kernel files. */
 /* Element i of a numeric tensor converted to double / int64. */
 double ncc_ref_get_f(const ncc_tensor *t, int64_t i);

@@ -388,9 +388,13 @@ static ncc_status run_host(ncc_gpu_module *m, const ncc_node *n) {
   }
   if (st != NCC_OK) return st;
   memset(m->outs, 0, sizeof *m->outs * (size_t)n->n_out);
-  for (int k = 0; k < n->n_out && st == NCC_OK; k++)
-    st = ncc_tensor_alloc(&m->outs[k], m->tout[k].dtype, m->tout[k].shape.rank,
-                          m->tout[k].shape.d);
+  for (int k = 0; k < n->n_out && st == NCC_OK; k++) {
+    if (ncc_ref_allocates_outputs(n)) /* the kernel sizes them */
+      m->outs[k].dtype = n->out[k] ? m->tout[k].dtype : NCC_DT_UNDEF;
+    else
+      st = ncc_tensor_alloc(&m->outs[k], m->tout[k].dtype, m->tout[k].shape.rank,
+                            m->tout[k].shape.d);
+  }
   if (st == NCC_OK) st = ncc_ref_run_kernel(n, m->inp, m->outs);
   for (int k = 0; k < n->n_out; k++) {
     if (st == NCC_OK && n->out[k]) {
@@ -399,6 +403,10 @@ static ncc_status run_host(ncc_gpu_module *m, const ncc_node *n) {
       v->t.owns_data = 0;
       v->host_valid = v->host_owned = true;
       v->dev_valid = false;
+      if (ncc_ref_allocates_outputs(n)) { /* its dims are known only now */
+        ncc_exec_bind_syms(m->g, m->syms, n->out[k], &v->t);
+        st = ncc_exec_check_declared(m->syms, n->out[k], &v->t);
+      }
     } else {
       ncc_tensor_free(&m->outs[k]);
     }
@@ -439,8 +447,9 @@ static ncc_status run_node(ncc_gpu_module *m, int i) {
     v->t.dtype = m->tout[k].dtype;
     v->t.rank = m->tout[k].shape.rank;
     for (int d = 0; d < v->t.rank; d++) v->t.dims[d] = m->tout[k].shape.d[d];
-    /* device buffers are sized from these dims: never from a wrapped size */
-    if (nbytes(&v->t) == SIZE_MAX)
+    /* device buffers are sized from these dims: never from a wrapped size
+     * (a data-dependent op's dims come from its host kernel, run_host) */
+    if (!ncc_ref_allocates_outputs(n) && nbytes(&v->t) == SIZE_MAX)
       return ncc_error(NCC_ERR_INPUT, "%s: value '%s' (%s, rank %d): its size overflows",
                        m->dev->target, n->out[k]->name, ncc_dtype_name(v->t.dtype),
                        v->t.rank);

@@ -14,14 +14,9 @@
 #include "shape_rule.h"
 
 /* A dim of an output the kernel sizes: a fresh symbol at compile time,
- * 0 at run time (the kernel allocates the real tensor). */
-static ncc_status dyn_dim(ictx *c, int64_t *d) {
-  if (!c->g) {
-    *d = 0;
-    return NCC_OK;
-  }
-  return ncc_si_fresh_dim(c, d);
-}
+ * NCC_DIM_DATA at run time (If and Loop are NCC_OPF_DYNAMIC: the kernel
+ * allocates the real tensor, docs/DYNAMIC-SHAPES.md). */
+static ncc_status dyn_dim(ictx *c, int64_t *d) { return ncc_si_fresh_dim(c, d); }
 
 /* Body output shape s (in the body's symbols) in the node's graph: static
  * dims kept, symbolic ones data-dependent. */

@@ -6,10 +6,11 @@
  * node of the body on the reference kernels, whatever the target of the
  * enclosing graph (the cpu target compiles nothing inside a body).
  *
- * Output shapes depend on data (the branch taken, the trip count), so the
- * kernels size their outputs themselves: a body's result is moved into the
- * node's output, or copied when the executor already gave the output a
- * buffer of exactly that shape.
+ * Output shapes depend on data (the branch taken, the trip count): If and
+ * Loop are NCC_OPF_DYNAMIC ops, whose outputs the executors leave
+ * unallocated (docs/DYNAMIC-SHAPES.md). A body's result is moved into the
+ * node's output (or copied, when something gave the output a buffer of
+ * exactly that shape).
  */
 #include <string.h>
 

@@ -122,6 +122,174 @@ def wide_rnn_family(g):
           {"hidden_size": 8}, n_out=n_out)
 
 
+# ---- If and Loop: subgraphs reading outer values, data-dependent shapes ----
+
+def vi(name, elem, shape=None):
+    """A value info; an int shape is a rank with unknown dims."""
+    if isinstance(shape, int):
+        shape = [None] * shape
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+FLOAT, BOOL, INT64 = 1, 9, 7  # TensorProto codes
+
+
+def cf_graph(g, name, nodes, feeds, inits, outputs, opset=18):
+    """A case whose outputs are declared with their rank only (ONNX's
+    inference leaves Loop-carried shapes open, which the checker refuses
+    in a graph output)."""
+    from onnx import numpy_helper
+    import onnx
+    feeds = {k: np.asarray(v) for k, v in feeds.items()}
+    ins = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype),
+                                         list(v.shape)) for k, v in feeds.items()]
+    outs = [vi(o, elem, rank) for o, elem, rank in outputs]
+    graph = helper.make_graph(nodes, "g", ins, outs, initializer=[
+        numpy_helper.from_array(np.asarray(a), n) for n, a in inits.items()])
+    opsets = [helper.make_opsetid("", opset)]
+    m = helper.make_model(graph, opset_imports=opsets, producer_name="ncc-diff-ort")
+    m.ir_version = helper.find_min_ir_version_for(opsets)
+    onnx.checker.check_model(m, full_check=True)
+    g.cases.append(NS.Case(g.op, name, m, feeds))
+
+
+def branch(name, nodes, outs, rank=2):
+    return helper.make_graph(nodes, name, [], [vi(o, FLOAT, rank) for o in outs])
+
+
+def gen_if(g):
+    x = g.randn(3, 4)
+    then_b = branch("then", [helper.make_node("Add", ["x", "w"], ["t"])], ["t"])
+    else_b = branch("else", [helper.make_node("Concat", ["x", "x"], ["e"], axis=0)], ["e"])
+    for cond in (True, False):
+        # outer-scope reads (x, the initializer w) and branch shapes [3,4] / [6,4]
+        cf_graph(g, "capture_shapes_differ_%s" % cond,
+                [helper.make_node("Relu", ["x0"], ["x"]),
+                 helper.make_node("If", ["c"], ["y"], then_branch=then_b,
+                                  else_branch=else_b)],
+                {"c": np.array(cond), "x0": x}, {"w": g.randn(4)}, [("y", FLOAT, 2)])
+    # the condition computed in the graph, two outputs, a Constant branch
+    two = helper.make_graph(
+        [helper.make_node("Sigmoid", ["x"], ["a"]), helper.make_node("Neg", ["x"], ["b"])],
+        "two", [], [vi("a", FLOAT), vi("b", FLOAT)])
+    const_b = helper.make_graph(
+        [helper.make_node("Constant", [], ["k"], value=helper.make_tensor(
+            "k", FLOAT, [3, 4], [float(v) for v in range(12)])),
+         helper.make_node("Identity", ["x"], ["i"])],
+        "const", [], [vi("k", FLOAT), vi("i", FLOAT)])
+    for k, data in enumerate((g.randn(3, 4) + 3, g.randn(3, 4) - 3)):
+        cf_graph(g, "computed_cond_%d" % k,
+                [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+                 helper.make_node("Greater", ["s", "zero"], ["c"]),
+                 helper.make_node("If", ["c"], ["p", "q"], then_branch=two,
+                                  else_branch=const_b),
+                 helper.make_node("Add", ["p", "q"], ["y"])],
+                {"x": data}, {"zero": np.array(0.0, F32)}, [("y", FLOAT, 2), ("p", FLOAT, 2)])
+    # an If nested in a branch, reading the outermost graph's value
+    inner = branch("inner", [helper.make_node("Mul", ["x", "x"], ["m"])], ["m"], 1)
+    inner_e = branch("inner_e", [helper.make_node("Abs", ["x"], ["m2"])], ["m2"], 1)
+    outer_t = branch("outer_t", [helper.make_node("If", ["c2"], ["r"], then_branch=inner,
+                                                  else_branch=inner_e)], ["r"], 1)
+    outer_e = branch("outer_e", [helper.make_node("Identity", ["x"], ["r2"])], ["r2"], 1)
+    for c1, c2 in ((True, True), (True, False), (False, True)):
+        cf_graph(g, "nested_%d%d" % (c1, c2),
+                [helper.make_node("If", ["c1"], ["y"], then_branch=outer_t,
+                                  else_branch=outer_e)],
+                {"c1": np.array(c1), "c2": np.array(c2), "x": g.randn(5)}, {}, [("y", FLOAT, 1)])
+
+
+def loop_body(nodes, carried, scans, rank=1, p=""):
+    """A Loop body: (i, cond_in, carried...) -> (cond_out, carried..., scans...);
+    p prefixes the iteration and condition names (a nested body's)."""
+    ins = [vi(p + "i", INT64, []), vi(p + "cond_in", BOOL, [])] + \
+        [vi(n + "_in", FLOAT, rank) for n in carried]
+    outs = [vi(p + "cond_out", BOOL, [])] + [vi(n + "_out", FLOAT, rank) for n in carried] + \
+        [vi(n, FLOAT, rank) for n in scans]
+    return helper.make_graph(nodes, "body", ins, outs)
+
+
+def gen_loop(g):
+    # acc += i * w (w outer), scan of acc; trip count only
+    body = loop_body([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                      helper.make_node("Cast", ["i"], ["fi"], to=FLOAT),
+                      helper.make_node("Mul", ["fi", "w"], ["wi"]),
+                      helper.make_node("Add", ["acc_in", "wi"], ["acc_out"]),
+                      helper.make_node("Identity", ["acc_out"], ["scan"])], ["acc"], ["scan"])
+    for m in (0, 1, 5):
+        cf_graph(g, "trip_%d" % m, [helper.make_node("Loop", ["M", "", "a0"], ["af", "sc"],
+                                                 body=body)],
+                {"M": np.array(m, np.int64), "a0": g.randn(3)}, {"w": g.randn(3)},
+                [("af", FLOAT, 1), ("sc", FLOAT, 2)])
+    # while loop: the body computes cond (i < limit), M absent
+    wbody = loop_body([helper.make_node("Less", ["i", "limit"], ["cond_out"]),
+                       helper.make_node("Mul", ["v_in", "half"], ["v_out"])], ["v"], [], 2)
+    wbody1 = loop_body([helper.make_node("Less", ["i", "limit"], ["cond_out"]),
+                        helper.make_node("Mul", ["v_in", "half"], ["v_out"])], ["v"], [], 1)
+    cf_graph(g, "while_cond", [helper.make_node("Loop", ["", "c", "v0"], ["vf"], body=wbody)],
+            {"c": np.array(True), "v0": g.randn(2, 3)},
+            {"limit": np.array(4, np.int64), "half": np.array(0.5, F32)}, [("vf", FLOAT, 2)])
+    cf_graph(g, "cond_false_first", [helper.make_node("Loop", ["M", "c", "v0"], ["vf"],
+                                                  body=wbody)],
+            {"M": np.array(9, np.int64), "c": np.array(False), "v0": g.randn(2, 3)},
+            {"limit": np.array(4, np.int64), "half": np.array(0.5, F32)}, [("vf", FLOAT, 2)])
+    cf_graph(g, "trip_and_cond", [helper.make_node("Loop", ["M", "c", "v0"], ["vf"],
+                                               body=wbody1)],
+            {"M": np.array(2, np.int64), "c": np.array(True), "v0": g.randn(4)},
+            {"limit": np.array(4, np.int64), "half": np.array(0.5, F32)}, [("vf", FLOAT, 1)])
+    # a carried value that grows every iteration (Concat): its shape is data
+    gbody = loop_body([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                       helper.make_node("Concat", ["s_in", "piece"], ["s_out"], axis=0)],
+                      ["s"], [], 2)
+    cf_graph(g, "growing_carried", [helper.make_node("Loop", ["M", "", "s0"], ["sf"],
+                                                 body=gbody)],
+            {"M": np.array(3, np.int64), "s0": g.randn(1, 2)}, {"piece": g.randn(2, 2)},
+            [("sf", FLOAT, 2)])
+    # a Loop in a Loop: the inner body reads the outer body's carried value
+    ibody = loop_body([helper.make_node("Identity", ["j_cond_in"], ["j_cond_out"]),
+                       helper.make_node("Add", ["t_in", "acc_in"], ["t_out"])], ["t"], [],
+                      p="j_")
+    obody = loop_body([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                       helper.make_node("Loop", ["K", "", "acc_in"], ["inner"], body=ibody),
+                       helper.make_node("Sin", ["inner"], ["acc_out"]),
+                       helper.make_node("Identity", ["inner"], ["trace"])], ["acc"], ["trace"])
+    cf_graph(g, "nested", [helper.make_node("Loop", ["M", "", "a0"], ["af", "tr"], body=obody)],
+            {"M": np.array(3, np.int64), "a0": g.randn(2)}, {"K": np.array(2, np.int64)},
+            [("af", FLOAT, 1), ("tr", FLOAT, 2)])
+    # If inside a Loop body, on the iteration parity
+    tb = branch("even", [helper.make_node("Add", ["x_in", "one"], ["r"])], ["r"], 1)
+    eb = branch("odd", [helper.make_node("Mul", ["x_in", "two"], ["r2"])], ["r2"], 1)
+    ifbody = loop_body([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                        helper.make_node("Less", ["i", "k2"], ["even"]),
+                        helper.make_node("If", ["even"], ["x_out"], then_branch=tb,
+                                         else_branch=eb)], ["x"], [])
+    cf_graph(g, "if_in_loop", [helper.make_node("Loop", ["M", "", "x0"], ["xf"],
+                                            body=ifbody)],
+             {"M": np.array(5, np.int64), "x0": g.randn(3)},
+             {"one": np.array(1.0, F32), "two": np.array(2.0, F32),
+              "k2": np.array(2, np.int64)}, [("xf", FLOAT, 1)])
+
+
+def wide_control(g):
+    """Bigger tensors through the bodies (the cpu target's compiled kernels
+    around the If/Loop nodes)."""
+    if g.op == "If":
+        tb = branch("t", [helper.make_node("Tanh", ["x"], ["t"])], ["t"])
+        eb = branch("e", [helper.make_node("Sigmoid", ["x"], ["e"])], ["e"])
+        for cond in (True, False):
+            cf_graph(g, "wide_%s" % cond,
+                    [helper.make_node("Relu", ["x0"], ["x"]),
+                     helper.make_node("If", ["c"], ["y0"], then_branch=tb, else_branch=eb),
+                     helper.make_node("Add", ["y0", "x0"], ["y"])],
+                    {"c": np.array(cond), "x0": g.randn(33, 1001)}, {}, [("y", FLOAT, 2)])
+    else:
+        body = loop_body([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                          helper.make_node("Tanh", ["v_in"], ["v_out"]),
+                          helper.make_node("Identity", ["v_out"], ["scan"])], ["v"], ["scan"])
+        cf_graph(g, "wide", [helper.make_node("Relu", ["x0"], ["x"]),
+                         helper.make_node("Loop", ["M", "", "x"], ["vf", "sc"], body=body)],
+                {"M": np.array(7, np.int64), "x0": g.randn(1001)}, {}, [("vf", FLOAT, 1), ("sc", FLOAT, 2)])
+
+
 # Sums of a few dozen products through tanh/sigmoid, in a different order
 # than ONNX Runtime's, and repeated over the time steps.
 TOL_RNN = (1e-4, 1e-5)
@@ -136,6 +304,13 @@ def register(ns):
             ns.WIDE_GENERATORS[op] = wide_rnn_family
             ns.TOL[op] = TOL_RNN
             # the cpu target runs these through the reference kernel: exact
+            ns.TOL_CPU_REF[op] = (0.0, 0.0, "abs")
+        ns.GENERATORS.update({"If": gen_if, "Loop": gen_loop})
+        ns.WIDE_GENERATORS.update({"If": wide_control, "Loop": wide_control})
+        # The bodies run on the reference kernels on every host target;
+        # against ONNX Runtime they hold its elementwise tolerances.
+        for op in ("If", "Loop"):
+            ns.TOL[op] = (1e-5, 1e-5)
             ns.TOL_CPU_REF[op] = (0.0, 0.0, "abs")
     else:  # node_conformance.py
         # opset 22 only added bfloat16 to RNN/GRU/LSTM

@@ -543,17 +543,17 @@ static ncc_status import_nodes(onnx_ctx *c);
 
 /* The type of declared body input i: what the model declares, completed by
  * the hint (the Loop's own inputs: iteration i64, condition bool, the
- * carried values' dtypes and ranks) with fresh dims, which may take other
- * sizes at every iteration. */
+ * carried values' dtypes and ranks; Scan's states and scan-input slices)
+ * with fresh dims, which may take other sizes at every iteration. */
 static ncc_status body_input(onnx_ctx *c, const Onnx__ValueInfoProto *vi,
-                             const ncc_value *hint, ncc_dtype hint_dt, ncc_value **out) {
+                             ncc_dtype hint_dt, int hint_rank, ncc_value **out) {
   char what[256];
   const char *name = onnx_str(vi->name);
   snprintf(what, sizeof what, "subgraph input '" ONNX_NAME "'", name);
   if (!*name) return ncc_error(NCC_ERR_INPUT, "%s has no name", what);
   if (ncc_graph_find_value(c->g, name))
     return ncc_error(NCC_ERR_INPUT, "%s is defined twice", what);
-  ncc_dtype dt = hint ? hint->dtype : hint_dt;
+  ncc_dtype dt = hint_dt;
   ncc_shape shape = {0};
   bool has_shape = false;
   if (vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET) {
@@ -561,7 +561,7 @@ static ncc_status body_input(onnx_ctx *c, const Onnx__ValueInfoProto *vi,
     if (st) return st;
   }
   if (!has_shape) {
-    shape.rank = hint ? hint->shape.rank : 0;
+    shape.rank = hint_rank < 0 ? 0 : hint_rank;
     for (int d = 0; d < shape.rank; d++) {
       int id = ncc_graph_fresh_sym(c->g);
       if (id < 0) return NCC_ERR_NOMEM;
@@ -614,10 +614,13 @@ static ncc_status import_subgraph(onnx_ctx *c, int idx, const ncc_node *n, int n
   if (!st && (int)sgp->n_input != want)
     st = ncc_error(NCC_ERR_INPUT, "%s takes %zu inputs, %s gives it %d", an, sgp->n_input,
                    ncc_op_name(n->op), want);
+  int n_states = n_decl - (int)ncc_attr_int(n, "num_scan_inputs", 0); /* Scan */
   for (int i = 0; !st && i < want; i++) {
     ncc_value *v;
-    const ncc_value *hint = i >= 2 ? n->in[i] : NULL;
-    st = body_input(&sc, sgp->input[i], hint, i == 0 ? NCC_DT_I64 : NCC_DT_BOOL, &v);
+    const ncc_value *h = n->op == NCC_OP_LOOP ? (i >= 2 ? n->in[i] : NULL) : n->in[i];
+    ncc_dtype dt = h ? h->dtype : i == 0 ? NCC_DT_I64 : NCC_DT_BOOL;
+    int rank = h ? h->shape.rank - (n->op == NCC_OP_SCAN && i >= n_states) : 0;
+    st = body_input(&sc, sgp->input[i], dt, rank, &v);
   }
   for (int j = 0; !st && j < c->n_caps[idx]; j++)
     st = capture_input(&sc, c->g, n->in[n_decl + j]);
@@ -670,7 +673,7 @@ static ncc_status attach_subgraphs(onnx_ctx *c, int idx, ncc_node *n, int n_decl
     ncc_status st = import_subgraph(c, idx, n, n_decl, an, ap->g, &sub);
     if (st || (st = ncc_node_set_attr_graph(c->g, n, an, sub))) return st;
   }
-  if (n->op == NCC_OP_LOOP && c->n_caps[idx])
+  if ((n->op == NCC_OP_LOOP || n->op == NCC_OP_SCAN) && c->n_caps[idx])
     return ncc_node_set_attr_int(c->g, n, "captures", c->n_caps[idx]);
   return NCC_OK;
 }
@@ -750,7 +753,7 @@ static ncc_status build_node(onnx_ctx *c, int idx) {
   int n_decl = b.n_in; /* t-rnn: captures follow the declared inputs */
   /* A subgraph's inputs take the types of the outer values it reads, so
    * the nodes built so far are inferred first (once per If/Loop). */
-  if ((b.op == NCC_OP_IF || b.op == NCC_OP_LOOP) &&
+  if ((b.op == NCC_OP_IF || b.op == NCC_OP_LOOP || b.op == NCC_OP_SCAN) &&
       ((st = ncc_infer_graph(g)) || (st = control_inputs(c, idx, &b, &n_decl))))
     return st;
   ncc_node *n = ncc_graph_add_node(g, b.op, onnx_str(np->name), b.n_in, b.in,
@@ -767,7 +770,8 @@ static ncc_status build_node(onnx_ctx *c, int idx) {
   }
   n->attrs = b.attrs;
   n->n_attrs = b.n_attrs;
-  if (b.op == NCC_OP_IF || b.op == NCC_OP_LOOP) return attach_subgraphs(c, idx, n, n_decl);
+  if (b.op == NCC_OP_IF || b.op == NCC_OP_LOOP || b.op == NCC_OP_SCAN)
+    return attach_subgraphs(c, idx, n, n_decl);
   return NCC_OK;
 }
 

@@ -167,3 +167,107 @@ ncc_status ncc_rule_loop(ictx *c) {
   }
   return NCC_OK;
 }
+
+/* Scan's axes attribute `name` (count entries, default 0), each normalized
+ * against the rank of its tensor (ranks[i]). */
+static ncc_status scan_axes(ictx *c, const char *name, int count, const int *ranks,
+                            int *axes) {
+  int n = 0;
+  const int64_t *v = ncc_attr_ints(c->n, name, &n);
+  if (v && n != count)
+    return ncc_si_fail(c, NCC_ERR_INPUT, "%s has %d entries, expected %d", name, n, count);
+  for (int i = 0; i < count; i++) {
+    int64_t a = v ? v[i] : 0;
+    if (a < -ranks[i] || a >= ranks[i])
+      return ncc_si_fail(c, NCC_ERR_INPUT, "%s[%d] is %lld, outside the rank %d", name, i,
+                         (long long)a, ranks[i]);
+    axes[i] = (int)(a < 0 ? a + ranks[i] : a);
+  }
+  return NCC_OK;
+}
+
+/* Directions are 0 (forward) or 1 (reverse). */
+static ncc_status scan_dirs(ictx *c, const char *name, int count) {
+  int n = 0;
+  const int64_t *v = ncc_attr_ints(c->n, name, &n);
+  if (v && n != count)
+    return ncc_si_fail(c, NCC_ERR_INPUT, "%s has %d entries, expected %d", name, n, count);
+  for (int i = 0; v && i < count; i++)
+    if (v[i] != 0 && v[i] != 1)
+      return ncc_si_fail(c, NCC_ERR_INPUT, "%s[%d] must be 0 or 1", name, i);
+  return NCC_OK;
+}
+
+ncc_status ncc_rule_scan(ictx *c) {
+  const ncc_graph *b;
+  ncc_status st;
+  int64_t n_scan_in, n_cap;
+  if ((st = need_graph(c, "body", &b)) ||
+      (st = ncc_attrs_get_int(c->n, "num_scan_inputs", -1, &n_scan_in)) ||
+      (st = ncc_attrs_get_int(c->n, "captures", 0, &n_cap)))
+    return st;
+  int n_in = c->n->n_in;
+  if (n_cap < 0 || n_cap > n_in || n_scan_in < 1 || n_scan_in > n_in - n_cap)
+    return ncc_si_fail(c, NCC_ERR_INPUT, "num_scan_inputs %lld (captures %lld) does not fit "
+                       "%d inputs", (long long)n_scan_in, (long long)n_cap, n_in);
+  int M = (int)n_scan_in, N = n_in - M - (int)n_cap;
+  if (b->n_inputs != n_in)
+    return ncc_si_fail(c, NCC_ERR_INPUT, "the body takes %d inputs, the node gives %d "
+                       "(%d states, %d scan inputs, %lld outer)", b->n_inputs, n_in, N, M,
+                       (long long)n_cap);
+  int K = b->n_outputs - N;
+  if (K < 0 || c->n->n_out > N + K)
+    return ncc_si_fail(c, NCC_ERR_INPUT, "the body has %d outputs for %d states; the node "
+                       "has %d", b->n_outputs, N, c->n->n_out);
+  int ranks[64], axes[64];
+  if (M > 64 || K > 64)
+    return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "more than 64 scan inputs or outputs");
+  for (int i = 0; i < M; i++) ranks[i] = rank_of(c, N + i);
+  if ((st = scan_axes(c, "scan_input_axes", M, ranks, axes)) ||
+      (st = scan_dirs(c, "scan_input_directions", M)) ||
+      (st = scan_dirs(c, "scan_output_directions", K)))
+    return st;
+  int64_t seq = IN(c, N)->shape.d[axes[0]];
+  for (int i = 0; i < M; i++) {
+    const ncc_value *v = b->inputs[N + i];
+    if (v->dtype != IN(c, N + i)->dtype || v->shape.rank != ranks[i] - 1)
+      return ncc_si_fail(c, NCC_ERR_INPUT, "body input %d ('%s') must be a slice of scan "
+                         "input %d (%s of rank %d)", N + i, v->name, i,
+                         ncc_dtype_name(IN(c, N + i)->dtype), ranks[i] - 1);
+    if (!ncc_si_merge_dim(c->g, seq, IN(c, N + i)->shape.d[axes[i]], &seq))
+      return ncc_si_fail(c, NCC_ERR_INPUT, "the scan inputs have different lengths");
+  }
+  for (int j = 0; j < N; j++)
+    if ((st = feeds(c, "the body", b, j, j))) return st;
+  for (int j = N + M; j < n_in; j++)
+    if ((st = feeds(c, "the body", b, j, j))) return st;
+  for (int k = 0; k < N; k++) {
+    const ncc_value *o = b->outputs[k];
+    if (o->dtype != IN(c, k)->dtype || o->shape.rank != IN(c, k)->shape.rank)
+      return ncc_si_fail(c, NCC_ERR_INPUT, "the body turns state %d from %s of rank %d "
+                         "into %s of rank %d", k, ncc_dtype_name(IN(c, k)->dtype),
+                         IN(c, k)->shape.rank, ncc_dtype_name(o->dtype), o->shape.rank);
+  }
+  for (int k = 0; k < K; k++) ranks[k] = b->outputs[N + k]->shape.rank + 1;
+  if ((st = scan_axes(c, "scan_output_axes", K, ranks, axes))) return st;
+  for (int k = 0; k < c->n->n_out; k++) {
+    const ncc_value *o = b->outputs[k];
+    ncc_shape s;
+    if (k < N) {
+      s = IN(c, k)->shape;
+      for (int d = 0; d < s.rank; d++)
+        if (!(is_static(s.d[d]) && s.d[d] == o->shape.d[d]) && (st = dyn_dim(c, &s.d[d])))
+          return st;
+    } else {
+      ncc_shape per;
+      int a = axes[k - N];
+      if ((st = ncc_si_check_out_rank(c, o->shape.rank + 1)) ||
+          (st = outer_shape(c, &o->shape, &per)))
+        return st;
+      s.rank = per.rank + 1;
+      for (int d = 0, e = 0; d < s.rank; d++) s.d[d] = d == a ? seq : per.d[e++];
+    }
+    set_out(c, k, o->dtype, &s);
+  }
+  return NCC_OK;
+}

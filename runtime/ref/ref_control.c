@@ -217,3 +217,135 @@ ncc_status ncc_ref_LOOP(const ncc_node *n, const ncc_tensor *const *in, ncc_tens
   loop_free(&L);
   return st;
 }
+
+/* ---- Scan ---- */
+
+/* outer = product of dims before axis a, inner = bytes of the dims after. */
+static void split_at(int rank, const int64_t *dims, int a, size_t esize, int64_t *outer,
+                     size_t *inner) {
+  *outer = 1;
+  *inner = esize;
+  for (int d = 0; d < a; d++) *outer *= dims[d];
+  for (int d = a + 1; d < rank; d++) *inner *= (size_t)dims[d];
+}
+
+/* Slice t of src along axis a into dst (allocated here). */
+static ncc_status take_slice(const ncc_tensor *src, int a, int64_t t, ncc_tensor *dst) {
+  int64_t dims[NCC_MAX_RANK], outer;
+  size_t inner;
+  for (int d = 0, e = 0; d < src->rank; d++)
+    if (d != a) dims[e++] = src->dims[d];
+  ncc_status st = ncc_tensor_alloc_uninit(dst, src->dtype, src->rank - 1, dims);
+  if (st) return st;
+  split_at(src->rank, src->dims, a, ncc_dtype_size(src->dtype), &outer, &inner);
+  for (int64_t o = 0; o < outer && inner; o++)
+    memcpy((char *)dst->data + (size_t)o * inner,
+           (const char *)src->data + ((size_t)(o * src->dims[a] + t)) * inner, inner);
+  return NCC_OK;
+}
+
+static int64_t ints_at(const ncc_node *n, const char *name, int i, int64_t dflt) {
+  int cnt = 0;
+  const int64_t *v = ncc_attr_ints(n, name, &cnt);
+  return v && i < cnt ? v[i] : dflt;
+}
+
+static ncc_status scan_run(const ncc_node *n, const ncc_tensor *const *in, ncc_tensor *out,
+                           loop_run *L, int M) {
+  int N = L->n_carried, n_in = n->n_in, n_res = N + L->n_scan;
+  int64_t seq = 0;
+  ncc_status st;
+  L->args = ncc_calloc((size_t)n_in + 2, sizeof *L->args);
+  L->res = ncc_calloc((size_t)n_res + 1, sizeof *L->res);
+  L->state = ncc_calloc((size_t)N + 1, sizeof *L->state);
+  L->scans = ncc_calloc((size_t)L->n_scan + 1, sizeof *L->scans);
+  int *ax = ncc_calloc((size_t)M + 1, sizeof *ax);
+  if (!L->args || !L->res || !L->state || !L->scans || !ax) {
+    ncc_free(ax, 0);
+    return NCC_ERR_NOMEM;
+  }
+  for (int i = 0; i < M; i++) {
+    const ncc_tensor *x = in[N + i];
+    int64_t a = ints_at(n, "scan_input_axes", i, 0);
+    ax[i] = (int)(a < 0 ? a + x->rank : a);
+    if (i == 0) seq = x->dims[ax[0]];
+    if (x->dims[ax[i]] != seq) {
+      ncc_free(ax, 0);
+      return ncc_node_error(n, NCC_ERR_INPUT, "the scan inputs have different lengths");
+    }
+  }
+  st = ncc_exec_create(L->body, &L->x);
+  for (int k = 0; k < N; k++) L->state[k] = borrow(in[k]);
+  for (int j = N + M; j < n_in; j++) L->args[j] = borrow(in[j]);
+  for (int64_t t = 0; t < seq && st == NCC_OK; t++) {
+    for (int k = 0; k < N; k++) L->args[k] = borrow(&L->state[k]);
+    for (int i = 0; i < M && st == NCC_OK; i++) {
+      int64_t at = ints_at(n, "scan_input_directions", i, 0) ? seq - 1 - t : t;
+      ncc_tensor_free(&L->args[N + i]);
+      st = take_slice(in[N + i], ax[i], at, &L->args[N + i]);
+    }
+    if (st == NCC_OK) st = ncc_exec_run(L->x, L->args, n_in, L->res, n_res);
+    for (int k = 0; k < N && st == NCC_OK; k++) {
+      ncc_tensor_free(&L->state[k]);
+      L->state[k] = L->res[k];
+      memset(&L->res[k], 0, sizeof L->res[k]);
+    }
+    if (st == NCC_OK) {
+      /* keep_scans counts scans after carried + 1 (Loop's condition) */
+      memmove(&L->res[1], &L->res[0], sizeof *L->res * (size_t)n_res);
+      memset(&L->res[0], 0, sizeof L->res[0]);
+      st = keep_scans(L);
+    }
+  }
+  for (int i = 0; i < M; i++) ncc_tensor_free(&L->args[N + i]);
+  ncc_free(ax, 0);
+  if (st) return st;
+  for (int k = 0; k < n->n_out && st == NCC_OK; k++) {
+    if (k < N) {
+      st = place(&out[k], &L->state[k]);
+      continue;
+    }
+    /* stack the iterations' outputs at the output axis, reversed for
+     * direction 1 */
+    int j = k - N;
+    const ncc_value *o = L->body->outputs[k];
+    int rank = o->shape.rank + 1;
+    int64_t a = ints_at(n, "scan_output_axes", j, 0);
+    int axis = (int)(a < 0 ? a + rank : a);
+    bool rev = ints_at(n, "scan_output_directions", j, 0) != 0;
+    int64_t dims[NCC_MAX_RANK];
+    for (int d = 0, e = 0; d < rank; d++)
+      dims[d] = d == axis ? seq
+                          : (seq ? L->scans[j][0].dims[e++]
+                                 : (o->shape.d[e] >= 0 ? o->shape.d[e++] : (e++, 0)));
+    ncc_tensor t;
+    if ((st = ncc_tensor_alloc_uninit(&t, o->dtype, rank, dims))) return st;
+    int64_t outer;
+    size_t inner;
+    split_at(rank, dims, axis, ncc_dtype_size(o->dtype), &outer, &inner);
+    for (int64_t it = 0; it < seq && inner; it++) {
+      int64_t p = rev ? seq - 1 - it : it;
+      for (int64_t q = 0; q < outer; q++)
+        memcpy((char *)t.data + ((size_t)(q * seq + p)) * inner,
+               (const char *)L->scans[j][it].data + (size_t)q * inner, inner);
+    }
+    st = place(&out[k], &t);
+  }
+  return st;
+}
+
+ncc_status ncc_ref_SCAN(const ncc_node *n, const ncc_tensor *const *in, ncc_tensor *out) {
+  loop_run L;
+  memset(&L, 0, sizeof L);
+  L.n = n;
+  L.body = ncc_attr_graph(n, "body");
+  int M = (int)ncc_attr_int(n, "num_scan_inputs", 1);
+  L.n_cap = (int)ncc_attr_int(n, "captures", 0);
+  L.n_carried = n->n_in - M - L.n_cap;
+  L.n_scan = L.body->n_outputs - L.n_carried;
+  ncc_status st = scan_run(n, in, out, &L, M);
+  /* loop_free frees args[0..1] as Loop's own scalars: Scan's are borrowed */
+  if (L.args) memset(L.args, 0, sizeof *L.args * 2);
+  loop_free(&L);
+  return st;
+}

@@ -1,6 +1,6 @@
 """tests/py/ortgen_rnn.py — the recurrent and control-flow family (t-rnn):
-RNN, GRU, LSTM for diff_ort.py (generators against ONNX Runtime) and
-node_conformance.py (type-only revisions).  register(ns) is called by both
+RNN, GRU, LSTM, If, Loop, Scan for diff_ort.py (generators against ONNX
+Runtime) and node_conformance.py (type-only revisions).  register(ns) is called by both
 scripts with the script's module as ns."""
 import numpy as np
 from onnx import helper
@@ -269,6 +269,33 @@ def gen_loop(g):
               "k2": np.array(2, np.int64)}, [("xf", FLOAT, 1)])
 
 
+def gen_scan(g):
+    """Running sum and product over the scan axis, with an outer value."""
+    def body(rank):
+        return helper.make_graph(
+            [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+             helper.make_node("Mul", ["s_out", "w"], ["y_t"]),
+             helper.make_node("Neg", ["z_t"], ["n_t"])],
+            "body", [vi("s_in", FLOAT, rank), vi("x_t", FLOAT, rank), vi("z_t", FLOAT, rank)],
+            [vi("s_out", FLOAT, rank), vi("y_t", FLOAT, rank), vi("n_t", FLOAT, rank)])
+    variants = [
+        ("default", {}, (5, 3), (5, 3)),
+        ("reverse_in", {"scan_input_directions": [1, 0]}, (4, 2), (4, 2)),
+        ("axis1_in", {"scan_input_axes": [1, -1]}, (3, 6), (3, 6)),
+        ("out_axis1_reverse", {"scan_output_axes": [1, -1], "scan_output_directions": [1, 0]},
+         (4, 3), (4, 3)),
+        ("mixed", {"scan_input_axes": [0, 1], "scan_input_directions": [0, 1],
+                   "scan_output_axes": [0, 1]}, (5, 2), (2, 5)),
+    ]
+    for name, attrs, xs, zs in variants:
+        ax = attrs.get("scan_input_axes", [0, 0])
+        state = tuple(d for i, d in enumerate(xs) if i != (ax[0] % 2))
+        cf_graph(g, name, [helper.make_node("Scan", ["s0", "x", "z"], ["sf", "ys", "ns"],
+                                            body=body(1), num_scan_inputs=2, **attrs)],
+                 {"s0": g.randn(*state), "x": g.randn(*xs), "z": g.randn(*zs)},
+                 {"w": g.randn(*state)}, [("sf", FLOAT, 1), ("ys", FLOAT, 2), ("ns", FLOAT, 2)])
+
+
 def wide_control(g):
     """Bigger tensors through the bodies (the cpu target's compiled kernels
     around the If/Loop nodes)."""
@@ -281,6 +308,16 @@ def wide_control(g):
                      helper.make_node("If", ["c"], ["y0"], then_branch=tb, else_branch=eb),
                      helper.make_node("Add", ["y0", "x0"], ["y"])],
                     {"c": np.array(cond), "x0": g.randn(33, 1001)}, {}, [("y", FLOAT, 2)])
+    elif g.op == "Scan":
+        body = helper.make_graph(
+            [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+             helper.make_node("Tanh", ["s_out"], ["y_t"])],
+            "body", [vi("s_in", FLOAT, 1), vi("x_t", FLOAT, 1)],
+            [vi("s_out", FLOAT, 1), vi("y_t", FLOAT, 1)])
+        cf_graph(g, "wide", [helper.make_node("Scan", ["s0", "x"], ["sf", "ys"], body=body,
+                                              num_scan_inputs=1)],
+                 {"s0": g.randn(1001), "x": g.randn(9, 1001)}, {},
+                 [("sf", FLOAT, 1), ("ys", FLOAT, 2)])
     else:
         body = loop_body([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
                           helper.make_node("Tanh", ["v_in"], ["v_out"]),
@@ -305,11 +342,12 @@ def register(ns):
             ns.TOL[op] = TOL_RNN
             # the cpu target runs these through the reference kernel: exact
             ns.TOL_CPU_REF[op] = (0.0, 0.0, "abs")
-        ns.GENERATORS.update({"If": gen_if, "Loop": gen_loop})
-        ns.WIDE_GENERATORS.update({"If": wide_control, "Loop": wide_control})
+        ns.GENERATORS.update({"If": gen_if, "Loop": gen_loop, "Scan": gen_scan})
+        ns.WIDE_GENERATORS.update({"If": wide_control, "Loop": wide_control,
+                                   "Scan": wide_control})
         # The bodies run on the reference kernels on every host target;
         # against ONNX Runtime they hold its elementwise tolerances.
-        for op in ("If", "Loop"):
+        for op in ("If", "Loop", "Scan"):
             ns.TOL[op] = (1e-5, 1e-5)
             ns.TOL_CPU_REF[op] = (0.0, 0.0, "abs")
     else:  # node_conformance.py

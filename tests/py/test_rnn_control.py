@@ -5,9 +5,10 @@ recurrent and control-flow family (t-rnn), checked against onnxruntime:
   - RNN/GRU/LSTM with layout 1 (batch first), which onnxruntime lacks:
     ncc's layout-1 model against onnxruntime on the same weights in
     layout 0 with X, initial_h/c transposed in and Y, Y_h/Y_c out;
-  - the ONNX backend node cases of If and Loop (test_if, test_loop11),
-    generated at opset 11, re-stamped to opset 13 (If and Loop did not
-    change between them for tensors; Unsqueeze's axes become an input);
+  - the ONNX backend node cases of If, Loop and Scan (test_if, test_loop11,
+    test_scan9_*), generated at opsets 9-11, re-stamped to opset 13 (the
+    three did not change between them for tensors; Unsqueeze's axes become
+    an input);
   - bad models: exit 2 with one `ncc: error:` line, never a crash (a body
     with the wrong input/output count, a cycle through an outer reference,
     an If on a non-bool condition, a body that changes a carried dtype,
@@ -176,7 +177,8 @@ def node_cases(workdir, target):
     from onnx.backend.test.case.node import collect_testcases
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        cases = [c for c in collect_testcases(None) if c.name in ("test_if", "test_loop11")]
+        cases = [c for c in collect_testcases(None)
+                 if c.name in ("test_if", "test_loop11") or c.name.startswith("test_scan9")]
     for c in cases:
         m = restamp13(c.model)
         for k, (ins, outs) in enumerate(c.data_sets):
@@ -283,6 +285,19 @@ def bad_models(workdir):
                  model([helper.make_node("Loop", ["M", "", "v0"], ["y"], body=good,
                                          captures=0)], loop_in, out_f),
                  2, r"no attribute 'captures'")
+
+    sbody = body([helper.make_node("Add", ["s", "xt"], ["s2"])],
+                 [vi("s", T.FLOAT, [3]), vi("xt", T.FLOAT, [3])], [vi("s2", T.FLOAT, [3])])
+    expect_error("bad_scan_input_count", workdir,
+                 model([helper.make_node("Scan", ["s0", "xs", "xs"], ["y"], body=sbody,
+                                         num_scan_inputs=2)],
+                       [vi("s0", T.FLOAT, [3]), vi("xs", T.FLOAT, [4, 3])], out_f),
+                 2, r"body takes 2 inputs, Scan gives it 3")
+    expect_error("bad_scan_axis", workdir,
+                 model([helper.make_node("Scan", ["s0", "xs"], ["y"], body=sbody,
+                                         num_scan_inputs=1, scan_input_axes=[2])],
+                       [vi("s0", T.FLOAT, [3]), vi("xs", T.FLOAT, [4, 3])], out_f),
+                 2, r"scan_input_axes\[0\] is 2, outside the rank 2")
 
     # refusals (exit 3)
     rank3 = branch("e", [helper.make_node("Unsqueeze", ["x", "ax"], ["b"])],

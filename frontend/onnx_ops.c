@@ -302,6 +302,13 @@ ncc_status onnx_upgrade_node(onnx_node_build *b) {
                        b->label);
     return NCC_OK;
   }
+  case NCC_OP_SCAN: /* t-rnn */
+    if (b->opset < 9)
+      return ncc_error(NCC_ERR_UNSUPPORTED,
+                       "%s: Scan before opset 9 (batch axis, sequence_lens) is not "
+                       "supported",
+                       b->label);
+    return NCC_OK;
   case NCC_OP_CONSTANTOFSHAPE: {
     int i = find_attr(b, "value");
     if (i >= 0 && ncc_shape_numel(&b->attrs[i].t.shape) != 1)

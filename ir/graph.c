@@ -312,13 +312,6 @@ ncc_graph *ncc_attr_graph(const ncc_node *n, const char *name) {
   return a && a->kind == NCC_ATTR_GRAPH ? a->graph : NULL;
 }
 
-bool ncc_graph_has_subgraphs(const ncc_graph *g) {
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i]->n_attrs; k++)
-      if (g->nodes[i]->attrs[k].kind == NCC_ATTR_GRAPH) return true;
-  return false;
-}
-
 const ncc_attr *ncc_node_attr(const ncc_node *n, const char *name) {
   for (int i = 0; i < n->n_attrs; i++)
     if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];

@@ -293,11 +293,10 @@ ncc_status ncc_node_set_attr_string(ncc_graph *g, ncc_node *n,
 const ncc_attr *ncc_node_attr(const ncc_node *n, const char *name);
 /* t-rnn: a GRAPH attribute; g takes ownership of sub (freed with g, also
  * when this fails). ncc_attr_graph: the subgraph, NULL when absent or of
- * another kind. ncc_graph_has_subgraphs: whether a node of g has one. */
+ * another kind. */
 ncc_status ncc_node_set_attr_graph(ncc_graph *g, ncc_node *n, const char *name,
                                    ncc_graph *sub);
 ncc_graph *ncc_attr_graph(const ncc_node *n, const char *name);
-bool ncc_graph_has_subgraphs(const ncc_graph *g);
 int64_t ncc_attr_int(const ncc_node *n, const char *name, int64_t dflt);
 float ncc_attr_float(const ncc_node *n, const char *name, float dflt);
 /* Pointer to the ints and their count, or NULL (count 0) when absent. */

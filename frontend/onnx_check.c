@@ -5,7 +5,8 @@
  * loop of one fix per run. This walks the decoded model once and collects
  * instead, with the importer's own lookups (onnx_node_op, onnx_dtype and
  * the opset bounds of frontend.h), so the two cannot disagree about what is
- * supported. Only what can be judged without building the graph is listed;
+ * supported. Subgraphs (If branches, Loop bodies) are walked as well. Only
+ * what can be judged without building the graph is listed;
  * a model with none of it is then imported in full, so anything else the
  * importer refuses is still reported as the importer's one error.
  */
@@ -125,6 +126,8 @@ static ncc_status add_op_type(check_impl *c, const char *t) {
   return NCC_OK;
 }
 
+static ncc_status check_subgraph(check_impl *c, const Onnx__GraphProto *gp);
+
 static ncc_status check_node(check_impl *c, const Onnx__NodeProto *np, int idx) {
   const char *op_type = onnx_str(np->op_type);
   char first[32];
@@ -154,6 +157,33 @@ static ncc_status check_node(check_impl *c, const Onnx__NodeProto *np, int idx) 
       st = check_dtype(c, a->i, name, op_type, true);
     if (st) return st;
   }
+  /* t-rnn: If branches, Loop bodies (and any GRAPHS) are looked into;
+   * the recursion follows the message nesting onnx_unpack bounded */
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    const Onnx__AttributeProto *a = np->attribute[i];
+    if (a->g && (st = check_subgraph(c, a->g))) return st;
+    for (size_t k = 0; k < a->n_graphs; k++)
+      if ((st = check_subgraph(c, a->graphs[k]))) return st;
+  }
+  return NCC_OK;
+}
+
+/* A subgraph's nodes, initializers and declared values, reported as the
+ * model's own (the node labels are the subgraph's). */
+static ncc_status check_subgraph(check_impl *c, const Onnx__GraphProto *gp) {
+  ncc_status st;
+  if ((st = check_values(c, gp->input, gp->n_input, "input"))) return st;
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    const Onnx__TensorProto *t = gp->initializer[i];
+    if (t->has_data_type &&
+        (st = check_dtype(c, t->data_type, onnx_str(t->name), "initializer", false)))
+      return st;
+  }
+  for (size_t i = 0; i < gp->n_node && i < (size_t)INT32_MAX; i++)
+    if ((st = check_node(c, gp->node[i], (int)i))) return st;
+  if ((st = check_values(c, gp->value_info, gp->n_value_info, "value_info")) ||
+      (st = check_values(c, gp->output, gp->n_output, "output")))
+    return st;
   return NCC_OK;
 }
 

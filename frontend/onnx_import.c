@@ -56,6 +56,12 @@ typedef struct onnx_ctx {
   onnx_decl *decl; /* by value id, n_decl of them */
   int n_decl;
   int infer_value, infer_node; /* ncc_infer_graph_from's cursors */
+  /* subgraphs: caps[i]: the outer names node i's subgraphs read
+   * (its captures, docs/IR.md "Subgraphs"); parent: the enclosing graph's
+   * context when this one is a subgraph. */
+  const char ***caps;
+  int *n_caps;
+  struct onnx_ctx *parent;
 } onnx_ctx;
 
 static const char *node_label(const onnx_ctx *c, int idx, char *buf,
@@ -293,6 +299,17 @@ static int heap_pop(min_heap *h) {
   return top;
 }
 
+/* The names node i depends on: its inputs, then (t-rnn) the outer values
+ * its subgraphs read, so that the sort orders it after their producers
+ * and a subgraph reading the node's own output is a cycle. */
+static size_t n_deps(const onnx_ctx *c, int i) {
+  return c->gp->node[i]->n_input + (size_t)(c->n_caps ? c->n_caps[i] : 0);
+}
+static const char *dep(const onnx_ctx *c, int i, size_t j) {
+  const Onnx__NodeProto *np = c->gp->node[i];
+  return j < np->n_input ? np->input[j] : c->caps[i][j - np->n_input];
+}
+
 /* Producer (proto node index) of input name `s` of a node, -1 for a graph
  * input, initializer or constant. The name must be defined. */
 static int producer_of(const onnx_ctx *c, const char *s) {
@@ -307,9 +324,8 @@ static int node_on_cycle(const onnx_ctx *c, const int *indeg) {
   int r = 0;
   while (c->ops[r] == NCC_OP_CONSTANT || indeg[r] == 0) r++;
   for (int step = 0; step < c->n_nodes; step++) {
-    const Onnx__NodeProto *np = c->gp->node[r];
-    for (size_t j = 0; j < np->n_input; j++) {
-      int p = *np->input[j] ? producer_of(c, np->input[j]) : -1;
+    for (size_t j = 0; j < n_deps(c, r); j++) {
+      int p = *dep(c, r, j) ? producer_of(c, dep(c, r, j)) : -1;
       if (p >= 0 && indeg[p] > 0) {
         r = p;
         break;
@@ -340,9 +356,8 @@ static ncc_status sort_nodes(onnx_ctx *c) {
   /* Resolve every input name; count edges producer -> consumer. */
   size_t n_edges = 0;
   for (int i = 0; i < n; i++) {
-    const Onnx__NodeProto *np = gp->node[i];
-    for (size_t j = 0; j < np->n_input; j++) {
-      const char *s = np->input[j];
+    for (size_t j = 0; j < n_deps(c, i); j++) {
+      const char *s = dep(c, i, j);
       if (!*s) continue;
       if (!ncc_graph_find_value(c->g, s)) {
         char label[256];
@@ -366,9 +381,8 @@ static ncc_status sort_nodes(onnx_ctx *c) {
   if (!adj || !fill) return NCC_ERR_NOMEM;
   memcpy(fill, off, sizeof(int) * (size_t)n);
   for (int i = 0; i < n; i++) {
-    const Onnx__NodeProto *np = gp->node[i];
-    for (size_t j = 0; j < np->n_input; j++) {
-      int p = *np->input[j] ? producer_of(c, np->input[j]) : -1;
+    for (size_t j = 0; j < n_deps(c, i); j++) {
+      int p = *dep(c, i, j) ? producer_of(c, dep(c, i, j)) : -1;
       if (p >= 0) adj[fill[p]++] = i;
     }
   }
@@ -392,6 +406,282 @@ static ncc_status sort_nodes(onnx_ctx *c) {
                      node_label(c, node_on_cycle(c, indeg), label,
                                 sizeof label));
   }
+  return NCC_OK;
+}
+
+/* ---- subgraphs (t-rnn) ----
+ *
+ * An If branch or a Loop body is imported as a graph of its own with the
+ * same code as the model's graph. ONNX lets a subgraph read any value of
+ * the enclosing scopes by name; those names (its "free" names) become
+ * explicit: graph inputs of the subgraph after its declared ones, and the
+ * matching outer values trailing inputs of the If/Loop node. So every
+ * pass of the enclosing graph sees the dependency as an ordinary input,
+ * and a subgraph needs nothing from outside itself. */
+
+/* A set of names (open addressing over the scratch arena). */
+typedef struct name_set {
+  const char **slot;
+  size_t cap, n;
+} name_set;
+
+static uint32_t name_hash(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+static bool set_has(const name_set *ns, const char *s) {
+  if (!ns->cap) return false;
+  for (size_t h = name_hash(s) & (ns->cap - 1); ns->slot[h]; h = (h + 1) & (ns->cap - 1))
+    if (strcmp(ns->slot[h], s) == 0) return true;
+  return false;
+}
+
+/* Add s (the proto's string, which outlives the import); *added tells
+ * whether it was new. False on OOM. */
+static bool set_add(onnx_ctx *c, name_set *ns, const char *s, bool *added) {
+  if (added) *added = false;
+  if (set_has(ns, s)) return true;
+  if (2 * (ns->n + 1) > ns->cap) {
+    size_t nc = ns->cap ? ns->cap * 2 : 16;
+    const char **t = tmp_array(c, nc, sizeof *t);
+    if (!t) return false;
+    for (size_t i = 0; i < ns->cap; i++)
+      if (ns->slot[i]) {
+        size_t h = name_hash(ns->slot[i]) & (nc - 1);
+        while (t[h]) h = (h + 1) & (nc - 1);
+        t[h] = ns->slot[i];
+      }
+    ns->slot = t;
+    ns->cap = nc;
+  }
+  size_t h = name_hash(s) & (ns->cap - 1);
+  while (ns->slot[h]) h = (h + 1) & (ns->cap - 1);
+  ns->slot[h] = s;
+  ns->n++;
+  if (added) *added = true;
+  return true;
+}
+
+/* A growing list of names, in first-use order. */
+typedef struct name_list {
+  const char **a;
+  int n, cap;
+  name_set seen;
+} name_list;
+
+static bool list_add(onnx_ctx *c, name_list *l, const char *s) {
+  bool added;
+  if (!set_add(c, &l->seen, s, &added)) return false;
+  if (!added) return true;
+  if (l->n == l->cap) {
+    int nc = l->cap ? l->cap * 2 : 8;
+    const char **t = tmp_array(c, (size_t)nc, sizeof *t);
+    if (!t) return false;
+    if (l->n) memcpy(t, l->a, sizeof *t * (size_t)l->n);
+    l->a = t;
+    l->cap = nc;
+  }
+  l->a[l->n++] = s;
+  return true;
+}
+
+static bool graph_free_names(onnx_ctx *c, const Onnx__GraphProto *gp, name_list *out);
+
+/* The free names of the GRAPH attributes of np, added to out (those that
+ * `defined` does not hold). Recursion follows the nesting of the message,
+ * which onnx_unpack bounded. */
+static bool node_free_names(onnx_ctx *c, const Onnx__NodeProto *np,
+                            const name_set *defined, name_list *out) {
+  for (size_t k = 0; k < np->n_attribute; k++) {
+    const Onnx__AttributeProto *ap = np->attribute[k];
+    if (!ap->g) continue;
+    name_list inner = {0};
+    if (!graph_free_names(c, ap->g, &inner)) return false;
+    for (int j = 0; j < inner.n; j++)
+      if ((!defined || !set_has(defined, inner.a[j])) && !list_add(c, out, inner.a[j]))
+        return false;
+  }
+  return true;
+}
+
+/* The names graph gp reads without defining them (inputs, initializers,
+ * node outputs), its nested subgraphs' included. */
+static bool graph_free_names(onnx_ctx *c, const Onnx__GraphProto *gp, name_list *out) {
+  name_set def = {0};
+  for (size_t i = 0; i < gp->n_input; i++)
+    if (!set_add(c, &def, onnx_str(gp->input[i]->name), NULL)) return false;
+  for (size_t i = 0; i < gp->n_initializer; i++)
+    if (!set_add(c, &def, onnx_str(gp->initializer[i]->name), NULL)) return false;
+  for (size_t i = 0; i < gp->n_node; i++)
+    for (size_t j = 0; j < gp->node[i]->n_output; j++)
+      if (*gp->node[i]->output[j] && !set_add(c, &def, gp->node[i]->output[j], NULL))
+        return false;
+  for (size_t i = 0; i < gp->n_node; i++) {
+    const Onnx__NodeProto *np = gp->node[i];
+    for (size_t j = 0; j < np->n_input; j++)
+      if (*np->input[j] && !set_has(&def, np->input[j]) && !list_add(c, out, np->input[j]))
+        return false;
+    if (!node_free_names(c, np, &def, out)) return false;
+  }
+  for (size_t i = 0; i < gp->n_output; i++) {
+    const char *s = onnx_str(gp->output[i]->name);
+    if (*s && !set_has(&def, s) && !list_add(c, out, s)) return false;
+  }
+  return true;
+}
+
+/* caps[i] for every node with a subgraph. */
+static ncc_status find_captures(onnx_ctx *c) {
+  c->caps = tmp_array(c, (size_t)c->n_nodes + 1, sizeof *c->caps);
+  c->n_caps = tmp_array(c, (size_t)c->n_nodes + 1, sizeof *c->n_caps);
+  if (!c->caps || !c->n_caps) return NCC_ERR_NOMEM;
+  for (int i = 0; i < c->n_nodes; i++) {
+    name_list l = {0};
+    if (!node_free_names(c, c->gp->node[i], NULL, &l)) return NCC_ERR_NOMEM;
+    c->caps[i] = l.a;
+    c->n_caps[i] = l.n;
+  }
+  return NCC_OK;
+}
+
+static ncc_status import_nodes(onnx_ctx *c);
+
+/* The type of declared body input i: what the model declares, completed by
+ * the hint (the Loop's own inputs: iteration i64, condition bool, the
+ * carried values' dtypes and ranks; Scan's states and scan-input slices)
+ * with fresh dims, which may take other sizes at every iteration. */
+static ncc_status body_input(onnx_ctx *c, const Onnx__ValueInfoProto *vi,
+                             ncc_dtype hint_dt, int hint_rank, ncc_value **out) {
+  char what[256];
+  const char *name = onnx_str(vi->name);
+  snprintf(what, sizeof what, "subgraph input '" ONNX_NAME "'", name);
+  if (!*name) return ncc_error(NCC_ERR_INPUT, "%s has no name", what);
+  if (ncc_graph_find_value(c->g, name))
+    return ncc_error(NCC_ERR_INPUT, "%s is defined twice", what);
+  ncc_dtype dt = hint_dt;
+  ncc_shape shape = {0};
+  bool has_shape = false;
+  if (vi->type && vi->type->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET) {
+    ncc_status st = onnx_value_type(c->g, vi->type, what, true, &dt, &shape, &has_shape);
+    if (st) return st;
+  }
+  if (!has_shape) {
+    shape.rank = hint_rank < 0 ? 0 : hint_rank;
+    for (int d = 0; d < shape.rank; d++) {
+      int id = ncc_graph_fresh_sym(c->g);
+      if (id < 0) return NCC_ERR_NOMEM;
+      shape.d[d] = ncc_dim_sym(id);
+    }
+  }
+  ncc_value *v = ncc_graph_add_value(c->g, name, NCC_VAL_INPUT, dt, &shape);
+  if (!v) return NCC_ERR_NOMEM;
+  *out = v;
+  return ncc_graph_add_input(c->g, v);
+}
+
+/* An outer value the subgraph reads, as an input of the subgraph of the
+ * same name and type (its symbols named alike in the subgraph). */
+static ncc_status capture_input(onnx_ctx *c, const ncc_graph *outer, const ncc_value *ov) {
+  ncc_shape s = ov->shape;
+  for (int d = 0; d < s.rank; d++)
+    if (ncc_dim_is_sym(s.d[d])) {
+      const char *sym = outer->syms[ncc_dim_sym_id(s.d[d])];
+      int id = ncc_graph_sym(c->g, sym, strlen(sym));
+      if (id < 0) return NCC_ERR_NOMEM;
+      s.d[d] = ncc_dim_sym(id);
+    }
+  ncc_value *v = ncc_graph_add_value(c->g, ov->name, NCC_VAL_INPUT, ov->dtype, &s);
+  if (!v) return NCC_ERR_NOMEM;
+  return ncc_graph_add_input(c->g, v);
+}
+
+/* Import the subgraph of attribute `an` of node n (proto node idx):
+ * declared inputs (typed by the model, or by the node for a Loop), then
+ * one input per capture. */
+static ncc_status import_subgraph(onnx_ctx *c, int idx, const ncc_node *n, int n_decl,
+                                  const char *an, const Onnx__GraphProto *sgp,
+                                  ncc_graph **out) {
+  *out = NULL;
+  const char *gname = onnx_str(sgp->name);
+  onnx_ctx sc = {.gp = sgp, .opset = c->opset, .parent = c};
+  sc.g = ncc_graph_new(*gname ? gname : an);
+  if (!sc.g) return NCC_ERR_NOMEM;
+  ncc_arena_init(&sc.tmp);
+  ncc_status st = NCC_OK;
+  if (sgp->n_node > INT_MAX / 4) st = ncc_error(NCC_ERR_INPUT, "subgraph has too many nodes");
+  sc.n_nodes = (int)sgp->n_node;
+  sc.ops = st ? NULL : tmp_array(&sc, sgp->n_node + 1, sizeof(ncc_op));
+  if (!st && !sc.ops) st = NCC_ERR_NOMEM;
+  if (!st) st = add_initializers(&sc);
+  /* declared inputs: If branches take none; a Loop body the iteration
+   * number, the condition and one per carried value */
+  int want = n->op == NCC_OP_IF ? 0 : n_decl;
+  if (!st && (int)sgp->n_input != want)
+    st = ncc_error(NCC_ERR_INPUT, "%s takes %zu inputs, %s gives it %d", an, sgp->n_input,
+                   ncc_op_name(n->op), want);
+  int n_states = n_decl - (int)ncc_attr_int(n, "num_scan_inputs", 0); /* Scan */
+  for (int i = 0; !st && i < want; i++) {
+    ncc_value *v;
+    const ncc_value *h = n->op == NCC_OP_LOOP ? (i >= 2 ? n->in[i] : NULL) : n->in[i];
+    ncc_dtype dt = h ? h->dtype : i == 0 ? NCC_DT_I64 : NCC_DT_BOOL;
+    int rank = h ? h->shape.rank - (n->op == NCC_OP_SCAN && i >= n_states) : 0;
+    st = body_input(&sc, sgp->input[i], dt, rank, &v);
+  }
+  for (int j = 0; !st && j < c->n_caps[idx]; j++)
+    st = capture_input(&sc, c->g, n->in[n_decl + j]);
+  if (!st) st = import_nodes(&sc);
+  ncc_arena_release(&sc.tmp);
+  if (st) {
+    ncc_graph_free(sc.g);
+    char label[256];
+    ncc_error_prefix("%s, subgraph '%s'", node_label(c, idx, label, sizeof label), an);
+    return st;
+  }
+  *out = sc.g;
+  return NCC_OK;
+}
+
+/* Node inputs for an If or Loop: the declared ones (Loop: M and cond kept
+ * as slots even when omitted) and then the captured outer values. */
+static ncc_status control_inputs(onnx_ctx *c, int idx, onnx_node_build *b, int *n_decl) {
+  int nd = b->n_in;
+  if (b->op == NCC_OP_LOOP && nd < 2) {
+    while (b->n_in < 2) b->in[b->n_in++] = NULL; /* capacity n_in + 2 */
+    nd = 2;
+  }
+  *n_decl = nd;
+  int nc = c->n_caps[idx];
+  if (!nc) return NCC_OK;
+  ncc_value **in = tmp_array(c, (size_t)nd + (size_t)nc, sizeof *in);
+  if (!in) return NCC_ERR_NOMEM;
+  memcpy(in, b->in, sizeof *in * (size_t)nd);
+  for (int j = 0; j < nc; j++) in[nd + j] = ncc_graph_find_value(c->g, c->caps[idx][j]);
+  b->in = in;
+  b->n_in = nd + nc;
+  return NCC_OK;
+}
+
+/* After the node is built: its subgraphs, and Loop's capture count. */
+static ncc_status attach_subgraphs(onnx_ctx *c, int idx, ncc_node *n, int n_decl) {
+  const Onnx__NodeProto *np = c->gp->node[idx];
+  for (size_t k = 0; k < np->n_attribute; k++) {
+    const Onnx__AttributeProto *ap = np->attribute[k];
+    if (!ap->has_type || ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH) continue;
+    if (!ap->g) {
+      char label[256];
+      return ncc_error(NCC_ERR_INPUT, "%s: attribute '" ONNX_NAME "' has no graph",
+                       node_label(c, idx, label, sizeof label), onnx_str(ap->name));
+    }
+    const char *an = ncc_arena_strdup(&c->g->arena, onnx_str(ap->name));
+    if (!an) return NCC_ERR_NOMEM;
+    ncc_graph *sub;
+    ncc_status st = import_subgraph(c, idx, n, n_decl, an, ap->g, &sub);
+    if (st || (st = ncc_node_set_attr_graph(c->g, n, an, sub))) return st;
+  }
+  if ((n->op == NCC_OP_LOOP || n->op == NCC_OP_SCAN) && c->n_caps[idx])
+    return ncc_node_set_attr_int(c->g, n, "captures", c->n_caps[idx]);
   return NCC_OK;
 }
 
@@ -472,6 +762,12 @@ static ncc_status build_node(onnx_ctx *c, int idx) {
   if ((st = onnx_convert_attrs(&b)) || (st = onnx_upgrade_node(&b)) ||
       (st = check_arity(&b)))
     return st;
+  int n_decl = b.n_in; /* t-rnn: captures follow the declared inputs */
+  /* A subgraph's inputs take the types of the outer values it reads, so
+   * the nodes built so far are inferred first (once per If/Loop). */
+  if ((b.op == NCC_OP_IF || b.op == NCC_OP_LOOP || b.op == NCC_OP_SCAN) &&
+      ((st = ncc_infer_graph(g)) || (st = control_inputs(c, idx, &b, &n_decl))))
+    return st;
   ncc_node *n = ncc_graph_add_node(g, b.op, onnx_str(np->name), b.n_in, b.in,
                                    b.n_out);
   if (!n) return NCC_ERR_NOMEM;
@@ -487,7 +783,13 @@ static ncc_status build_node(onnx_ctx *c, int idx) {
   }
   n->attrs = b.attrs;
   n->n_attrs = b.n_attrs;
-  return b.finish ? b.finish(&b, n) : NCC_OK;
+  if (b.finish) {
+    ncc_status st = b.finish(&b, n);
+    if (st) return st;
+  }
+  if (b.op == NCC_OP_IF || b.op == NCC_OP_LOOP || b.op == NCC_OP_SCAN)
+    return attach_subgraphs(c, idx, n, n_decl);
+  return NCC_OK;
 }
 
 /* ---- graph outputs and declared types ---- */
@@ -582,6 +884,21 @@ static ncc_status check_decls(const onnx_ctx *c) {
 
 /* ---- the model ---- */
 
+/* Nodes to verifier, for the model's graph and subgraphs alike (their
+ * inputs are in place). */
+static ncc_status import_nodes(onnx_ctx *c) {
+  ncc_status st;
+  for (int i = 0; i < c->n_nodes; i++)
+    if ((st = declare_node(c, i))) return st;
+  if ((st = find_captures(c)) || (st = sort_nodes(c))) return st;
+  for (int k = 0; k < c->n_order; k++)
+    if ((st = build_node(c, c->order[k]))) return st;
+  if ((st = add_outputs(c)) || (st = collect_decls(c)) || (st = ncc_infer_graph(c->g)) ||
+      (st = check_decls(c)))
+    return st;
+  return ncc_graph_verify(c->g);
+}
+
 static ncc_status import_graph(onnx_ctx *c) {
   const Onnx__GraphProto *gp = c->gp;
   if (gp->n_node > INT_MAX / 4)
@@ -591,15 +908,7 @@ static ncc_status import_graph(onnx_ctx *c) {
   if (!c->ops) return NCC_ERR_NOMEM;
   ncc_status st;
   if ((st = add_initializers(c)) || (st = add_inputs(c))) return st;
-  for (int i = 0; i < c->n_nodes; i++)
-    if ((st = declare_node(c, i))) return st;
-  if ((st = sort_nodes(c))) return st;
-  for (int k = 0; k < c->n_order; k++)
-    if ((st = build_node(c, c->order[k]))) return st;
-  if ((st = add_outputs(c)) || (st = collect_decls(c)) || (st = ncc_infer_graph(c->g)) ||
-      (st = check_decls(c)))
-    return st;
-  return ncc_graph_verify(c->g);
+  return import_nodes(c);
 }
 
 static ncc_status import_model(const Onnx__ModelProto *m, ncc_graph **out) {

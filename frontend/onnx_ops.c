@@ -48,12 +48,45 @@ static int onnx_kind(ncc_attr_kind k) {
   case NCC_ATTR_TENSOR: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
   case NCC_ATTR_INTS: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
   case NCC_ATTR_FLOATS: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+  case NCC_ATTR_STRINGS: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+  case NCC_ATTR_GRAPH: return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
   }
   NCC_ASSERT(!"bad schema kind");
   return 0;
 }
 
 /* ---- attribute conversion ---- */
+
+/* A STRINGS attribute (RNN/GRU/LSTM `activations`) becomes one STRING, the
+ * names joined by ',' (ir/attrs.def): the IR has no list-of-strings kind,
+ * and no name it can hold contains a ',' or a NUL. */
+static ncc_status onnx_join_strings(onnx_node_build *b,
+                                    const Onnx__AttributeProto *ap,
+                                    ncc_attr *a) {
+  size_t len = 1;
+  for (size_t i = 0; i < ap->n_strings; i++) {
+    const ProtobufCBinaryData *s = &ap->strings[i];
+    if (s->len && (memchr(s->data, 0, s->len) || memchr(s->data, ',', s->len)))
+      return ncc_error(NCC_ERR_INPUT,
+                       "%s: attribute '" ONNX_NAME
+                       "' holds a name with a NUL byte or a ','",
+                       b->label, a->name);
+    if (!ncc_size_add(len, s->len + 1, &len))
+      return NCC_ERR_NOMEM;
+  }
+  char *out = ncc_arena_alloc(&b->g->arena, len);
+  if (!out) return NCC_ERR_NOMEM;
+  size_t k = 0;
+  for (size_t i = 0; i < ap->n_strings; i++) {
+    if (i) out[k++] = ',';
+    memcpy(out + k, ap->strings[i].data, ap->strings[i].len);
+    k += ap->strings[i].len;
+  }
+  out[k] = 0;
+  a->kind = NCC_ATTR_STRING;
+  a->s = out;
+  return NCC_OK;
+}
 
 static ncc_status convert_attr(onnx_node_build *b,
                                const Onnx__AttributeProto *ap, ncc_attr *a) {
@@ -133,6 +166,13 @@ static ncc_status convert_attr(onnx_node_build *b,
     a->floats = ncc_arena_memdup(&g->arena, ap->floats,
                                  sizeof(float) * ap->n_floats);
     return a->floats ? NCC_OK : NCC_ERR_NOMEM;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
+    return onnx_join_strings(b, ap, a);
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+    /* t-rnn: the importer builds the subgraph once the node exists */
+    a->kind = NCC_ATTR_GRAPH;
+    a->graph = NULL;
+    return NCC_OK;
   default: /* no op of ncc's has an attribute of another kind */
     NCC_ASSERT(!"schema allowed an unconvertible attribute kind");
     return NCC_ERR_INTERNAL;
@@ -249,6 +289,13 @@ ncc_status onnx_upgrade_node(onnx_node_build *b) {
                        b->label);
     return NCC_OK;
   }
+  case NCC_OP_SCAN: /* t-rnn */
+    if (b->opset < 9)
+      return ncc_error(NCC_ERR_UNSUPPORTED,
+                       "%s: Scan before opset 9 (batch axis, sequence_lens) is not "
+                       "supported",
+                       b->label);
+    return NCC_OK;
   case NCC_OP_CONSTANTOFSHAPE: {
     int i = find_attr(b, "value");
     if (i >= 0 && ncc_shape_numel(&b->attrs[i].t.shape) != 1)

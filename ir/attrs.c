@@ -297,6 +297,7 @@ static const char *kind_text(int kind) {
   case NCC_ATTR_FLOATS: return "a list of floats";
   case NCC_ATTR_STRING: return "a string";
   case NCC_ATTR_TENSOR: return "a tensor";
+  case NCC_ATTR_GRAPH: return "a graph";
   default: return "?";
   }
 }
@@ -633,4 +634,133 @@ ncc_status ncc_attrs_crop_axes(const ncc_node *n, int rank, int *axes, int *coun
 
 ncc_status ncc_attrs_align_corners(const ncc_node *n, bool *align) {
   return get_flag(n, "align_corners", false, align);
+}
+/* ---- recurrent and control flow (t-rnn) ---- */
+
+static const struct {
+  const char *name;
+  ncc_rnn_act_kind kind;
+  bool alpha, beta;      /* which of the two it takes */
+  float dalpha, dbeta;   /* the ONNX op's defaults */
+} rnn_acts[] = {
+    {"Relu", NCC_RNN_RELU, false, false, 0, 0},
+    {"Tanh", NCC_RNN_TANH, false, false, 0, 0},
+    {"Sigmoid", NCC_RNN_SIGMOID, false, false, 0, 0},
+    {"Affine", NCC_RNN_AFFINE, true, true, 1.0f, 0.0f},
+    {"LeakyRelu", NCC_RNN_LEAKYRELU, true, false, 0.01f, 0},
+    {"ThresholdedRelu", NCC_RNN_THRESHOLDEDRELU, true, false, 1.0f, 0},
+    {"ScaledTanh", NCC_RNN_SCALEDTANH, true, true, 1.0f, 1.0f},
+    {"HardSigmoid", NCC_RNN_HARDSIGMOID, true, true, 0.2f, 0.5f},
+    {"Elu", NCC_RNN_ELU, true, false, 1.0f, 0},
+    {"Softsign", NCC_RNN_SOFTSIGN, false, false, 0, 0},
+    {"Softplus", NCC_RNN_SOFTPLUS, false, false, 0, 0},
+};
+
+/* Case-insensitive equality of s[0..len) and the NUL-terminated name. */
+static bool name_eq_ci(const char *s, size_t len, const char *name) {
+  if (strlen(name) != len) return false;
+  for (size_t i = 0; i < len; i++) {
+    char a = s[i], b = name[i];
+    if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+    if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
+    if (a != b) return false;
+  }
+  return true;
+}
+
+ncc_status ncc_attrs_rnn(const ncc_node *n, ncc_rnn_attrs *a) {
+  memset(a, 0, sizeof *a);
+  a->gates = n->op == NCC_OP_LSTM ? 4 : n->op == NCC_OP_GRU ? 3 : 1;
+  a->acts_per_dir = n->op == NCC_OP_LSTM ? 3 : n->op == NCC_OP_GRU ? 2 : 1;
+  a->num_dir = 1;
+  a->hidden_size = -1;
+  static const char *const dflt[3] = {"Tanh", "Sigmoid,Tanh", "Sigmoid,Tanh,Tanh"};
+  const char *dir, *acts;
+  int64_t hs, layout;
+  ncc_status st;
+  if ((st = get_string(n, "direction", "forward", &dir)) ||
+      (st = ncc_attrs_get_int(n, "hidden_size", -1, &hs)) ||
+      (st = ncc_attrs_get_int(n, "layout", 0, &layout)) ||
+      (st = get_flag(n, "input_forget", false, &a->input_forget)) ||
+      (st = get_string(n, "activations", NULL, &acts)))
+    return st;
+  int64_t lbr;
+  if ((st = ncc_attrs_get_int(n, "linear_before_reset", 0, &lbr))) return st;
+  a->linear_before_reset = lbr != 0; /* onnxruntime: any nonzero value */
+  if (strcmp(dir, "forward") == 0) {
+  } else if (strcmp(dir, "reverse") == 0) {
+    a->reverse = true;
+  } else if (strcmp(dir, "bidirectional") == 0) {
+    a->num_dir = 2;
+  } else {
+    return ncc_node_error(n, NCC_ERR_INPUT,
+                          "direction must be forward, reverse or "
+                          "bidirectional, not '%s'", dir);
+  }
+  if (hs != -1 && hs <= 0)
+    return ncc_node_error(n, NCC_ERR_INPUT, "hidden_size must be positive, got %lld",
+                          (long long)hs);
+  a->hidden_size = hs;
+  if (layout != 0 && layout != 1)
+    return ncc_node_error(n, NCC_ERR_INPUT, "layout must be 0 or 1, got %lld",
+                          (long long)layout);
+  a->batch_first = layout == 1;
+  const ncc_attr *clip = ncc_node_attr(n, "clip");
+  if (clip) {
+    if ((st = get_float(n, "clip", 0, &a->clip))) return st;
+    if (!(a->clip > 0))
+      return ncc_node_error(n, NCC_ERR_INPUT, "clip must be positive");
+    a->has_clip = true;
+  }
+  /* the activation names, one list for every direction */
+  int want = a->acts_per_dir * a->num_dir;
+  const char *names[NCC_RNN_MAX_ACTS];
+  size_t lens[NCC_RNN_MAX_ACTS];
+  int count = 0;
+  for (int d = 0; d < (acts ? 1 : a->num_dir); d++) {
+    const char *p = acts ? acts : dflt[a->acts_per_dir - 1];
+    for (;;) {
+      const char *e = strchr(p, ',');
+      size_t len = e ? (size_t)(e - p) : strlen(p);
+      if (count == NCC_RNN_MAX_ACTS) {
+        count++;
+        break;
+      }
+      names[count] = p;
+      lens[count++] = len;
+      if (!e) break;
+      p = e + 1;
+    }
+  }
+  if (count != want)
+    return ncc_node_error(n, NCC_ERR_INPUT,
+                          "activations must name %d functions (%d per direction), "
+                          "got %d", want, a->acts_per_dir, count);
+  int n_alpha = 0, n_beta = 0, ia = 0, ib = 0;
+  const float *alpha = NULL, *beta = NULL;
+  const ncc_attr *aa = ncc_node_attr(n, "activation_alpha");
+  const ncc_attr *ab = ncc_node_attr(n, "activation_beta");
+  if (aa) {
+    if (aa->kind != NCC_ATTR_FLOATS)
+      return ncc_node_error(n, NCC_ERR_INPUT, "activation_alpha must be floats");
+    alpha = aa->floats, n_alpha = aa->n;
+  }
+  if (ab) {
+    if (ab->kind != NCC_ATTR_FLOATS)
+      return ncc_node_error(n, NCC_ERR_INPUT, "activation_beta must be floats");
+    beta = ab->floats, n_beta = ab->n;
+  }
+  for (int k = 0; k < count; k++) {
+    size_t j = 0, nk = sizeof rnn_acts / sizeof rnn_acts[0];
+    while (j < nk && !name_eq_ci(names[k], lens[k], rnn_acts[j].name)) j++;
+    if (j == nk)
+      return ncc_node_error(n, NCC_ERR_UNSUPPORTED, "unknown activation '%.*s'",
+                            (int)(lens[k] > 64 ? 64 : lens[k]), names[k]);
+    a->act[k].kind = rnn_acts[j].kind;
+    a->act[k].alpha = rnn_acts[j].dalpha;
+    a->act[k].beta = rnn_acts[j].dbeta;
+    if (rnn_acts[j].alpha && ia < n_alpha) a->act[k].alpha = alpha[ia++];
+    if (rnn_acts[j].beta && ib < n_beta) a->act[k].beta = beta[ib++];
+  }
+  return NCC_OK;
 }

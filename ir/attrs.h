@@ -342,5 +342,42 @@ ncc_status ncc_attrs_roipool(const ncc_node *n, int64_t pooled[2], float *scale)
  * distinct; AffineGrid's align_corners (0 or 1). */
 ncc_status ncc_attrs_crop_axes(const ncc_node *n, int rank, int *axes, int *count);
 ncc_status ncc_attrs_align_corners(const ncc_node *n, bool *align);
+/* ---- recurrent and control flow (t-rnn) ---- */
+
+/* An RNN/GRU/LSTM activation (the ONNX list: Relu, Tanh, Sigmoid, Affine,
+ * LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign,
+ * Softplus) with its alpha and beta. */
+typedef enum ncc_rnn_act_kind {
+  NCC_RNN_RELU, NCC_RNN_TANH, NCC_RNN_SIGMOID, NCC_RNN_AFFINE,
+  NCC_RNN_LEAKYRELU, NCC_RNN_THRESHOLDEDRELU, NCC_RNN_SCALEDTANH,
+  NCC_RNN_HARDSIGMOID, NCC_RNN_ELU, NCC_RNN_SOFTSIGN, NCC_RNN_SOFTPLUS,
+} ncc_rnn_act_kind;
+typedef struct ncc_rnn_act {
+  ncc_rnn_act_kind kind;
+  float alpha, beta;
+} ncc_rnn_act;
+
+#define NCC_RNN_MAX_ACTS 6 /* LSTM bidirectional: f, g, h twice */
+
+/* RNN (1 gate), GRU (3: z r h) and LSTM (4: i o f c). */
+typedef struct ncc_rnn_attrs {
+  int gates;          /* 1, 3, 4 */
+  int num_dir;        /* 1, or 2 for "bidirectional" */
+  bool reverse;       /* direction "reverse" (num_dir 1) */
+  int64_t hidden_size; /* -1 when absent */
+  bool has_clip;
+  float clip;         /* > 0 when has_clip */
+  bool batch_first;   /* layout 1 */
+  bool input_forget;  /* LSTM */
+  bool linear_before_reset; /* GRU */
+  int acts_per_dir;   /* RNN 1, GRU 2, LSTM 3 */
+  ncc_rnn_act act[NCC_RNN_MAX_ACTS]; /* [dir * acts_per_dir + k] */
+} ncc_rnn_attrs;
+/* The defaults are ONNX's: direction forward, activations Tanh (RNN),
+ * Sigmoid,Tanh (GRU), Sigmoid,Tanh,Tanh (LSTM) for each direction; alpha
+ * and beta are consumed in order by the activations that take them, the
+ * ones not given default to the ONNX op's (LeakyRelu 0.01, HardSigmoid
+ * 0.2/0.5, ThresholdedRelu/Elu/ScaledTanh/Affine 1 (Affine beta 0)). */
+ncc_status ncc_attrs_rnn(const ncc_node *n, ncc_rnn_attrs *a);
 
 #endif /* NCC_IR_ATTRS_H */

@@ -27,6 +27,7 @@ ncc_graph *ncc_graph_new(const char *name) {
 
 void ncc_graph_free(ncc_graph *g) {
   if (!g) return;
+  for (int i = 0; i < g->n_subs; i++) ncc_graph_free(g->subs[i]);
   ncc_arena a = g->arena; /* g itself lives in the arena */
   ncc_arena_release(&a);
 }
@@ -289,6 +290,26 @@ ncc_status ncc_node_set_attr_string(ncc_graph *g, ncc_node *n,
   if (!a) return NCC_ERR_NOMEM;
   a->s = ncc_arena_strdup(&g->arena, s);
   return a->s ? NCC_OK : NCC_ERR_NOMEM;
+}
+
+/* t-rnn: subgraphs. The parent keeps a list of them so that freeing it
+ * frees them, whatever happened to the attribute since. */
+ncc_status ncc_node_set_attr_graph(ncc_graph *g, ncc_node *n, const char *name,
+                                   ncc_graph *sub) {
+  if (!grow(g, (void **)&g->subs, &g->cap_subs, g->n_subs + 1, sizeof *g->subs)) {
+    ncc_graph_free(sub);
+    return NCC_ERR_NOMEM;
+  }
+  g->subs[g->n_subs++] = sub;
+  ncc_attr *a = ncc_node_add_attr(g, n, name, NCC_ATTR_GRAPH);
+  if (!a) return NCC_ERR_NOMEM;
+  a->graph = sub;
+  return NCC_OK;
+}
+
+ncc_graph *ncc_attr_graph(const ncc_node *n, const char *name) {
+  const ncc_attr *a = ncc_node_attr(n, name);
+  return a && a->kind == NCC_ATTR_GRAPH ? a->graph : NULL;
 }
 
 const ncc_attr *ncc_node_attr(const ncc_node *n, const char *name) {

@@ -119,6 +119,8 @@ static uint64_t attr_hash(const ncc_attr *a) {
     h_type(&h, NULL, a->t.dtype, &a->t.shape, NULL);
     h_data(&h, a->t.dtype, &a->t.shape, a->t.data);
     break;
+  case NCC_ATTR_STRINGS: break; /* schema-only kind, never in the IR */
+  case NCC_ATTR_GRAPH: h_u64(&h, a->graph ? ncc_graph_hash(a->graph) : 0); break;
   }
   return h;
 }

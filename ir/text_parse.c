@@ -34,6 +34,7 @@
 #define NUM_MAX 256                     /* longest numeric literal */
 #define SPLAT_MAX ((int64_t)256 << 20)  /* bytes a splat may expand to */
 #define MARK_UNSTORED (-2)              /* content_len before inference */
+#define MAX_DEPTH 16                    /* t-rnn: subgraphs nested in subgraphs */
 
 typedef enum tok_kind {
   T_EOF,
@@ -96,6 +97,7 @@ typedef struct parser {
   int64_t const_bytes; /* constant data so far, against the memory budget */
   struct splat *splats; /* big splats, filled once the whole text parsed */
   int n_splats, cap_splats;
+  int depth; /* t-rnn: subgraph nesting (0: the file's graph) */
 } parser;
 
 /* A big splat's storage is reserved (untouched pages) as it is read and
@@ -842,6 +844,8 @@ static bool parse_tensor_attr(parser *p, ncc_node *n, const char *key) {
   return true;
 }
 
+static bool parse_graph_attr(parser *p, ncc_node *n, const char *key);
+
 static bool parse_attr_value(parser *p, ncc_node *n, const char *key) {
   ncc_status st = NCC_OK;
   if (starts_float(p)) {
@@ -866,6 +870,8 @@ static bool parse_attr_value(parser *p, ncc_node *n, const char *key) {
     st = ncc_node_set_attr_string(p->g, n, key, p->buf);
   } else if (is_kw(p, "tensor")) {
     return parse_tensor_attr(p, n, key);
+  } else if (is_kw(p, "graph")) {
+    return parse_graph_attr(p, n, key);
   } else {
     return fail(p, "expected an attribute value");
   }
@@ -1144,7 +1150,8 @@ static bool parse_graph(parser *p) {
     if (!parse_stmt(p)) return false;
   }
   if (!parse_return(p) || !expect(p, T_RBRACE, "'}'")) return false;
-  if (p->t.k != T_EOF) return fail(p, "expected the end of the input after '}'");
+  if (p->depth == 0 && p->t.k != T_EOF)
+    return fail(p, "expected the end of the input after '}'");
   return true;
 }
 
@@ -1201,6 +1208,37 @@ static bool finish(parser *p) {
   return true;
 }
 
+static void parser_release(parser *p) {
+  ncc_free(p->splats, 0);
+  ncc_free(p->buf, p->buf_cap);
+  ncc_free(p->decls, 0);
+  ncc_free(p->nlocs, 0);
+  ncc_free(p->ins, 0);
+  ncc_free(p->in_toks, 0);
+  ncc_free(p->res, 0);
+}
+
+/* t-rnn: `graph @name(...) { ... }` as an attribute value: a subgraph,
+ * parsed, inferred and verified as a graph of its own by a parser that
+ * continues in the same text (the depth bound keeps the C stack small). */
+static bool parse_graph_attr(parser *p, ncc_node *n, const char *key) {
+  if (p->depth + 1 >= MAX_DEPTH)
+    return fail(p, "subgraphs nested more than %d deep", MAX_DEPTH);
+  parser sub = {.src = p->src, .len = p->len, .pos = p->pos, .line = p->line,
+                .col = p->col, .t = p->t, .file = p->file, .depth = p->depth + 1,
+                .const_bytes = p->const_bytes};
+  bool ok = parse_graph(&sub) && fill_splats(&sub) && finish(&sub);
+  p->pos = sub.pos, p->line = sub.line, p->col = sub.col, p->t = sub.t;
+  p->const_bytes = sub.const_bytes;
+  parser_release(&sub);
+  if (!ok) {
+    ncc_graph_free(sub.g);
+    p->st = sub.st ? sub.st : NCC_ERR_INPUT;
+    return false;
+  }
+  return ncc_node_set_attr_graph(p->g, n, key, sub.g) ? oom(p) : true;
+}
+
 ncc_status ncc_graph_parse_text(const char *text, size_t len, const char *name,
                                 ncc_graph **out) {
   if (!out || (!text && len))
@@ -1212,13 +1250,7 @@ ncc_status ncc_graph_parse_text(const char *text, size_t len, const char *name,
     return ncc_error(NCC_ERR_INPUT, "%s: text IR is too large", p.file);
   next(&p);
   if (parse_graph(&p) && fill_splats(&p)) finish(&p);
-  ncc_free(p.splats, 0);
-  ncc_free(p.buf, p.buf_cap);
-  ncc_free(p.decls, 0);
-  ncc_free(p.nlocs, 0);
-  ncc_free(p.ins, 0);
-  ncc_free(p.in_toks, 0);
-  ncc_free(p.res, 0);
+  parser_release(&p);
   if (p.st) {
     ncc_graph_free(p.g);
     return p.st;

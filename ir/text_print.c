@@ -31,6 +31,7 @@ typedef struct sink {
   char *buf;
   size_t len, cap;
   ncc_status st; /* first failure (OOM, write error); NCC_OK otherwise */
+  int indent;    /* t-rnn: extra spaces of a subgraph's lines */
 } sink;
 
 #define FILE_CHUNK (1 << 16)
@@ -413,6 +414,14 @@ static void put_data(sink *s, ncc_dtype dt, const ncc_shape *sh,
 }
 
 /* ---- attributes, nodes, graph ---- */
+static void put_graph(sink *s, const ncc_graph *g);
+
+/* The two-space indent of a statement, deeper inside a subgraph. */
+static void put_indent(sink *s) {
+  for (int i = 0; i < s->indent; i++) putc_(s, ' ');
+  puts_(s, "  ");
+}
+
 static void put_attr(sink *s, const ncc_graph *g, const ncc_attr *a) {
   put_ident(s, a->name);
   puts_(s, " = ");
@@ -441,6 +450,15 @@ static void put_attr(sink *s, const ncc_graph *g, const ncc_attr *a) {
     put_type(s, g, a->t.dtype, &a->t.shape, NULL);
     puts_(s, "> ");
     put_data(s, a->t.dtype, &a->t.shape, a->t.data);
+    break;
+  case NCC_ATTR_GRAPH: /* t-rnn: the subgraph, its lines indented deeper */
+    if (!a->graph) {
+      puts_(s, "?");
+      break;
+    }
+    s->indent += 2;
+    put_graph(s, a->graph);
+    s->indent -= 2;
     break;
   default: puts_(s, "?"); break;
   }
@@ -471,7 +489,7 @@ static void put_value_decl(sink *s, const ncc_graph *g, const ncc_value *v) {
 }
 
 static void put_node(sink *s, const ncc_graph *g, const ncc_node *n) {
-  puts_(s, "  ");
+  put_indent(s);
   for (int j = 0; j < n->n_out; j++) {
     if (j) puts_(s, ", ");
     if (n->out[j]) put_value_decl(s, g, n->out[j]);
@@ -521,7 +539,7 @@ static void put_graph(sink *s, const ncc_graph *g) {
   for (int i = 0; i < g->n_values && s->st == NCC_OK; i++) {
     const ncc_value *v = g->values[i];
     if (v->kind != NCC_VAL_CONST) continue;
-    puts_(s, "  ");
+    put_indent(s);
     put_value_decl(s, g, v);
     puts_(s, " = const ");
     put_data(s, v->dtype, &v->shape, v->data);
@@ -529,12 +547,16 @@ static void put_graph(sink *s, const ncc_graph *g) {
   }
   for (int i = 0; i < g->n_nodes && s->st == NCC_OK; i++)
     put_node(s, g, g->nodes[i]);
-  puts_(s, "  return");
+  put_indent(s);
+  puts_(s, "return");
   for (int i = 0; i < g->n_outputs; i++) {
     puts_(s, i ? ", " : " ");
     put_name(s, '%', g->outputs[i]->name);
   }
-  puts_(s, "\n}\n");
+  putc_(s, '\n');
+  /* a subgraph's '}' lines up with the node that holds it */
+  for (int i = 0; i < s->indent; i++) putc_(s, ' ');
+  puts_(s, s->indent ? "}" : "}\n");
 }
 
 ncc_status ncc_graph_print(const ncc_graph *g, FILE *f) {

@@ -129,8 +129,20 @@ static ncc_status check_attrs(const ncc_node *n) {
            a->t.shape.rank >= 0 && a->t.shape.rank <= NCC_MAX_RANK &&
            ncc_shape_numel(&a->t.shape) >= 0 && a->t.data;
       break;
+    case NCC_ATTR_GRAPH: { /* t-rnn: the body is a graph of its own */
+      if (!a->graph) break;
+      ncc_status st = ncc_graph_verify(a->graph);
+      if (st) {
+        char lb[200];
+        ncc_error_prefix("node %s, subgraph '%s'", ncc_node_label(n, lb, sizeof lb),
+                         a->name);
+        return st;
+      }
+      break;
+    }
     default: ok = false;
     }
+    if (a->kind == NCC_ATTR_GRAPH && !a->graph) ok = false;
     if (!ok) return ncc_node_error(n, NCC_ERR_INPUT, "attribute '%s' is malformed", a->name);
   }
   return ncc_attrs_check_schema(n);

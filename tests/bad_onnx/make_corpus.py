@@ -140,7 +140,9 @@ def entries():
         relu_model(nodes=[helper.make_node("FooBar", ["x"], ["y"], name="foo")]))
     add("internal_op", UNSUP, "op Reorder (ncc's own op, not ONNX)",
         relu_model(nodes=[helper.make_node("Reorder", ["x"], ["y"], name="r")]))
-    add("subgraph_op", UNSUP, "op If (subgraphs)",
+    add("subgraph_op", UNSUP, "op SequenceMap (a subgraph over sequences)",
+        relu_model(nodes=[helper.make_node("SequenceMap", ["x"], ["y"])]))
+    add("if_no_branches", BAD, "If on an f32 condition, without branches (t-rnn)",
         relu_model(nodes=[helper.make_node("If", ["x"], ["y"])]))
 
     # ---- element types ----

@@ -22,8 +22,11 @@ models.py): a float output fails when std(out) / max|out| < 1e-3 or when the
 outputs for two different inputs differ by less than 1e-3 of max|out|;
 such a model is recorded "degenerate" and run_zoo.py fails it.
 
-Usage: python3 tests/zoo/export.py [-k REGEX] [--cache DIR] [--force]
-Exit 0 when every selected model is exported (or cached), 1 otherwise.
+Usage: python3 tests/zoo/export.py [-k REGEX] [--cache DIR] [--force] [--allow-failures]
+Exit 0 when every selected model is exported (or cached), 1 otherwise
+(0 with --allow-failures), 77 without torch/torchvision/transformers.
+A failed export is remembered in <name>-<key>.error and not retried
+until --force.
 """
 import argparse
 import hashlib
@@ -270,6 +273,9 @@ def main():
     ap.add_argument("-k", dest="pattern", help="only models whose name matches this regex")
     ap.add_argument("--cache", help="cache directory (default $NCC_ZOO_CACHE, else ~/.cache/ncc-zoo/<torch>)")
     ap.add_argument("--force", action="store_true", help="export again even when cached")
+    ap.add_argument("--allow-failures", action="store_true",
+                    help="exit 0 even when some models fail to export (run_zoo.py reports them "
+                    "as export-failed, a regression where EXPECTED says pass)")
     a = ap.parse_args()
     try:
         import torch  # noqa: F401
@@ -286,7 +292,7 @@ def main():
     errors = ensure(ms, cache, a.force)
     print("%d models, %d failed to export, %.0fs; cache %s" % (
         len(ms), len(errors), time.time() - t0, cache))
-    return 1 if errors else 0
+    return 1 if errors and not a.allow_failures else 0
 
 
 if __name__ == "__main__":

@@ -329,9 +329,6 @@ def build_ssdlite(seed):
                                       topk_candidates=50).eval()
     imgs = list(_calib_batch(inputs_det, seed))
     randomize(m, seed, lambda: m(imgs), fan_in_convs=True)
-    with torch.no_grad():  # spread the class scores (else all ~1/classes: ties in NMS)
-        for blk in m.head.classification_head.module_list:
-            blk[-1].weight.mul_(4.0)
     return _det_wrap(m)
 
 

@@ -212,18 +212,22 @@ def cell(r, t):
     return "%s: %s" % (s, r["detail"].get(t, ""))[:160]
 
 
-def markdown(results, targets):
+def markdown(results, targets, benched):
+    tl = targets[-1]
     head = ["model", "source", "ops", "params"] + ["%s" % t for t in targets] + \
-        ["max rel err", "compile ms (%s)" % targets[-1], "latency ms (%s)" % targets[-1]]
+        ["max rel err (bound)",
+         ("compile ms (%s)" if benched else "ncc run wall ms (%s)") % tl,
+         "latency ms (%s)" % tl]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         errs = [r["err"][t] for t in targets if r["err"].get(t) is not None]
-        tl = targets[-1]
         comp = r["compile_ms"].get(tl)
         lat = r["latency_ms"].get(tl)
         row = [r["name"], r["family"], str(r.get("nodes", "")), fmt_params(r.get("params"))]
         row += [cell(r, t).replace("|", "/") for t in targets]
-        row += ["%.1e" % max(errs) if errs else "",
+        b = r.get("bound")
+        row += [("%.1e" % max(errs) if errs else "") +
+                (" (%.1e)" % b if b is not None and b > 1e-4 and errs else ""),
                 "%.0f" % comp if comp is not None else "",
                 "%.2f" % lat if lat is not None else ""]
         rows.append("| " + " | ".join(row) + " |")
@@ -280,7 +284,8 @@ def main():
                 continue
             onnx_path, meta, arrays = export.load(m, cache)
             r.update(nodes=meta["nodes"], params=meta["params"], key=meta["key"],
-                     ort_rel_err=meta["ort_rel_err"])
+                     ort_rel_err=meta["ort_rel_err"], bound=bound(meta),
+                     torch_f32_vs_f64=meta.get("torch_f32_vs_f64"))
             if meta["degenerate"]:
                 for t in targets:
                     r["status"][t], r["detail"][t] = "degenerate", "; ".join(meta["degenerate"])
@@ -325,7 +330,7 @@ def main():
         for t in targets:
             if r["status"][t] in ("export-failed", "degenerate"):
                 print("%-22s %s: %s" % (r["name"], r["status"][t], r["detail"][t]))
-    md = markdown(results, targets)
+    md = markdown(results, targets, a.bench)
     if a.markdown == "-":
         sys.stdout.write(md)
     elif a.markdown:

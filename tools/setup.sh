@@ -33,4 +33,9 @@ if ! $PY -c "import numpy, onnx, onnxruntime, matplotlib" 2>/dev/null; then
   echo "setup: installing Python packages (tools/requirements.txt)"
   $PY -m pip install -q -r "$(dirname "$0")/requirements.txt"
 fi
+# The model zoo (tests/zoo, ctest label zoo): torch, torchvision, transformers.
+if ! $PY -c "import torch, torchvision, transformers" 2>/dev/null; then
+  echo "setup: installing Python packages (tools/requirements-zoo.txt)"
+  $PY -m pip install -q -r "$(dirname "$0")/requirements-zoo.txt"
+fi
 echo "setup: ok"

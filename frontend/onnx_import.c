@@ -664,6 +664,14 @@ static ncc_status control_inputs(onnx_ctx *c, int idx, onnx_node_build *b, int *
 }
 
 /* After the node is built: its subgraphs, and Loop's capture count. */
+/* If's branch `name` is never taken: its condition's content is known. */
+static bool untaken_branch(const ncc_node *n, const char *name) {
+  const ncc_value *cond = n->op == NCC_OP_IF && n->n_in > 0 ? n->in[0] : NULL;
+  if (!cond || !cond->content || cond->content_len != 1) return false;
+  bool then = cond->content[0] != 0;
+  return strcmp(name, then ? "else_branch" : "then_branch") == 0;
+}
+
 static ncc_status attach_subgraphs(onnx_ctx *c, int idx, ncc_node *n, int n_decl) {
   const Onnx__NodeProto *np = c->gp->node[idx];
   for (size_t k = 0; k < np->n_attribute; k++) {
@@ -678,6 +686,16 @@ static ncc_status attach_subgraphs(onnx_ctx *c, int idx, ncc_node *n, int n_decl
     if (!an) return NCC_ERR_NOMEM;
     ncc_graph *sub;
     ncc_status st = import_subgraph(c, idx, n, n_decl, an, ap->g, &sub);
+    if (st && untaken_branch(n, an)) {
+      /* a branch the constant condition never takes may be written for
+       * other input shapes (e.g. a 3-D path in a graph fed 2-D data) */
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", ncc_error_message());
+      return ncc_error(NCC_ERR_UNSUPPORTED,
+                       "%s: its condition is constant and '%s' is never taken, but ncc "
+                       "imports both branches and this one does not type-check: %s",
+                       ncc_op_name(n->op), an, msg);
+    }
     if (st || (st = ncc_node_set_attr_graph(c->g, n, an, sub))) return st;
   }
   if ((n->op == NCC_OP_LOOP || n->op == NCC_OP_SCAN) && c->n_caps[idx])

@@ -98,7 +98,7 @@ static const struct {
     {"Slice", "axes", 3, AS_I64S},       {"Pad", "pads", 1, AS_I64S},
     {"Pad", "value", 2, AS_LIKE_0},      {"Clip", "min", 1, AS_LIKE_0},
     {"Clip", "max", 2, AS_LIKE_0},       {"TopK", "k", 1, AS_I64_1},
-    {"Upsample", "scales", 1, AS_F32S},
+    {"Upsample", "scales", 1, AS_F32S},  {"Dropout", "ratio", 1, AS_LIKE_0},
 };
 
 static int find_attr(const onnx_node_build *b, const char *name) {

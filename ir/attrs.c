@@ -382,6 +382,11 @@ ncc_status ncc_attrs_logic(const ncc_node *n, ncc_logic_attrs *a) {
     int64_t code;
     if ((st = ncc_attrs_get_int(n, "dtype", 0, &code))) return st;
     return onnx_code_dtype(n, code, &a->dtype);
+  }
+  default: return NCC_OK;
+  }
+}
+
 /* ---- reductions, normalization, pooling, ConvTranspose, RoiAlign,
  * attention (t-nn) ---- */
 
@@ -531,6 +536,8 @@ ncc_status ncc_attrs_rotary(const ncc_node *n, ncc_rotary_attrs *a) {
       (st = get_positive(n, "rotary_embedding_dim", 0, 0, &a->rot_dim)))
     return st;
   return NCC_OK;
+}
+
 /* ---- quantization, misc and signal ops (t-misc) ---- */
 
 ncc_status ncc_attrs_onnx_dtype(const ncc_node *n, int64_t code, ncc_dtype *dt) {
@@ -635,6 +642,7 @@ ncc_status ncc_attrs_crop_axes(const ncc_node *n, int rank, int *axes, int *coun
 ncc_status ncc_attrs_align_corners(const ncc_node *n, bool *align) {
   return get_flag(n, "align_corners", false, align);
 }
+
 /* ---- recurrent and control flow (t-rnn) ---- */
 
 static const struct {

@@ -222,6 +222,7 @@ ncc_status ncc_attrs_einsum(const ncc_node *n, const char **equation);
 
 /* NonMaxSuppression's center_point_box (0 or 1, default 0). */
 ncc_status ncc_attrs_nms(const ncc_node *n, bool *center_point_box);
+
 /* ---- logical, bitwise, integer and simple elementwise/variadic ops (t-logic) ---- */
 /* The attributes of Mod, BitShift, IsInf, Shrink, Hardmax, Trilu, CumSum,
  * OneHot and EyeLike, each with ONNX's default; an op fills only its own
@@ -241,6 +242,7 @@ typedef struct ncc_logic_attrs {
                                 an ONNX type code ncc lacks is UNSUPPORTED */
 } ncc_logic_attrs;
 ncc_status ncc_attrs_logic(const ncc_node *n, ncc_logic_attrs *a);
+
 /* ---- reductions, normalization, pooling, ConvTranspose, RoiAlign,
  * attention (t-nn) ---- */
 
@@ -300,6 +302,7 @@ typedef struct ncc_rotary_attrs {
   int64_t rot_dim;   /* 0: the whole head */
 } ncc_rotary_attrs;
 ncc_status ncc_attrs_rotary(const ncc_node *n, ncc_rotary_attrs *a);
+
 /* ---- quantization, misc and signal ops (t-misc) ---- */
 
 /* An ONNX TensorProto type code (output_dtype, output_datatype) as an ncc
@@ -342,6 +345,7 @@ ncc_status ncc_attrs_roipool(const ncc_node *n, int64_t pooled[2], float *scale)
  * distinct; AffineGrid's align_corners (0 or 1). */
 ncc_status ncc_attrs_crop_axes(const ncc_node *n, int rank, int *axes, int *count);
 ncc_status ncc_attrs_align_corners(const ncc_node *n, bool *align);
+
 /* ---- recurrent and control flow (t-rnn) ---- */
 
 /* An RNN/GRU/LSTM activation (the ONNX list: Relu, Tanh, Sigmoid, Affine,

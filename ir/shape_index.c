@@ -17,8 +17,7 @@
 #include "index_data.h"
 #include "shape_rule.h"
 
-#define DT_FLOATS (DT(F32) | DT(F16) | DT(F64))
-#define DT_NUM (DT_ANY & ~DT(BOOL))
+#define DT_IX_NUM (DT_ANY & ~DT(BOOL))
 
 /* Input i's raw data with its element count, when known (constants at
  * compile time, everything at run time). */
@@ -168,7 +167,7 @@ ncc_status ncc_rule_resize(ictx *c) {
   ncc_resize_attrs a;
   const ncc_tinfo *x = IN(c, 0);
   int r = x->shape.rank;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS | DT(U8) | DT(I8))) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64 | DT(U8) | DT(I8))) ||
       (st = ncc_attrs_resize(c->n, &a)))
     return st;
   if (a.antialias && a.mode == NCC_RS_NEAREST)
@@ -193,7 +192,7 @@ ncc_status ncc_rule_resize(ictx *c) {
   if (up && a.n_scales >= 0) has_s = true;
   if (has_s == has_z)
     return ncc_si_fail(c, NCC_ERR_INPUT, "exactly one of scales and sizes must be given");
-  if (has_s && !(up && a.n_scales >= 0) && (st = ncc_si_check_dtype(c, si, DT_FLOATS)))
+  if (has_s && !(up && a.n_scales >= 0) && (st = ncc_si_check_dtype(c, si, DT_F16_F32_F64)))
     return st;
   if (has_z && (st = ncc_si_check_index(c, zi))) return st;
   ncc_shape o = x->shape;
@@ -266,7 +265,7 @@ ncc_status ncc_rule_grid_sample(ictx *c) {
   ncc_grid_sample_attrs a;
   const ncc_tinfo *x = IN(c, 0), *g = IN(c, 1);
   int r = x->shape.rank;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_dtype(c, 1, DT_FLOATS)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_dtype(c, 1, DT_F16_F32_F64)) ||
       (st = ncc_attrs_grid_sample(c->n, &a)) || (st = ncc_si_check_min_rank(c, 0, 3)) ||
       (st = ncc_si_check_rank(c, 1, r)))
     return st;
@@ -293,7 +292,7 @@ ncc_status ncc_rule_topk(ictx *c) {
   int64_t k[NCC_CONTENT_MAX];
   bool known;
   const ncc_tinfo *x = IN(c, 0);
-  if ((st = ncc_si_check_dtype(c, 0, DT_NUM)) || (st = ncc_si_check_index(c, 1)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_IX_NUM)) || (st = ncc_si_check_index(c, 1)) ||
       (st = ncc_si_check_min_rank(c, 0, 1)) || (st = ncc_attrs_sort(c->n, &a)) ||
       (st = ncc_si_norm_axis(c, "axis", a.axis, x->shape.rank, false, &axis)) ||
       (st = ncc_si_input_ints(c, 1, k, NCC_CONTENT_MAX, &n, &known)))
@@ -322,7 +321,7 @@ ncc_status ncc_rule_argreduce(ictx *c) {
   ncc_sort_attrs a;
   int axis;
   const ncc_tinfo *x = IN(c, 0);
-  if ((st = ncc_si_check_dtype(c, 0, DT_NUM)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_IX_NUM)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
       (st = ncc_attrs_sort(c->n, &a)) ||
       (st = ncc_si_norm_axis(c, "axis", a.axis, x->shape.rank, false, &axis)))
     return st;
@@ -341,7 +340,7 @@ ncc_status ncc_rule_unique(ictx *c) {
   int64_t axis_v, n = 0, nu = 0;
   const ncc_tinfo *x = IN(c, 0);
   int r = x->shape.rank, axis = 0;
-  if ((st = ncc_si_check_dtype(c, 0, DT_NUM)) || (st = ncc_attrs_unique(c->n, &sorted)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_IX_NUM)) || (st = ncc_attrs_unique(c->n, &sorted)) ||
       (st = ncc_attrs_opt_axis(c->n, &has_axis, &axis_v)))
     return st;
   if (has_axis && (st = ncc_si_norm_axis(c, "axis", axis_v, r, false, &axis))) return st;
@@ -424,7 +423,7 @@ ncc_status ncc_rule_einsum(ictx *c) {
     return ncc_si_fail(c, NCC_ERR_UNSUPPORTED, "%d operands (at most %d)", nin,
                        NCC_EINSUM_MAX_IN);
   for (int i = 0; i < nin; i++) {
-    if ((st = ncc_si_check_dtype(c, i, DT_NUM)) || (st = ncc_si_check_same_dtype(c, 0, i)))
+    if ((st = ncc_si_check_dtype(c, i, DT_IX_NUM)) || (st = ncc_si_check_same_dtype(c, 0, i)))
       return st;
     ranks[i] = rank_of(c, i);
   }
@@ -478,13 +477,13 @@ ncc_status ncc_rule_nms(ictx *c) {
   ncc_status st;
   bool center;
   const ncc_tinfo *b = IN(c, 0), *s = IN(c, 1);
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_same_dtype(c, 0, 1)) ||
       (st = ncc_si_check_rank(c, 0, 3)) || (st = ncc_si_check_rank(c, 1, 3)) ||
       (st = ncc_attrs_nms(c->n, &center)))
     return st;
   if (has_in(c, 2) && (st = ncc_si_check_index(c, 2))) return st;
   for (int i = 3; i < 5; i++)
-    if (has_in(c, i) && (st = ncc_si_check_dtype(c, i, DT_FLOATS))) return st;
+    if (has_in(c, i) && (st = ncc_si_check_dtype(c, i, DT_F16_F32_F64))) return st;
   int64_t m;
   if ((is_static(b->shape.d[2]) && b->shape.d[2] != 4) ||
       !ncc_si_merge_dim(c->g, b->shape.d[0], s->shape.d[0], &m) ||

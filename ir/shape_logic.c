@@ -14,8 +14,8 @@
 #include "attrs.h"
 #include "shape_rule.h"
 
-/* Integer dtypes (wrap-around arithmetic); i16/u16/u32/u64 join here. */
-#define LG_INT (DT(I8) | DT(U8) | DT(I32) | DT(I64))
+/* Integer dtypes (wrap-around arithmetic; unsigned ones by their bits) */
+#define LG_INT DT_INTS
 /* Float dtypes; bf16 joins here. */
 #define LG_FP (DT(F32) | DT(F16) | DT(F64))
 #define LG_NUM (LG_INT | LG_FP)

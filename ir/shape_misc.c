@@ -13,7 +13,6 @@
 #include "shape_rule.h"
 #include "window.h"
 
-#define DT_FLOATS (DT(F32) | DT(F16) | DT(F64))
 
 /* A scalar (or 1-element) integer input's value; *known false when it is
  * not known yet. Absent: dflt, known. */
@@ -59,7 +58,7 @@ static ncc_status vec_in(ictx *c, int i, int64_t *v, int *count, bool *known) {
 /* Det: [*, M, M] -> [*]. */
 ncc_status ncc_rule_det(ictx *c) {
   ncc_status st;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 2)))
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_min_rank(c, 0, 2)))
     return st;
   ncc_shape o = IN(c, 0)->shape;
   int64_t m;
@@ -73,7 +72,7 @@ ncc_status ncc_rule_det(ictx *c) {
 /* Col2Im: [N, C * prod(block), L] -> [N, C, image_shape...]. */
 ncc_status ncc_rule_col2im(ictx *c) {
   ncc_status st;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_rank(c, 0, 3)))
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_rank(c, 0, 3)))
     return st;
   int64_t img[NCC_MAX_RANK], blk[NCC_MAX_RANK];
   int ni, nb;
@@ -128,7 +127,7 @@ ncc_status ncc_rule_affinegrid(ictx *c) {
   bool align, known;
   int64_t v[NCC_MAX_RANK];
   int ns;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_rank(c, 0, 3)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_rank(c, 0, 3)) ||
       (st = ncc_attrs_align_corners(c->n, &align)) || (st = vec_in(c, 1, v, &ns, &known)))
     return st;
   if (ns != 4 && ns != 5)
@@ -148,7 +147,7 @@ ncc_status ncc_rule_affinegrid(ictx *c) {
 /* MaxUnpool: output_shape, or (in - 1) * stride + kernel - pads. */
 ncc_status ncc_rule_maxunpool(ictx *c) {
   ncc_status st;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 3)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_min_rank(c, 0, 3)) ||
       (st = ncc_si_check_dtype(c, 1, DT(I64))))
     return st;
   const ncc_shape *x = &IN(c, 0)->shape;
@@ -185,7 +184,7 @@ ncc_status ncc_rule_maxroipool(ictx *c) {
   ncc_status st;
   int64_t pooled[2];
   float scale;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_rank(c, 0, 4)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_rank(c, 0, 4)) ||
       (st = ncc_si_check_same_dtype(c, 0, 1)) || (st = ncc_si_check_rank(c, 1, 2)) ||
       (st = ncc_attrs_roipool(c->n, pooled, &scale)))
     return st;
@@ -201,7 +200,7 @@ ncc_status ncc_rule_maxroipool(ictx *c) {
 static ncc_status loss_common(ictx *c) {
   ncc_status st;
   ncc_loss_attrs la;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 2)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_min_rank(c, 0, 2)) ||
       (st = ncc_si_check_index(c, 1)) || (st = ncc_si_check_rank(c, 1, rank_of(c, 0) - 1)) ||
       (st = ncc_attrs_loss(c->n, &la)))
     return st;
@@ -244,7 +243,7 @@ ncc_status ncc_rule_dft(ictx *c) {
   ncc_signal_attrs sa;
   int64_t len, axis;
   bool klen, kaxis;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 3)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_min_rank(c, 0, 3)) ||
       (st = ncc_attrs_signal(c->n, &sa)) || (st = scalar_in(c, 1, -1, &len, &klen)) ||
       (st = scalar_in(c, 2, sa.has_axis ? sa.axis : -2, &axis, &kaxis)))
     return st;
@@ -285,7 +284,7 @@ ncc_status ncc_rule_stft(ictx *c) {
   ncc_signal_attrs sa;
   int64_t step, fl;
   bool kstep, kfl;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_rank(c, 0, 3)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_rank(c, 0, 3)) ||
       (st = ncc_attrs_signal(c->n, &sa)) || (st = scalar_in(c, 1, 1, &step, &kstep)) ||
       (st = scalar_in(c, 3, -1, &fl, &kfl)))
     return st;
@@ -322,7 +321,7 @@ ncc_status ncc_rule_melweight(ictx *c) {
   bool kb, kl, kr;
   if ((st = ncc_attrs_signal(c->n, &sa)) || (st = scalar_in(c, 0, 0, &bins, &kb)) ||
       (st = scalar_in(c, 1, 0, &len, &kl)) || (st = scalar_in(c, 2, 0, &rate, &kr)) ||
-      (st = ncc_si_check_dtype(c, 3, DT_FLOATS)) || (st = ncc_si_check_same_dtype(c, 3, 4)))
+      (st = ncc_si_check_dtype(c, 3, DT_F16_F32_F64)) || (st = ncc_si_check_same_dtype(c, 3, 4)))
     return st;
   if (kr && rate <= 0) return ncc_si_fail(c, NCC_ERR_INPUT, "sample_rate must be positive");
   ncc_shape o = {.rank = 2};

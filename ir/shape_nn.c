@@ -14,7 +14,6 @@
 
 /* Float dtypes of the kernels that read and write through the generic
  * accessors (runtime/ref: double arithmetic, any float storage). */
-#define DT_FLOATS (DT(F32) | DT(F64) | DT(F16))
 
 /* The shared `reduce` rule (the importer turns an opset 13-17 `axes`
  * attribute into input 1, as for ReduceMean), with f64/f16 inputs
@@ -52,7 +51,7 @@ static ncc_status check_vec(ictx *c, int i, int64_t want, const char *what) {
 ncc_status ncc_rule_instnorm(ictx *c) {
   ncc_status st;
   ncc_nn_attrs a;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 3)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_min_rank(c, 0, 3)) ||
       (st = ncc_attrs_nn(c->n, &a)) ||
       (st = check_vec(c, 1, IN(c, 0)->shape.d[1], "scale")) ||
       (st = check_vec(c, 2, IN(c, 0)->shape.d[1], "B")))
@@ -66,7 +65,7 @@ ncc_status ncc_rule_instnorm(ictx *c) {
 ncc_status ncc_rule_groupnorm(ictx *c) {
   ncc_status st;
   ncc_nn_attrs a;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 2)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_min_rank(c, 0, 2)) ||
       (st = ncc_attrs_nn(c->n, &a)))
     return st;
   int64_t ch = IN(c, 0)->shape.d[1];
@@ -92,7 +91,7 @@ ncc_status ncc_rule_nn_same(ictx *c) {
   ncc_status st;
   ncc_nn_attrs a;
   int r = rank_of(c, 0), axis;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_attrs_nn(c->n, &a)))
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_attrs_nn(c->n, &a)))
     return st;
   switch (c->n->op) {
   case NCC_OP_LPNORM:
@@ -122,7 +121,7 @@ ncc_status ncc_rule_rmsnorm(ictx *c) {
   ncc_status st;
   ncc_nn_attrs a;
   int r = rank_of(c, 0), axis;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_min_rank(c, 0, 1)) ||
       (st = ncc_attrs_nn(c->n, &a)) ||
       (st = ncc_si_norm_axis(c, "axis", a.axis, r, false, &axis)) ||
       (st = ncc_si_check_same_dtype(c, 0, 1)))
@@ -206,7 +205,7 @@ ncc_status ncc_rule_roialign(ictx *c) {
   ncc_status st;
   ncc_roialign_attrs a;
   int64_t r;
-  if ((st = ncc_si_check_dtype(c, 0, DT_FLOATS)) || (st = ncc_si_check_rank(c, 0, 4)) ||
+  if ((st = ncc_si_check_dtype(c, 0, DT_F16_F32_F64)) || (st = ncc_si_check_rank(c, 0, 4)) ||
       (st = ncc_si_check_same_dtype(c, 0, 1)) || (st = ncc_si_check_rank(c, 1, 2)) ||
       (st = ncc_si_check_index(c, 2)) || (st = ncc_si_check_rank(c, 2, 1)) ||
       (st = ncc_attrs_roialign(c->n, &a)))

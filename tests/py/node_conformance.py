@@ -91,6 +91,16 @@ SKIP_REASONS = [
     (r"FLOAT8|FLOAT4|e8m0|UINT4|INT4|UINT2|INT2",
      "float8/float4/int4/int2 are not ncc dtypes", DTYPE_WORDS),
     (r"string|STRING", "strings are not an ncc dtype", DTYPE_WORDS),
+    (r"fp16|bf16|float16|bfloat16",
+     "f16/bf16 input to an op ncc computes in f32 only (Conv, Gemm, "
+     "BatchNormalization, LayerNormalization, AveragePool: IR-CONVENTIONS.md "
+     "## Dtypes)", r"dtype (f16|bf16) is not supported"),
+    (r"^test_scan_sum$", "Scan-8's batched form (batch axis, sequence_lens) "
+     "is not supported; Scan 9+ is", r"Scan before opset 9"),
+    (r"^test_affine_grid_.*_expanded$", "AffineGrid's function body: an If "
+     "whose branches are written for other ranks; ncc imports and types both "
+     "branches (IR.md Subgraphs), and one squeezes a dim that is symbolic in "
+     "it or never type-checks", r"is never taken|Squeeze without axes on a symbolic dim"),
     (r"batchnorm_.*training_mode",
      "BatchNormalization training_mode=1 is unsupported (inference-only, "
      "IR-CONVENTIONS.md)", r"training"),
@@ -111,6 +121,13 @@ STATIC_SKIPS = [
 # ONNX test data is computed in float64 numpy and rounded; an f32 kernel
 # differs by a few ulps near zero, which the cases' atol of 1e-7 rejects.
 ATOL_FLOOR = 1e-6
+
+# Half-precision outputs: the cases' expected data round after every step
+# of the formula (numpy in the output type, or an _expanded graph op by
+# op) while ncc computes in double and rounds once, so results may differ
+# by a couple of ulps of the output type: 2 ulps of f16 (2^-9 relative)
+# and of bf16 (2^-6), never less than the case's own rtol.
+HALF_RTOL = {"float16": 2.0 ** -9, "bfloat16": 2.0 ** -6}
 
 
 def opset_of(model):
@@ -241,7 +258,8 @@ def run_case(ncc, case, model, workdir, target="ref"):
             got = r.outputs[name]
             if np.asarray(want).dtype == BF16 and got.dtype.kind == "V":
                 got = got.view(BF16)  # ncc's bf16 .npy: '<V2' bits
-            why = nccutil.compare(np.asarray(want), got, rtol, atol)
+            r_tol = max(rtol, HALF_RTOL.get(str(np.asarray(want).dtype), 0.0))
+            why = nccutil.compare(np.asarray(want), got, r_tol, atol)
             if why:
                 return "fail", "data set %d output %s: %s" % (k, name, why)
     return "pass", ""

@@ -78,7 +78,7 @@ ncc_status ncc_ref_GROUPNORM(const ncc_node *n, const ncc_tensor *const *in,
   return NCC_OK;
 }
 
-/* ---- LpNormalization: x / ||x||_p along axis ---- */
+/* ---- LpNormalization: x / ||x||_p along axis (0 where the norm is 0) ---- */
 
 ncc_status ncc_ref_LPNORM(const ncc_node *n, const ncc_tensor *const *in,
                           ncc_tensor *out) {
@@ -98,11 +98,10 @@ ncc_status ncc_ref_LPNORM(const ncc_node *n, const ncc_tensor *const *in,
         s += a.p == 1 ? fabs(v) : v * v;
       }
       double norm = a.p == 1 ? s : sqrt(s);
-      /* a zero norm gives 0, not 0/0 (ONNX's reference, node case
-       * l2normalization_axis_0) */
+      /* a zero vector stays zero (ONNX's reference; not 0/0) */
       for (int64_t k = 0; k < d; k++)
         ncc_ref_set_f(&out[0], base + k * inner,
-                      norm == 0 ? 0.0 : ncc_ref_get_f(x, base + k * inner) / norm);
+                      norm == 0.0 ? 0.0 : ncc_ref_get_f(x, base + k * inner) / norm);
     }
   return NCC_OK;
 }

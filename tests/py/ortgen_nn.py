@@ -220,6 +220,9 @@ def gen_lpnorm(g, ns):
     g.add("default", [g.nonzero(2, 17)])
     g.add("rank1", [g.nonzero(17)], {"p": 2, "axis": 0})
     g.add("rank4_axis1", [g.nonzero(2, 3, 4, 5)], {"axis": 1})
+    z = g.nonzero(3, 4)
+    z[1, :] = 0.0  # a zero vector stays zero
+    g.add("zero_row", [z], {"axis": 1})
 
 
 def wide_lpnorm(g, ns):

@@ -70,6 +70,30 @@ static bool scalar_value(ictx *c, int i, double *v) {
   return ncc_si_read_f64(t->dtype, t->data, 0, v);
 }
 
+/* Mod of two known small integer contents (shape arithmetic: torch's
+ * MultiheadAttention computes a Slice bound as Mod(-1, k)), with the
+ * kernel's semantics: fmod=0 takes the divisor's sign, fmod=1 the
+ * dividend's. Unknown on a zero divisor (the kernel reports it), a
+ * symbolic element or an unsigned dtype. */
+static void mod_content(ictx *c, bool c_fmod) {
+  ncc_tinfo *o = &c->out[0];
+  int n = ncc_si_content_slots(o->dtype, &o->shape);
+  if (n < 0 || ncc_dtype_name(o->dtype)[0] == 'u') return;
+  for (int i = 0; i < 2; i++)
+    if (IN(c, i)->content_len < 0) return;
+  int64_t v[NCC_CONTENT_MAX];
+  for (int e = 0; e < n; e++) {
+    int64_t x = IN(c, 0)->content[ncc_si_bcast_index(&o->shape, &IN(c, 0)->shape, e)];
+    int64_t y = IN(c, 1)->content[ncc_si_bcast_index(&o->shape, &IN(c, 1)->shape, e)];
+    if (ncc_dim_is_sym(x) || ncc_dim_is_sym(y) || y == 0 || (y == -1 && x == INT64_MIN))
+      return;
+    int64_t r = x % y;
+    if (!c_fmod && r != 0 && ((r < 0) != (y < 0))) r += y;
+    v[e] = r;
+  }
+  set_content(o, v, n);
+}
+
 /* And Or Xor, Mod, BitShift, Bitwise{And,Or,Xor}, LessOrEqual,
  * GreaterOrEqual, PRelu: two inputs of one dtype. */
 ncc_status ncc_rule_logic_binary(ictx *c) {
@@ -97,6 +121,7 @@ ncc_status ncc_rule_logic_binary(ictx *c) {
     return st;
   }
   set_out(c, 0, to_bool ? NCC_DT_BOOL : IN(c, 0)->dtype, &s);
+  if (op == NCC_OP_MOD) mod_content(c, a.fmod);
   return NCC_OK;
 }
 

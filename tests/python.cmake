@@ -10,7 +10,7 @@ foreach(t ${NCC_PY_TESTS})
   set_tests_properties(python.${t} PROPERTIES
     ENVIRONMENT "${NCC_TEST_ENV}"
     LABELS python
-    TIMEOUT 900
+    TIMEOUT 1800
     SKIP_RETURN_CODE 77)
 endforeach()
 
@@ -33,7 +33,7 @@ if(NCC_LLVM)
     set_tests_properties(python.${t}.cpu PROPERTIES
       ENVIRONMENT "${NCC_TEST_ENV}"
       LABELS "python;cpu"
-      TIMEOUT 900
+      TIMEOUT 1800
       SKIP_RETURN_CODE 77)
   endforeach()
   foreach(w 4)
@@ -43,7 +43,7 @@ if(NCC_LLVM)
     set_tests_properties(python.diff_ort.cpu.w${w} PROPERTIES
       ENVIRONMENT "${NCC_TEST_ENV};NCC_VECTOR_WIDTH=${w}"
       LABELS "python;cpu"
-      TIMEOUT 900
+      TIMEOUT 1800
       SKIP_RETURN_CODE 77)
   endforeach()
 endif()

@@ -1315,6 +1315,30 @@ def parse_oracles(text):
     return oracles
 
 
+# On a compiling target, an op the target compiles no kernel for runs its
+# reference kernel on the host: its results are ref's by construction, so
+# its first cases check that path (host fallback, dtypes, a chain into
+# compiled kernels) and the rest would repeat the ref run; --all-host-cases
+# runs them all.
+HOST_OP_CASES = 3
+
+
+def runs_on_host(ncc, case, workdir, target):
+    """Whether `ncc check --target` compiles no node of the case's model
+    (an op with no kernel on the target)."""
+    import json
+    import subprocess
+    path = os.path.join(workdir, "model.onnx")
+    onnx.save(case.model, path)
+    p = subprocess.run([ncc, "check", path, "--target=" + target, "--json"],
+                       capture_output=True, text=True, timeout=600)
+    try:
+        r = json.loads(p.stdout)
+    except ValueError:
+        return False  # let the case itself report the problem
+    return p.returncode == 0 and r.get("compiled_nodes", 1) == 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ncc", help="ncc binary (default $NCC)")
@@ -1330,6 +1354,9 @@ def main():
                     help="run only the wide cases (the vector-tail checks)")
     ap.add_argument("--errors", action="store_true",
                     help="print each op's largest error as a fraction of its tolerance")
+    ap.add_argument("--all-host-cases", action="store_true",
+                    help="on a compiling target, run every case of ops it compiles no "
+                         "kernel for (default: their first %d)" % HOST_OP_CASES)
     a = ap.parse_args()
     ops = nccutil.claimed_ops()
     missing = [op for op in ops if op not in GENERATORS or op not in WIDE_GENERATORS]
@@ -1354,7 +1381,12 @@ def main():
             if op in missing:
                 continue
             c = results[op] = collections.Counter()
-            for case in cases_of(op, wide, a.wide_only):
+            cases = cases_of(op, wide, a.wide_only)
+            if a.target != "ref" and not a.all_host_cases and cases and \
+                    runs_on_host(ncc, cases[0], nccutil.subdir(root, op + ".probe"), a.target):
+                cases = cases[:HOST_OP_CASES]
+                c["host"] = 1
+            for case in cases:
                 if case.oracles and not set(case.oracles) & set(a.oracle):
                     continue  # e.g. a ref-only case in a run against ORT
                 label = "%s.%s" % (op, case.name)
@@ -1376,11 +1408,17 @@ def main():
     for op, c in results.items():
         errs = "".join(" %9s" % ("%.3f" % errors[(op, o)] if (op, o) in errors else "-")
                        for o in a.oracle) if a.errors else ""
-        print("  %-22s %6d %6d%s%s" % (op, c["pass"], c["fail"], errs,
-                                       "   <-- FAIL" if c["fail"] else ""))
+        print("  %-22s %6d %6d%s%s%s" % (op, c["pass"], c["fail"], errs,
+                                         "   (host op: first cases)" if c["host"] else "",
+                                         "   <-- FAIL" if c["fail"] else ""))
     for op in missing:
         print("  %-22s no generator or wide generator: add them to tests/py/diff_ort.py"
               "   <-- FAIL" % op)
+    n_host = sum(c["host"] for c in results.values())
+    if n_host:
+        print("%d ops run on the host (no %s kernel; their cases are ref's, all run by "
+              "--all-host-cases and by node_conformance.py --target %s)"
+              % (n_host, a.target, a.target))
     passed = sum(c["pass"] for c in results.values())
     failed = sum(c["fail"] for c in results.values()) + len(missing)
     print("%d passed, %d failed" % (passed, failed))

@@ -388,6 +388,11 @@ ncc_status onnx_upgrade_old(onnx_node_build *b) {
                      "%s: MaxPool of opset %lld has one output (Indices "
                      "came in opset 8)",
                      b->label, (long long)b->opset);
+  /* DFT 17-19 reads `axis` as an attribute defaulting to 1; from 20 it is
+   * input 2 defaulting to -2, the IR's default (the kernel's): write the
+   * old default out */
+  if (strcmp(op, "DFT") == 0 && b->opset < 20 && find_attr(b, "axis") < 0)
+    put_attr(b, "axis", NCC_ATTR_INT)->i = 1;
   if (b->op == NCC_OP_CLIP) return clip_bounds(b);
   if (b->opset < 11 && strcmp(op, "Resize") == 0) return resize_10(b);
   return NCC_OK;

@@ -391,6 +391,9 @@ def gen_dft(g, ns):
     # inverse one-sided (irfft): ONNX's reference; ONNX Runtime lacks it
     g.add("irfft", [g.randn(2, 5, 2), None, ax(1)], {"inverse": 1, "onesided": 1}, opset=20,
           oracles=("ref",))
+    # opset 17-19 without `axis`: the attribute's default 1 (not 20's -2,
+    # which differs from 1 from rank 4 on)
+    g.add("opset17_default_axis_rank4", [g.randn(2, 5, 6, 1)], opset=17)
 
 
 def wide_dft(g, ns):

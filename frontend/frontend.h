@@ -48,7 +48,7 @@ void ncc_frontend_error_file(const char *name);
 
 /* Whether a domain string names the default ONNX domain. */
 bool onnx_is_default_domain(const char *d);
-/* The ncc (or importer-only composite) op of a node, or NCC_OP_COUNT when
+/* The ncc op of a node, or NCC_OP_COUNT when
  * ncc has none: another domain, an unknown op type, an internal ncc op. */
 ncc_op onnx_node_op(const Onnx__NodeProto *np);
 /* The whole file, ncc_malloc'd (free with ncc_free(buf, 0)). */
@@ -141,17 +141,6 @@ int onnx_op_since(const char *op_type);
  * have (Softmax's 2-D coercion, BatchNormalization spatial, Resize-10);
  * called first by onnx_upgrade_node. */
 ncc_status onnx_upgrade_old(onnx_node_build *b);
-/* ONNX ops ncc has no op for but that are exactly a composition of ncc ops
- * (Dropout at inference: Identity; Sum: a chain of Add). They get op codes
- * past NCC_OP_COUNT inside the importer only. */
-#define ONNX_OP_DROPOUT ((ncc_op)(NCC_OP_COUNT + 1))
-#define ONNX_OP_SUM ((ncc_op)(NCC_OP_COUNT + 2))
-/* The importer-only op code for `op_type`, or NCC_OP_COUNT. */
-ncc_op onnx_composite_op(const char *op_type);
-/* Build the ncc nodes of such an op (b->in/n_in/n_out filled, attributes
- * not yet converted). */
-ncc_status onnx_build_composite(onnx_node_build *b);
-
 /* Turn a Constant node into a constant value named after its output. */
 ncc_status onnx_constant_node(ncc_graph *g, const Onnx__NodeProto *np,
                               const char *label, int64_t opset,

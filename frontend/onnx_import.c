@@ -92,7 +92,6 @@ ncc_op onnx_node_op(const Onnx__NodeProto *np) {
   ncc_op op = ncc_op_lookup(op_type, strlen(op_type));
   /* ncc's own ops (Reorder) are not ONNX: a model cannot name them */
   if (op != NCC_OP_COUNT && (ncc_op_table[op].flags & NCC_OPF_INTERNAL)) op = NCC_OP_COUNT;
-  if (op == NCC_OP_COUNT) op = onnx_composite_op(op_type);
   return op;
 }
 
@@ -735,17 +734,6 @@ static ncc_status check_arity(const onnx_node_build *b) {
   return NCC_OK;
 }
 
-/* Whether a node or the graph's outputs read the value named `name`. */
-static bool name_used(const onnx_ctx *c, const char *name) {
-  if (!*name) return false;
-  for (size_t i = 0; i < c->gp->n_node; i++)
-    for (size_t j = 0; j < c->gp->node[i]->n_input; j++)
-      if (strcmp(c->gp->node[i]->input[j], name) == 0) return true;
-  for (size_t i = 0; i < c->gp->n_output; i++)
-    if (strcmp(onnx_str(c->gp->output[i]->name), name) == 0) return true;
-  return false;
-}
-
 static ncc_status build_node(onnx_ctx *c, int idx) {
   const Onnx__NodeProto *np = c->gp->node[idx];
   ncc_graph *g = c->g;
@@ -771,11 +759,6 @@ static ncc_status build_node(onnx_ctx *c, int idx) {
   while (b.n_in && !b.in[b.n_in - 1]) b.n_in--; /* omitted trailing inputs */
   for (size_t j = 0; j < np->n_output; j++)
     if (*np->output[j]) b.n_out = (int)j + 1;
-  /* Exporters often name Dropout's mask though nothing reads it. (Not so
-   * BatchNormalization's extra outputs: they mean training mode.) */
-  if (b.op == ONNX_OP_DROPOUT && b.n_out > 1 && !name_used(c, np->output[1]))
-    b.n_out = 1;
-  if (b.op > NCC_OP_COUNT) return onnx_build_composite(&b);
   ncc_status st;
   if ((st = onnx_convert_attrs(&b)) || (st = onnx_upgrade_node(&b)) ||
       (st = check_arity(&b)))

@@ -393,6 +393,10 @@ ncc_status onnx_upgrade_old(onnx_node_build *b) {
    * old default out */
   if (strcmp(op, "DFT") == 0 && b->opset < 20 && find_attr(b, "axis") < 0)
     put_attr(b, "axis", NCC_ATTR_INT)->i = 1;
+  /* RoiAlign 10 samples without the half-pixel offset that 16 made the
+   * default (its coordinate_transformation_mode came in 16) */
+  if (strcmp(op, "RoiAlign") == 0 && b->opset < 16)
+    put_attr(b, "coordinate_transformation_mode", NCC_ATTR_STRING)->s = "output_half_pixel";
   if (b->op == NCC_OP_CLIP) return clip_bounds(b);
   if (b->opset < 11 && strcmp(op, "Resize") == 0) return resize_10(b);
   return NCC_OK;

@@ -85,6 +85,17 @@ def restamp(model, opset):
     return m
 
 
+def ort_loads(model):
+    """Whether onnxruntime builds a session for the model: it lacks kernels
+    for some revisions (GlobalLpPool-22, QuantizeLinear-28 ...), which then
+    cannot be an oracle."""
+    try:
+        nccutil.ort_session(model)
+        return True
+    except Exception:  # noqa: BLE001 - any rejection means no oracle
+        return False
+
+
 def restamped_cases(ops):
     cases = []
     for op in ops:
@@ -97,6 +108,13 @@ def restamped_cases(ops):
                 if [v] == own:
                     continue
                 m = restamp(case.model, v)
+                if m is not None and op == "Dropout" and v < 12 and len(m.graph.output) > 1:
+                    # the mask of Dropout 7-11 at inference: all true by ONNX's
+                    # reference implementation (and ncc), all false by
+                    # onnxruntime; compare Y only
+                    del m.graph.output[1:]
+                if m is not None and not ort_loads(m):
+                    continue  # a revision onnxruntime has no kernel for (RoiAlign-22 ...)
                 if m is not None:
                     cases.append(D.Case(op, "restamp%d.%s" % (v, case.name), m, case.feeds))
     return cases

@@ -157,7 +157,7 @@ static ncc_status check_node(check_impl *c, const Onnx__NodeProto *np, int idx) 
       st = check_dtype(c, a->i, name, op_type, true);
     if (st) return st;
   }
-  /* t-rnn: If branches, Loop bodies (and any GRAPHS) are looked into;
+  /* If branches, Loop bodies (and any GRAPHS) are looked into;
    * the recursion follows the message nesting onnx_unpack bounded */
   for (size_t i = 0; i < np->n_attribute; i++) {
     const Onnx__AttributeProto *a = np->attribute[i];

@@ -298,7 +298,7 @@ static int heap_pop(min_heap *h) {
   return top;
 }
 
-/* The names node i depends on: its inputs, then (t-rnn) the outer values
+/* The names node i depends on: its inputs, then the outer values
  * its subgraphs read, so that the sort orders it after their producers
  * and a subgraph reading the node's own output is a cycle. */
 static size_t n_deps(const onnx_ctx *c, int i) {
@@ -408,7 +408,7 @@ static ncc_status sort_nodes(onnx_ctx *c) {
   return NCC_OK;
 }
 
-/* ---- subgraphs (t-rnn) ----
+/* ---- subgraphs ----
  *
  * An If branch or a Loop body is imported as a graph of its own with the
  * same code as the model's graph. ONNX lets a subgraph read any value of
@@ -763,7 +763,7 @@ static ncc_status build_node(onnx_ctx *c, int idx) {
   if ((st = onnx_convert_attrs(&b)) || (st = onnx_upgrade_node(&b)) ||
       (st = check_arity(&b)))
     return st;
-  int n_decl = b.n_in; /* t-rnn: captures follow the declared inputs */
+  int n_decl = b.n_in; /* captures follow the declared inputs */
   /* A subgraph's inputs take the types of the outer values it reads, so
    * the nodes built so far are inferred first (once per If/Loop). */
   if ((b.op == NCC_OP_IF || b.op == NCC_OP_LOOP || b.op == NCC_OP_SCAN) &&

@@ -169,7 +169,7 @@ static ncc_status convert_attr(onnx_node_build *b,
   case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
     return onnx_join_strings(b, ap, a);
   case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
-    /* t-rnn: the importer builds the subgraph once the node exists */
+    /* the importer builds the subgraph once the node exists */
     a->kind = NCC_ATTR_GRAPH;
     a->graph = NULL;
     return NCC_OK;
@@ -289,7 +289,7 @@ ncc_status onnx_upgrade_node(onnx_node_build *b) {
                        b->label);
     return NCC_OK;
   }
-  case NCC_OP_SCAN: /* t-rnn */
+  case NCC_OP_SCAN:
     if (b->opset < 9)
       return ncc_error(NCC_ERR_UNSUPPORTED,
                        "%s: Scan before opset 9 (batch axis, sequence_lens) is not "

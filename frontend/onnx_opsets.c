@@ -324,7 +324,7 @@ static ncc_status bn_spatial(onnx_node_build *b) {
  * resized with the asymmetric coordinate rule (x_in = x_out / scale) and
  * nearest rounding down (onnxruntime's opset-10 kernel), which opset 11
  * spells with attributes. Upsample 7-9 is left as Upsample (its scales
- * attribute of 7-8 becomes input 1 above): the t-index Upsample kernel
+ * attribute of 7-8 becomes input 1 above): the Upsample kernel
  * applies the same rule. */
 static ncc_status resize_10(onnx_node_build *b) {
   if (b->n_in == 2 && b->in[1]) {

@@ -326,7 +326,7 @@ ncc_status ncc_attrs_check_schema(const ncc_node *n) {
   return NCC_OK;
 }
 
-/* ---- logical, bitwise, integer and simple elementwise/variadic ops (t-logic) ---- */
+/* ---- logical, bitwise, integer and simple elementwise/variadic ops ---- */
 
 /* EyeLike's `dtype` is an ONNX TensorProto type code; it maps to ncc's
  * dtype by name, so the names of dtypes ncc gains later (i16, u16, u32,
@@ -388,7 +388,7 @@ ncc_status ncc_attrs_logic(const ncc_node *n, ncc_logic_attrs *a) {
 }
 
 /* ---- reductions, normalization, pooling, ConvTranspose, RoiAlign,
- * attention (t-nn) ---- */
+ * attention ---- */
 
 static ncc_status get_positive(const ncc_node *n, const char *name,
                                int64_t dflt, int64_t lo, int64_t *v) {
@@ -538,7 +538,7 @@ ncc_status ncc_attrs_rotary(const ncc_node *n, ncc_rotary_attrs *a) {
   return NCC_OK;
 }
 
-/* ---- quantization, misc and signal ops (t-misc) ---- */
+/* ---- quantization, misc and signal ops ---- */
 
 ncc_status ncc_attrs_onnx_dtype(const ncc_node *n, int64_t code, ncc_dtype *dt) {
   /* TensorProto.DataType codes with ONNX's name and ncc's (NULL: none). */
@@ -643,7 +643,7 @@ ncc_status ncc_attrs_align_corners(const ncc_node *n, bool *align) {
   return get_flag(n, "align_corners", false, align);
 }
 
-/* ---- recurrent and control flow (t-rnn) ---- */
+/* ---- recurrent and control flow ---- */
 
 static const struct {
   const char *name;

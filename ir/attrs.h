@@ -131,7 +131,7 @@ ncc_status ncc_attrs_check_schema(const ncc_node *n);
  * mem.offset.batch); no ONNX attribute of ncc's ops has one. */
 bool ncc_attr_is_annotation(const char *name);
 
-/* ---- indexing, scatter, resampling, sorting (t-index) ----
+/* ---- indexing, scatter, resampling, sorting ----
  * Decoded in ir/attrs_index.c. */
 
 /* ScatterND / ScatterElements `reduction` (default "none"). */
@@ -223,7 +223,7 @@ ncc_status ncc_attrs_einsum(const ncc_node *n, const char **equation);
 /* NonMaxSuppression's center_point_box (0 or 1, default 0). */
 ncc_status ncc_attrs_nms(const ncc_node *n, bool *center_point_box);
 
-/* ---- logical, bitwise, integer and simple elementwise/variadic ops (t-logic) ---- */
+/* ---- logical, bitwise, integer and simple elementwise/variadic ops ---- */
 /* The attributes of Mod, BitShift, IsInf, Shrink, Hardmax, Trilu, CumSum,
  * OneHot and EyeLike, each with ONNX's default; an op fills only its own
  * fields (the others keep their defaults). CastLike's saturate/round_mode
@@ -244,7 +244,7 @@ typedef struct ncc_logic_attrs {
 ncc_status ncc_attrs_logic(const ncc_node *n, ncc_logic_attrs *a);
 
 /* ---- reductions, normalization, pooling, ConvTranspose, RoiAlign,
- * attention (t-nn) ---- */
+ * attention ---- */
 
 /* InstanceNormalization, GroupNormalization, LpNormalization,
  * MeanVarianceNormalization, RMSNormalization, LRN, LpPool, GlobalLpPool.
@@ -303,7 +303,7 @@ typedef struct ncc_rotary_attrs {
 } ncc_rotary_attrs;
 ncc_status ncc_attrs_rotary(const ncc_node *n, ncc_rotary_attrs *a);
 
-/* ---- quantization, misc and signal ops (t-misc) ---- */
+/* ---- quantization, misc and signal ops ---- */
 
 /* An ONNX TensorProto type code (output_dtype, output_datatype) as an ncc
  * dtype; a type ncc lacks is NCC_ERR_UNSUPPORTED naming the ONNX type. */
@@ -346,7 +346,7 @@ ncc_status ncc_attrs_roipool(const ncc_node *n, int64_t pooled[2], float *scale)
 ncc_status ncc_attrs_crop_axes(const ncc_node *n, int rank, int *axes, int *count);
 ncc_status ncc_attrs_align_corners(const ncc_node *n, bool *align);
 
-/* ---- recurrent and control flow (t-rnn) ---- */
+/* ---- recurrent and control flow ---- */
 
 /* An RNN/GRU/LSTM activation (the ONNX list: Relu, Tanh, Sigmoid, Affine,
  * LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign,

@@ -1,5 +1,5 @@
 /* ir/attrs_index.c — typed views of the indexing, scatter, resampling and
- * sorting ops' attributes (ir/attrs.h, the t-index block): defaults and
+ * sorting ops' attributes (ir/attrs.h, the indexing block): defaults and
  * validity rules written once; shape inference reports what is invalid and
  * the kernels trust the result.
  */

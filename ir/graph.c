@@ -292,7 +292,7 @@ ncc_status ncc_node_set_attr_string(ncc_graph *g, ncc_node *n,
   return a->s ? NCC_OK : NCC_ERR_NOMEM;
 }
 
-/* t-rnn: subgraphs. The parent keeps a list of them so that freeing it
+/* subgraphs. The parent keeps a list of them so that freeing it
  * frees them, whatever happened to the attribute since. */
 ncc_status ncc_node_set_attr_graph(ncc_graph *g, ncc_node *n, const char *name,
                                    ncc_graph *sub) {

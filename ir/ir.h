@@ -157,10 +157,10 @@ typedef enum ncc_attr_kind {
   NCC_ATTR_FLOATS,
   NCC_ATTR_STRING,
   NCC_ATTR_TENSOR,
-  /* t-rnn: a list of strings, as the schema (ir/attrs.def) names ONNX's
+  /* a list of strings, as the schema (ir/attrs.def) names ONNX's
    * STRINGS kind; the IR never holds one (the importer joins the names). */
   NCC_ATTR_STRINGS,
-  /* t-rnn: a subgraph (If's branches, Loop's body), owned by the graph of
+  /* a subgraph (If's branches, Loop's body), owned by the graph of
    * the node (ncc_node_set_attr_graph); see docs/IR.md "Subgraphs". */
   NCC_ATTR_GRAPH,
 } ncc_attr_kind;
@@ -247,7 +247,7 @@ struct ncc_graph {
   int *name_tab;
   int name_cap;
   int next_auto; /* counter for fresh names */
-  /* t-rnn: the subgraphs of this graph's GRAPH attributes, freed with it */
+  /* the subgraphs of this graph's GRAPH attributes, freed with it */
   struct ncc_graph **subs;
   int n_subs, cap_subs;
 };
@@ -291,7 +291,7 @@ ncc_status ncc_node_set_attr_floats(ncc_graph *g, ncc_node *n,
 ncc_status ncc_node_set_attr_string(ncc_graph *g, ncc_node *n,
                                     const char *name, const char *s);
 const ncc_attr *ncc_node_attr(const ncc_node *n, const char *name);
-/* t-rnn: a GRAPH attribute; g takes ownership of sub (freed with g, also
+/* a GRAPH attribute; g takes ownership of sub (freed with g, also
  * when this fails). ncc_attr_graph: the subgraph, NULL when absent or of
  * another kind. */
 ncc_status ncc_node_set_attr_graph(ncc_graph *g, ncc_node *n, const char *name,

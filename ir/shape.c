@@ -225,7 +225,7 @@ ncc_status ncc_infer_graph(ncc_graph *g) {
   return st;
 }
 
-/* ---- inference of a graph still being built (t-opsets) ---- */
+/* ---- inference of a graph still being built ---- */
 
 ncc_status ncc_infer_graph_from(ncc_graph *g, int *next_value,
                                 int *next_node) {

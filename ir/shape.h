@@ -49,7 +49,7 @@ ncc_status ncc_broadcast_shapes(ncc_graph *g, const ncc_shape *a,
  * importer calls it while it still adds nodes, to learn the dtype or rank
  * of a value an older opset's node form needs (a Clip-6 `min` becomes a
  * constant of the input's dtype); ncc_infer_graph later infers everything
- * again, which keeps what was inferred here. (t-opsets) */
+ * again, which keeps what was inferred here. */
 ncc_status ncc_infer_graph_from(ncc_graph *g, int *next_value,
                                 int *next_node);
 

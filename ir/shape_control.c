@@ -1,4 +1,4 @@
-/* ir/shape_control.c — the control-flow rules: If and Loop (t-rnn).
+/* ir/shape_control.c — the control-flow rules: If and Loop.
  *
  * A subgraph is a graph of its own (docs/IR.md "Subgraphs"): its inputs
  * are typed, it was inferred and verified when it was built, and the

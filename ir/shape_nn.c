@@ -1,4 +1,4 @@
-/* ir/shape_nn.c — shape rules of the t-nn family: the further reductions
+/* ir/shape_nn.c — shape rules of this family: the further reductions
  * (ReduceL1/L2/Prod/Min/LogSum/LogSumExp/SumSquare), Instance/Group/Lp/
  * MeanVariance/RMS normalization, LRN, LpPool, GlobalLpPool, ConvTranspose,
  * RoiAlign, Attention and RotaryEmbedding. Every output is f32 like input 0

@@ -1,4 +1,4 @@
-/* ir/shape_rnn.c — the recurrent rule: RNN, GRU and LSTM (t-rnn).
+/* ir/shape_rnn.c — the recurrent rule: RNN, GRU and LSTM.
  *
  * The three share their signature: X, W, R, B, sequence_lens, initial_h
  * (and LSTM's initial_c, P), outputs Y, Y_h (and LSTM's Y_c), with G gates

@@ -103,7 +103,7 @@ ncc_status ncc_si_shape_input(ictx *c, int i, ncc_shape *s);
 #include "ops.def"
 #undef NCC_OP
 
-/* ---- dtype sets (t-dtypes) ----
+/* ---- dtype sets ----
  * Named after ONNX's type constraints; an op takes a set only where its
  * reference kernel computes every member exactly (docs/IR-CONVENTIONS.md
  * ## Dtypes): integers with wrap-around in (u)int64, floats in double rounded

@@ -34,7 +34,7 @@
 #define NUM_MAX 256                     /* longest numeric literal */
 #define SPLAT_MAX ((int64_t)256 << 20)  /* bytes a splat may expand to */
 #define MARK_UNSTORED (-2)              /* content_len before inference */
-#define MAX_DEPTH 16                    /* t-rnn: subgraphs nested in subgraphs */
+#define MAX_DEPTH 16                    /* subgraphs nested in subgraphs */
 
 typedef enum tok_kind {
   T_EOF,
@@ -97,7 +97,7 @@ typedef struct parser {
   int64_t const_bytes; /* constant data so far, against the memory budget */
   struct splat *splats; /* big splats, filled once the whole text parsed */
   int n_splats, cap_splats;
-  int depth; /* t-rnn: subgraph nesting (0: the file's graph) */
+  int depth; /* subgraph nesting (0: the file's graph) */
 } parser;
 
 /* A big splat's storage is reserved (untouched pages) as it is read and
@@ -1218,7 +1218,7 @@ static void parser_release(parser *p) {
   ncc_free(p->res, 0);
 }
 
-/* t-rnn: `graph @name(...) { ... }` as an attribute value: a subgraph,
+/* `graph @name(...) { ... }` as an attribute value: a subgraph,
  * parsed, inferred and verified as a graph of its own by a parser that
  * continues in the same text (the depth bound keeps the C stack small). */
 static bool parse_graph_attr(parser *p, ncc_node *n, const char *key) {

@@ -31,7 +31,7 @@ typedef struct sink {
   char *buf;
   size_t len, cap;
   ncc_status st; /* first failure (OOM, write error); NCC_OK otherwise */
-  int indent;    /* t-rnn: extra spaces of a subgraph's lines */
+  int indent;    /* extra spaces of a subgraph's lines */
 } sink;
 
 #define FILE_CHUNK (1 << 16)
@@ -451,7 +451,7 @@ static void put_attr(sink *s, const ncc_graph *g, const ncc_attr *a) {
     puts_(s, "> ");
     put_data(s, a->t.dtype, &a->t.shape, a->t.data);
     break;
-  case NCC_ATTR_GRAPH: /* t-rnn: the subgraph, its lines indented deeper */
+  case NCC_ATTR_GRAPH: /* the subgraph, its lines indented deeper */
     if (!a->graph) {
       puts_(s, "?");
       break;

@@ -129,7 +129,7 @@ static ncc_status check_attrs(const ncc_node *n) {
            a->t.shape.rank >= 0 && a->t.shape.rank <= NCC_MAX_RANK &&
            ncc_shape_numel(&a->t.shape) >= 0 && a->t.data;
       break;
-    case NCC_ATTR_GRAPH: { /* t-rnn: the body is a graph of its own */
+    case NCC_ATTR_GRAPH: { /* the body is a graph of its own */
       if (!a->graph) break;
       ncc_status st = ncc_graph_verify(a->graph);
       if (st) {

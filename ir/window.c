@@ -138,7 +138,7 @@ void ncc_window_pads(const ncc_window *w, int i, int64_t in, int64_t out,
   *end = total - *begin;
 }
 
-/* ---- ConvTranspose (t-nn) ---- */
+/* ---- ConvTranspose ---- */
 
 /* The window, output_padding/output_shape and the pads of a ConvTranspose
  * with x's spatial sizes `in` (all static), its output sizes in `out`:

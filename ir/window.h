@@ -49,7 +49,7 @@ int64_t ncc_window_extent(const ncc_window *w, int i);
 void ncc_window_pads(const ncc_window *w, int i, int64_t in, int64_t out,
                      int64_t *begin, int64_t *end);
 
-/* ---- ConvTranspose (t-nn) ----
+/* ---- ConvTranspose ----
  * The window of ConvTranspose node n (decoded as Conv's; wk: the weight's
  * kernel dims) and, for static input sizes in[0..rank), its output sizes
  * and pads (the explicit ones, or the SAME_* / output_shape split). */

@@ -23,7 +23,7 @@ static bool attr_eq(const ncc_attr *a, const ncc_attr *b) {
     return !memcmp(a->t.data, b->t.data, (size_t)n * ncc_dtype_size(a->t.dtype));
   }
   case NCC_ATTR_STRINGS: return false; /* schema-only kind, never in the IR */
-  case NCC_ATTR_GRAPH: return false; /* t-rnn: subgraphs are never merged */
+  case NCC_ATTR_GRAPH: return false; /* subgraphs are never merged */
   }
   return false;
 }

@@ -1,5 +1,5 @@
 # tests/index.cmake — the indexing, scatter, resampling and sorting ops
-# (t-index): bad inputs end as one `ncc: error:` line with exit 2/3 on ref
+#: bad inputs end as one `ncc: error:` line with exit 2/3 on ref
 # and cpu, each confirmed bad by ONNX Runtime. Their values are checked by
 # python.node_conformance* and python.diff_ort* (tests/py/ortgen_index.py).
 add_test(NAME index.test_index_errors

@@ -1,4 +1,4 @@
-# tests/misc.cmake — the quantization, misc and signal ops (t-misc): bad
+# tests/misc.cmake — the quantization, misc and signal ops: bad
 # input refused with one error line and the right exit code, hostile values
 # answered without undefined behaviour, on ref and cpu. (Their numerics are
 # checked by the python suites: node_conformance and diff_ort, through

@@ -1,4 +1,4 @@
-# tests/nn.cmake — the t-nn op family (reductions, normalizations, pools,
+# tests/nn.cmake — the reduction, normalization, pooling and attention ops (reductions, normalizations, pools,
 # ConvTranspose, RoiAlign, Attention, RotaryEmbedding): malformed nodes are
 # refused with exit 2 and one error line naming the node, on ref and cpu.
 # (Their values are checked by python.node_conformance and python.diff_ort,

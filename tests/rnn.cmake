@@ -1,4 +1,4 @@
-# tests/rnn.cmake — the recurrent and control-flow family (t-rnn): RNN, GRU,
+# tests/rnn.cmake — the recurrent and control-flow family: RNN, GRU,
 # LSTM in layout 1 against onnxruntime (which lacks it), the If/Loop node
 # cases re-stamped to opset 13, bad models with subgraphs (exit 2, one
 # `ncc: error:` line) and refusals (exit 3), `ncc check` inside bodies.

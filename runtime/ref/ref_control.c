@@ -1,4 +1,4 @@
-/* runtime/ref/ref_control.c — reference kernels of If and Loop (t-rnn).
+/* runtime/ref/ref_control.c — reference kernels of If and Loop.
  *
  * A body is a graph of its own whose inputs include the outer values it
  * reads (the node's trailing inputs, docs/IR.md "Subgraphs"), so a kernel

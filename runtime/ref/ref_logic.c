@@ -184,7 +184,7 @@ static void bin_elem(bin_args *p, const ncc_tensor *a, int64_t ia,
       ncc_ref_set_i(o, io, x < 0 ? (int64_t)((uint64_t)x * (uint64_t)ncc_ref_get_i(b, ib)) : x);
     }
     return;
-  default: NCC_ASSERT(!"bin_elem: not a t-logic binary op");
+  default: NCC_ASSERT(!"bin_elem: not a logical or bitwise binary op");
   }
 }
 
@@ -262,7 +262,7 @@ static ncc_status logic_unary(const ncc_node *n, const ncc_tensor *const *in,
       }
       break;
     }
-    default: NCC_ASSERT(!"logic_unary: not a t-logic unary op");
+    default: NCC_ASSERT(!"logic_unary: not a logical or bitwise unary op");
     }
   }
   return NCC_OK;

@@ -1,4 +1,4 @@
-/* runtime/ref/ref_rnn.c — reference kernels of RNN, GRU and LSTM (t-rnn).
+/* runtime/ref/ref_rnn.c — reference kernels of RNN, GRU and LSTM.
  *
  * Written for reading, in double: every sequence of the batch runs on its
  * own, one direction after the other, one time step at a time, with the

@@ -142,7 +142,7 @@ def entries():
         relu_model(nodes=[helper.make_node("Reorder", ["x"], ["y"], name="r")]))
     add("subgraph_op", UNSUP, "op SequenceMap (a subgraph over sequences)",
         relu_model(nodes=[helper.make_node("SequenceMap", ["x"], ["y"])]))
-    add("if_no_branches", BAD, "If on an f32 condition, without branches (t-rnn)",
+    add("if_no_branches", BAD, "If on an f32 condition, without branches",
         relu_model(nodes=[helper.make_node("If", ["x"], ["y"])]))
 
     # ---- element types ----

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/index/test_index_errors.py — bad inputs to the indexing, scatter,
-resampling and sorting ops (t-index) end as one `ncc: error:` line and exit
+resampling and sorting ops end as one `ncc: error:` line and exit
 2 (bad input) or 3 (unsupported), never a crash or a wrong answer, on `ref`
 and `cpu`.
 

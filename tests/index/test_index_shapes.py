@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/index/test_index_shapes.py — compile-time output types of the
-indexing, scatter, resampling and sorting ops (t-index) on models with
+indexing, scatter, resampling and sorting ops on models with
 symbolic dims, against ONNX's own shape inference.
 
 For each model, `ncc import` prints the graph with every value's inferred

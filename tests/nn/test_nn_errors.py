@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/nn/test_nn_errors.py — malformed nodes of the t-nn op family
+"""tests/nn/test_nn_errors.py — malformed nodes of the reduction, normalization, pooling and attention ops
 (ReduceL1..., normalizations, pools, ConvTranspose, RoiAlign, Attention,
 RotaryEmbedding) are refused with one `ncc: error:` line naming the node
 and exit 2 (bad input), on ref and cpu; nothing crashes and no output is

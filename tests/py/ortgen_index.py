@@ -1,6 +1,6 @@
 """tests/py/ortgen_index.py — diff_ort generators and node_conformance tables
 for the indexing, scatter, resampling, sorting and data-dependent ops
-(GatherElements ... NonMaxSuppression; branch t-index).
+(GatherElements ... NonMaxSuppression).
 
 register(ns) is called by diff_ort.py (ns has GENERATORS) and by
 node_conformance.py (ns has TYPE_ONLY_REVISIONS).  Every case is judged by
@@ -279,7 +279,7 @@ def wide_resize(g, ns):
 
 def gen_upsample(g, ns):
     """Upsample exists up to opset 9 (ONNX Runtime rejects it later): the
-    cases run once ncc's importer reads opset 9 (t-opsets); until then there
+    cases run once ncc's importer reads opset 9; until then there
     are none (ncc_min_opset())."""
     if ncc_min_opset() > 9:
         return

@@ -1,5 +1,5 @@
 """tests/py/ortgen_logic.py — the logical, bitwise, integer and simple
-elementwise/variadic ops (t-logic): generators for diff_ort.py (checked
+elementwise/variadic ops: generators for diff_ort.py (checked
 against ONNX Runtime) and the node-case tables of node_conformance.py.
 
 Ops: And Or Xor Not, Mod, BitShift, BitwiseAnd/Or/Xor/Not, LessOrEqual,
@@ -19,7 +19,7 @@ F32, F64, F16 = np.float32, np.float64, np.float16
 I8, U8, I32, I64 = np.int8, np.uint8, np.int32, np.int64
 BOOL = np.bool_
 
-# Integer dtypes ncc has (i16/u16/u32/u64 arrive with the t-dtypes branch).
+# Integer dtypes of the generated cases (i16/u16/u32/u64: the ONNX node cases).
 INT_DTYPES = (I8, U8, I32, I64)
 
 
@@ -543,9 +543,6 @@ TYPE_ONLY_REVISIONS = {"Mod": 28, "BitShift": 28, "OneHot": 28, "EyeLike": 22,
                        "Dropout": 22, "Size": 25, "CastLike": 25}
 
 SKIP_REASONS = [
-    (r"^test_bitwise_(and|or|xor)_(i16|ui64)|^test_bitwise_not_3d$",
-     "i16/u16/u64 are not ncc dtypes yet (the t-dtypes branch adds them)",
-     r"(INT16|UINT16|UINT64)"),
     # CastLike, Sum, Where-with-Or ... complete the op sets of many
     # `_expanded` function bodies, which then run; a few compute in f64/f16
     # in ops that lack those dtypes (Exp, Softmax, Mul), a dtype gap of

@@ -1,4 +1,4 @@
-"""tests/py/ortgen_misc.py — the quantization, misc and signal ops (t-misc):
+"""tests/py/ortgen_misc.py — the quantization, misc and signal ops:
 diff_ort generators checked against ONNX Runtime, and node_conformance's
 revisions and skips for them.
 

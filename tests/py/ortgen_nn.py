@@ -1,4 +1,4 @@
-"""tests/py/ortgen_nn.py — the t-nn op family for diff_ort.py and
+"""tests/py/ortgen_nn.py — the reduction, normalization, pooling and attention ops for diff_ort.py and
 node_conformance.py: ReduceL1/L2/Prod/Min/LogSum/LogSumExp/SumSquare,
 Instance/Group/Lp/MeanVariance/RMS normalization, LRN, GlobalMaxPool,
 LpPool, GlobalLpPool, ConvTranspose, RoiAlign, Attention, RotaryEmbedding.

@@ -1,4 +1,4 @@
-"""tests/py/ortgen_rnn.py — the recurrent and control-flow family (t-rnn):
+"""tests/py/ortgen_rnn.py — the recurrent and control-flow family:
 RNN, GRU, LSTM, If, Loop, Scan for diff_ort.py (generators against ONNX
 Runtime) and node_conformance.py (type-only revisions).  register(ns) is called by both
 scripts with the script's module as ns."""

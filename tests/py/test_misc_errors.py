@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/py/test_misc_errors.py -- bad input to the t-misc ops (quantization,
+"""tests/py/test_misc_errors.py -- bad input to the quantization, misc and signal ops (quantization,
 Det ... MaxRoiPool, the losses, the signal ops) is refused with a one-line
 `ncc: error:` and exit 2 (bad input) or 3 (unsupported dtype, named), never
 a crash; hostile values (NaN, huge box corners) give an answer. The

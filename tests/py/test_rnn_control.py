@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/py/test_rnn_control.py — what diff_ort.py cannot say about the
-recurrent and control-flow family (t-rnn), checked against onnxruntime:
+recurrent and control-flow family, checked against onnxruntime:
 
   - RNN/GRU/LSTM with layout 1 (batch first), which onnxruntime lacks:
     ncc's layout-1 model against onnxruntime on the same weights in

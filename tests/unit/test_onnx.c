@@ -244,7 +244,7 @@ static void test_layernorm_outputs(void **state) {
 static void test_composite_ops(void **state) {
   (void)state;
   ncc_graph *g = import_ok("composite.onnx");
-  /* Sum and Dropout are ops of their own (t-logic): Sum keeps its three
+  /* Sum and Dropout are ops of their own: Sum keeps its three
    * inputs, a Dropout its named mask and its ratio/training_mode inputs
    * (the simplify pass removes inference Dropouts and turns two-input f32
    * Sums into Adds: tests/filecheck/logic/pass_simplify_logic.nir). */

@@ -141,6 +141,9 @@ int onnx_op_since(const char *op_type);
  * have (Softmax's 2-D coercion, BatchNormalization spatial, Resize-10);
  * called first by onnx_upgrade_node. */
 ncc_status onnx_upgrade_old(onnx_node_build *b);
+/* The index of the built node's attribute `name` (-1: none); remove one. */
+int onnx_find_attr(const onnx_node_build *b, const char *name);
+void onnx_drop_attr(onnx_node_build *b, int idx);
 /* Turn a Constant node into a constant value named after its output. */
 ncc_status onnx_constant_node(ncc_graph *g, const Onnx__NodeProto *np,
                               const char *label, int64_t opset,

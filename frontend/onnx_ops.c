@@ -198,13 +198,15 @@ ncc_status onnx_convert_attrs(onnx_node_build *b) {
 
 /* ---- upgrades to the opset-21 form ---- */
 
-static int find_attr(const onnx_node_build *b, const char *name) {
+/* The index of attribute `name` of the node being built, or -1. */
+int onnx_find_attr(const onnx_node_build *b, const char *name) {
   for (int i = 0; i < b->n_attrs; i++)
     if (strcmp(b->attrs[i].name, name) == 0) return i;
   return -1;
 }
 
-static void drop_attr(onnx_node_build *b, int idx) {
+/* Remove attribute `idx` of the node being built. */
+void onnx_drop_attr(onnx_node_build *b, int idx) {
   memmove(&b->attrs[idx], &b->attrs[idx + 1],
           sizeof(ncc_attr) * (size_t)(b->n_attrs - idx - 1));
   b->n_attrs--;
@@ -214,10 +216,10 @@ static void drop_attr(onnx_node_build *b, int idx) {
  * (opset 24+) `round_mode` only concern float8 types, which ncc lacks (a
  * Cast to one is refused with the dtype), so they are dropped. */
 static ncc_status upgrade_cast(onnx_node_build *b) {
-  int i = find_attr(b, "saturate");
-  if (i >= 0) drop_attr(b, i);
-  if ((i = find_attr(b, "round_mode")) >= 0) drop_attr(b, i);
-  i = find_attr(b, "to");
+  int i = onnx_find_attr(b, "saturate");
+  if (i >= 0) onnx_drop_attr(b, i);
+  if ((i = onnx_find_attr(b, "round_mode")) >= 0) onnx_drop_attr(b, i);
+  i = onnx_find_attr(b, "to");
   if (i < 0)
     return ncc_error(NCC_ERR_INPUT, "%s: Cast needs attribute 'to'", b->label);
   char what[300];
@@ -236,7 +238,7 @@ static ncc_status upgrade_cast(onnx_node_build *b) {
  * stash_type=0 meaning), so the float32 form is refused, by name. The
  * attribute has no effect on other dtypes and is dropped. */
 static ncc_status upgrade_range(onnx_node_build *b) {
-  int i = find_attr(b, "stash_type");
+  int i = onnx_find_attr(b, "stash_type");
   bool half = b->n_in > 0 && b->in[0] &&
               b->in[0]->dtype == NCC_DT_F16;
   int64_t stash = i >= 0 ? b->attrs[i].i : 1;
@@ -247,7 +249,7 @@ static ncc_status upgrade_range(onnx_node_build *b) {
                      "accumulates in the output type (stash_type=0)",
                      b->label, (long long)b->opset,
                      ncc_dtype_name(b->in[0]->dtype), (long long)stash);
-  if (i >= 0) drop_attr(b, i);
+  if (i >= 0) onnx_drop_attr(b, i);
   return NCC_OK;
 }
 
@@ -256,7 +258,7 @@ static ncc_status upgrade_range(onnx_node_build *b) {
  * opset 18+ spells num_outputs. */
 static ncc_status upgrade_split(onnx_node_build *b) {
   bool has_sizes = b->n_in > 1 && b->in[1];
-  if (has_sizes || find_attr(b, "num_outputs") >= 0) return NCC_OK;
+  if (has_sizes || onnx_find_attr(b, "num_outputs") >= 0) return NCC_OK;
   ncc_attr *a = &b->attrs[b->n_attrs++]; /* room: ONNX_EXTRA_ATTRS */
   memset(a, 0, sizeof *a);
   a->name = "num_outputs";
@@ -281,7 +283,7 @@ ncc_status onnx_upgrade_node(onnx_node_build *b) {
                        "%s: BatchNormalization with %d outputs (training "
                        "mode: mean, var, ...) is not supported",
                        b->label, b->n_out);
-    int i = find_attr(b, "training_mode");
+    int i = onnx_find_attr(b, "training_mode");
     if (i >= 0 && b->attrs[i].i != 0)
       return ncc_error(NCC_ERR_UNSUPPORTED,
                        "%s: BatchNormalization in training mode is not "
@@ -297,7 +299,7 @@ ncc_status onnx_upgrade_node(onnx_node_build *b) {
                        b->label);
     return NCC_OK;
   case NCC_OP_CONSTANTOFSHAPE: {
-    int i = find_attr(b, "value");
+    int i = onnx_find_attr(b, "value");
     if (i >= 0 && ncc_shape_numel(&b->attrs[i].t.shape) != 1)
       return ncc_error(NCC_ERR_INPUT,
                        "%s: ConstantOfShape 'value' must hold one element",

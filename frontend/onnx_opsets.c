@@ -101,23 +101,12 @@ static const struct {
     {"Upsample", "scales", 1, AS_F32S},  {"Dropout", "ratio", 1, AS_LIKE_0},
 };
 
-static int find_attr(const onnx_node_build *b, const char *name) {
-  for (int i = 0; i < b->n_attrs; i++)
-    if (strcmp(b->attrs[i].name, name) == 0) return i;
-  return -1;
-}
-
-static void drop_attr(onnx_node_build *b, int idx) {
-  memmove(&b->attrs[idx], &b->attrs[idx + 1],
-          sizeof(ncc_attr) * (size_t)(b->n_attrs - idx - 1));
-  b->n_attrs--;
-}
 
 /* Set (or add) an attribute of the node being built; b->attrs has room
  * for ONNX_EXTRA_ATTRS more than the model wrote. */
 static ncc_attr *put_attr(onnx_node_build *b, const char *name,
                           ncc_attr_kind kind) {
-  int i = find_attr(b, name);
+  int i = onnx_find_attr(b, name);
   ncc_attr *a = &b->attrs[i >= 0 ? i : b->n_attrs++];
   memset(a, 0, sizeof *a);
   a->name = name;
@@ -200,7 +189,7 @@ static ncc_status attr_to_input(onnx_node_build *b, int ai, int slot,
   }
   ncc_status st = set_input(b, slot, v, a->name);
   if (st) return st;
-  drop_attr(b, ai);
+  onnx_drop_attr(b, ai);
   return NCC_OK;
 }
 
@@ -208,7 +197,7 @@ static ncc_status attrs_to_inputs(onnx_node_build *b) {
   const char *op = ncc_op_name(b->op);
   for (size_t r = 0; r < sizeof attr_inputs / sizeof attr_inputs[0]; r++) {
     if (strcmp(attr_inputs[r].op, op) != 0) continue;
-    int i = find_attr(b, attr_inputs[r].attr);
+    int i = onnx_find_attr(b, attr_inputs[r].attr);
     if (i < 0) continue;
     ncc_status st = attr_to_input(b, i, attr_inputs[r].slot, attr_inputs[r].as);
     if (st) return st;
@@ -248,7 +237,7 @@ static ncc_status reshape_back(onnx_node_build *b, ncc_node *n) {
 }
 
 static ncc_status coerce_2d(onnx_node_build *b) {
-  int i = find_attr(b, "axis");
+  int i = onnx_find_attr(b, "axis");
   int64_t axis = i >= 0 ? b->attrs[i].i : 1;
   put_attr(b, "axis", NCC_ATTR_INT)->i = -1;
   if (b->n_in < 1 || !b->in[0] || b->n_out < 1 || !*b->np->output[0])
@@ -284,15 +273,15 @@ static ncc_status coerce_2d(onnx_node_build *b) {
  * broadcasting of (X - mean) / sqrt(var + epsilon) * scale + B: the node
  * becomes those elementwise nodes, the last Add being the node itself. */
 static ncc_status bn_spatial(onnx_node_build *b) {
-  int i = find_attr(b, "spatial");
+  int i = onnx_find_attr(b, "spatial");
   if (i < 0) return NCC_OK;
   int64_t spatial = b->attrs[i].i;
-  drop_attr(b, i);
+  onnx_drop_attr(b, i);
   /* training outputs: refused as BatchNormalization (onnx_upgrade_node) */
   if (spatial != 0 || b->n_in != 5 || b->n_out != 1) return NCC_OK;
   for (int k = 0; k < 5; k++)
     if (!b->in[k]) return NCC_OK; /* the arity check reports it */
-  int e = find_attr(b, "epsilon");
+  int e = onnx_find_attr(b, "epsilon");
   double eps = e >= 0 ? b->attrs[e].f : 1e-5;
   ncc_status st = typed(b, b->in[0]);
   if (st) return st;
@@ -332,10 +321,10 @@ static ncc_status resize_10(onnx_node_build *b) {
     b->in[1] = NULL;
     b->n_in = 3;
   }
-  if (find_attr(b, "coordinate_transformation_mode") < 0)
+  if (onnx_find_attr(b, "coordinate_transformation_mode") < 0)
     put_attr(b, "coordinate_transformation_mode", NCC_ATTR_STRING)->s =
         "asymmetric";
-  if (find_attr(b, "nearest_mode") < 0)
+  if (onnx_find_attr(b, "nearest_mode") < 0)
     put_attr(b, "nearest_mode", NCC_ATTR_STRING)->s = "floor";
   return NCC_OK;
 }
@@ -391,7 +380,7 @@ ncc_status onnx_upgrade_old(onnx_node_build *b) {
   /* DFT 17-19 reads `axis` as an attribute defaulting to 1; from 20 it is
    * input 2 defaulting to -2, the IR's default (the kernel's): write the
    * old default out */
-  if (strcmp(op, "DFT") == 0 && b->opset < 20 && find_attr(b, "axis") < 0)
+  if (strcmp(op, "DFT") == 0 && b->opset < 20 && onnx_find_attr(b, "axis") < 0)
     put_attr(b, "axis", NCC_ATTR_INT)->i = 1;
   /* RoiAlign 10 samples without the half-pixel offset that 16 made the
    * default (its coordinate_transformation_mode came in 16) */

@@ -332,8 +332,9 @@ int ncc_module_num_host_kernels(const ncc_module *m); /* run by ref kernels */
  * name, node name ("" when it has none), index and why it was not compiled:
  * NCC_HOST_DYNAMIC (its output shape depends on values,
  * docs/DYNAMIC-SHAPES.md), NCC_HOST_NO_KERNEL (the target compiles no
- * kernel for this op), NCC_HOST_FORM (the target compiles the op, but not
- * in this form: dtype, attributes or layout), NCC_HOST_TARGET (the target
+ * kernel for this op on these dtypes), NCC_HOST_FORM (the target compiles
+ * the op and dtypes, but not in this form: attributes or layout),
+ * NCC_HOST_TARGET (the target
  * compiles nothing: "ref"). Fills up to `cap` entries of `out` (which may
  * be NULL with cap 0) and returns the number of host nodes. The strings
  * live as long as the module's graph. `ncc check MODEL --target=T` prints

@@ -244,8 +244,8 @@ int ncc_module_host_nodes(const ncc_module *m, ncc_host_node *out, int cap) {
 const char *ncc_host_why_text(ncc_host_why why) {
   switch (why) {
   case NCC_HOST_DYNAMIC: return "data-dependent output shape";
-  case NCC_HOST_NO_KERNEL: return "no compiled kernel for this op";
-  case NCC_HOST_FORM: return "not compiled in this form (dtype, attributes or layout)";
+  case NCC_HOST_NO_KERNEL: return "no compiled kernel for this op and dtype";
+  case NCC_HOST_FORM: return "not compiled in this form (attributes or layout)";
   case NCC_HOST_TARGET: return "the target compiles nothing";
   }
   return "?";

@@ -128,8 +128,8 @@ static const char usage_check[] =
     "                         pipeline) and report what did not compile: the\n"
     "                         nodes that run on the host through reference\n"
     "                         kernels, by op, with the first node and why\n"
-    "                         (data-dependent shape, no kernel for the op, or\n"
-    "                         not in this form); exit status 0\n"
+    "                         (data-dependent shape, no kernel for the op and\n"
+    "                         dtype, or not in this form); exit status 0\n"
     "  --json                 print one JSON object instead of text\n";
 
 static const char usage_passes[] =

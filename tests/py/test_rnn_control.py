@@ -313,20 +313,20 @@ def bad_models(workdir):
                  ("compile", "MODEL", "--emit=lib", "-o", os.path.join(workdir, "if.so")))
 
     # ncc check looks into bodies: ops nobody adds, inside a Loop body and
-    # beside it; before, only the top-level Det was listed
+    # beside it; before, only the top-level StringNormalizer was listed
     inner = body([helper.make_node("Identity", ["ci"], ["co"]),
                   helper.make_node("TfIdfVectorizer", ["v"], ["w"]),
-                  helper.make_node("Det", ["v"], ["w2"])], b_ins,
+                  helper.make_node("StringNormalizer", ["v"], ["w2"])], b_ins,
                  [vi("co", T.BOOL, []), vi("w", T.FLOAT, [3])])
     d = nccutil.subdir(workdir, "check_body")
     path = os.path.join(d, "model.onnx")
     onnx.save(model([helper.make_node("Loop", ["M", "", "v0"], ["y"], body=inner),
-                     helper.make_node("Det", ["y"], ["z"])], loop_in, out_f), path)
+                     helper.make_node("StringNormalizer", ["y"], ["z"])], loop_in, out_f), path)
     p = subprocess.run([NCC, "check", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     text = p.stdout.decode()
     report("check_looks_into_loop_body",
            None if p.returncode == 3 and "unsupported op TfIdfVectorizer: 1 node" in text
-           and "unsupported op Det: 2 nodes" in text else
+           and "unsupported op StringNormalizer: 2 nodes" in text else
            "exit %d: %s" % (p.returncode, text[:300]))
 
 

@@ -22,16 +22,12 @@ from onnx import helper as h
 NCC = os.environ.get("NCC", "ncc")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
 from checks import check, finish  # noqa: E402
+import nccutil  # noqa: E402
 
 
 def ncc(*args):
     p = subprocess.run([NCC, *args], capture_output=True, timeout=300)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-
-
-def targets_here():
-    rc, out, _ = ncc("targets")
-    return out
 
 
 def save(path, nodes, outputs, opset=17):
@@ -58,7 +54,7 @@ def main():
     check("no target: exit 0", rc == 0, err)
     check("no target: no compile report", "on the host" not in out and "kernels" not in out, out)
 
-    cpu = " cpu " in " " + targets_here().replace("\n", " ")
+    cpu = nccutil.target_usable(NCC, "cpu")  # not in a build without LLVM
     for target in (["cpu"] if cpu else []) + ["ref"]:
         rc, out, err = ncc("check", dyn, "--target=" + target, "--json")
         check(target + ": exit 0", rc == 0, err)

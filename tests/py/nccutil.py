@@ -70,6 +70,17 @@ def add_target_arg(ap):
                     help="ncc target to test: ref (default) or cpu (see `ncc targets`)")
 
 
+def target_usable(ncc, target):
+    """Whether `ncc targets` says `target` runs with this ncc (cpu needs
+    LLVM)."""
+    proc = subprocess.run([ncc, "targets"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        cols = line.split(None, 2)
+        if len(cols) >= 2 and cols[0] == target:
+            return cols[1] == "yes"
+    return False
+
+
 def require_target(ncc, target):
     """Exit 77 (ctest: skipped) when `target` cannot run with this ncc,
     e.g. cpu in a build without LLVM; the reason is printed."""

@@ -192,19 +192,9 @@ static ncc_status check_model(check_impl *c, const Onnx__ModelProto *m) {
   const Onnx__GraphProto *gp = m->graph;
   ncc_status st;
   if ((st = check_opsets(c, m))) return st;
-  if ((st = check_values(c, gp->input, gp->n_input, "input"))) return st;
-  for (size_t i = 0; i < gp->n_initializer; i++) {
-    const Onnx__TensorProto *t = gp->initializer[i];
-    if (t->has_data_type &&
-        (st = check_dtype(c, t->data_type, onnx_str(t->name), "initializer", false)))
-      return st;
-  }
   if (gp->n_node > (size_t)INT32_MAX) return ncc_error(NCC_ERR_INPUT, "model has too many nodes");
-  for (size_t i = 0; i < gp->n_node; i++)
-    if ((st = check_node(c, gp->node[i], (int)i))) return st;
-  if ((st = check_values(c, gp->value_info, gp->n_value_info, "value_info")) ||
-      (st = check_values(c, gp->output, gp->n_output, "output")))
-    return st;
+  /* the main graph is checked as its subgraphs are */
+  if ((st = check_subgraph(c, gp))) return st;
   c->pub.n_nodes = (int)gp->n_node;
   c->pub.n_op_types = c->n_types;
   return NCC_OK;

@@ -1,0 +1,113 @@
+"""bench/harness/stats.py — how the harness tells an effect from noise.
+
+Every figure a report ranks by is a median of timed runs; this module gives
+each one an interval and decides whether a difference is real.
+
+* Median CI: a distribution-free confidence interval from order statistics
+  (the binomial method: the k-th smallest and k-th largest of n samples
+  bound the median with probability 1 - 2*P(Bin(n, 1/2) < k)). No resampling,
+  so it is deterministic and matches `ncc bench` (tools/ncc/stats.c).
+* Ratio CI: when two sides were timed interleaved (same number of rounds,
+  round i of both sides side by side), the ratio is the median of the paired
+  per-round ratios with the order-statistic CI of that median; otherwise a
+  seeded percentile bootstrap of the ratio of medians.
+* Verdict: "within noise" when the interval of a ratio contains 1 (or of a
+  delta contains 0); otherwise "faster" / "slower".
+* CV flag: rows whose coefficient of variation exceeds CV_RANK_MAX are
+  reported but left out of rankings and best-of choices.
+"""
+import math
+import random
+
+CONFIDENCE = 0.95
+CV_RANK_MAX = 0.10  # above this a row is flagged "noisy" and not ranked
+BOOTSTRAP_N = 2000
+
+
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    if n == 0:
+        raise ValueError("median of nothing")
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def _binom_cdf_half(k, n):
+    """P(Bin(n, 1/2) <= k), in log space so n in the thousands is exact enough."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2)
+            for i in range(k + 1)]
+    m = max(logs)
+    return min(1.0, math.exp(m) * sum(math.exp(v - m) for v in logs))
+
+
+def median_ci(xs, level=CONFIDENCE):
+    """(lo, hi) bounding the median with at least `level` confidence; for
+    fewer than 6 samples no such interval exists and (min, max) is
+    returned (wide, as it should be)."""
+    s = sorted(float(v) for v in xs)
+    n = len(s)
+    if n == 0:
+        raise ValueError("median_ci of nothing")
+    alpha = (1.0 - level) / 2
+    # the largest k with P(X < k) = P(X <= k-1) <= alpha; interval [s[k-1], s[n-k]]
+    k = 0
+    while k + 1 <= n // 2 and _binom_cdf_half(k, n) <= alpha:
+        k += 1
+    if k == 0:
+        return s[0], s[-1]
+    return s[k - 1], s[n - k]
+
+
+def ratio_ci(a, b, paired=None, level=CONFIDENCE, seed=0):
+    """(ratio, lo, hi) of median(a) / median(b).  `paired` (default: when
+    the lengths match) uses the per-round ratios a[i]/b[i]."""
+    a = [float(v) for v in a]
+    b = [float(v) for v in b]
+    if not a or not b:
+        raise ValueError("ratio_ci needs samples on both sides")
+    if paired is None:
+        paired = len(a) == len(b)
+    if paired:
+        r = [x / y for x, y in zip(a, b) if y > 0]
+        lo, hi = median_ci(r, level)
+        return median(r), lo, hi
+    rng = random.Random(seed)
+    boots = []
+    for _ in range(BOOTSTRAP_N):
+        ma = median([a[rng.randrange(len(a))] for _ in a])
+        mb = median([b[rng.randrange(len(b))] for _ in b])
+        boots.append(ma / mb if mb > 0 else float("inf"))
+    boots.sort()
+    q = (1.0 - level) / 2
+    lo = boots[int(q * (len(boots) - 1))]
+    hi = boots[int(math.ceil((1 - q) * (len(boots) - 1)))]
+    mb = median(b)
+    return (median(a) / mb if mb > 0 else float("inf")), lo, hi
+
+
+def verdict_ratio(lo, hi, smaller_is="faster", larger_is="slower"):
+    """What a time ratio's interval says: within noise when it holds 1."""
+    if lo is None or hi is None:
+        return "unknown"
+    if lo <= 1.0 <= hi:
+        return "within noise"
+    return smaller_is if hi < 1.0 else larger_is
+
+
+def cv(xs):
+    xs = [float(v) for v in xs]
+    if not xs:
+        return 0.0
+    m = sum(xs) / len(xs)
+    if m <= 0:
+        return 0.0
+    return math.sqrt(sum((v - m) ** 2 for v in xs) / len(xs)) / m
+
+
+def noisy(cv_value):
+    """A row too noisy to rank."""
+    return cv_value is not None and cv_value > CV_RANK_MAX

@@ -200,6 +200,7 @@ ncc_status cmd_bench(const cli_opts *o);
 ncc_status cmd_passes(const cli_opts *o);
 ncc_status cmd_targets(const cli_opts *o);
 ncc_status cmd_check(const cli_opts *o);
+ncc_status cmd_ops(const cli_opts *o);
 /* `run --check-each-pass` (cmd_drift.c) and `bench --ablate` (cmd_ablate.c) */
 ncc_status cli_check_each_pass(const cli_opts *o);
 ncc_status cli_ablate(const cli_opts *o);

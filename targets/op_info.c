@@ -5,7 +5,8 @@
  * Whether a target compiles an op is the target's own "can it compile this
  * node" hook, asked about a probe: a small graph holding one node of the op
  * in a common form (f32 data in plain layout, constant weights, default
- * attributes), parsed from text IR below and shape-inferred, once per
+ * attributes; ncc's Reorder into a blocked layout), parsed from text IR
+ * below and shape-inferred, once per
  * element type. The LLVM targets (cpu, x86_64, aarch64) share the generic
  * lowering's hook (ncc_lower_supports, what the cpu backend and --emit use);
  * opencl and cuda share the C renderer's (ncc_gpu_supports_op); ref compiles
@@ -71,6 +72,10 @@ static const probe probes[] = {
      "%s: T[4] = const splat(1)\n  %r = LayerNormalization(%x, %s)\n  return %r"},
     {"RMSNormalization", "%x: " X4,
      "%s: T[4] = const splat(1)\n  %r = RMSNormalization(%x, %s)\n  return %r"},
+    /* ncc's own: into the NCHW8c layout the layout pass gives the cpu
+     * targets and back (a graph output is plain); the probe is the last */
+    {"Reorder", "%x: T[1,8,4,4]", "%b: T[1,8,4,4]#nchw8c = Reorder(%x)\n"
+     "  %r: T[1,8,4,4] = Reorder(%b)\n  return %r"},
     {"Cast", "%x: " X4, "%r = Cast(%x) {to = \"f32\"}\n  return %r"},
     {"Transpose", "%x: " X4, "%r = Transpose(%x) {perm = [0, 2, 3, 1]}\n  return %r"},
     {"Reshape", "%x: " X4,

@@ -79,6 +79,9 @@ def test_ops():
     check("Gelu imported from opset 20", ops["Gelu"]["opset_min"] == 20, ops["Gelu"])
     check("Reorder is ncc's own op, not imported",
           ops["Reorder"]["domain"] == "ncc" and ops["Reorder"]["opset_min"] == 0, ops["Reorder"])
+    check("Reorder (a blocked layout) compiles on the LLVM targets, not on the GPU ones",
+          ops["Reorder"]["targets"]["cpu"]["compiled"] and
+          not ops["Reorder"]["targets"]["opencl"]["compiled"], ops["Reorder"])
     check("Add accepts f32 and i64", {"f32", "i64"} <= set(ops["Add"]["dtypes"]), ops["Add"])
     # the table
     p = ncc("ops")

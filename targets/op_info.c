@@ -6,8 +6,7 @@
  * node" hook, asked about a probe: a small graph holding one node of the op
  * in a common form (f32 data in plain layout, constant weights, default
  * attributes; ncc's Reorder into a blocked layout), parsed from text IR
- * below and shape-inferred, once per
- * element type. The LLVM targets (cpu, x86_64, aarch64) share the generic
+ * below and shape-inferred, once per element type. The LLVM targets (cpu, x86_64, aarch64) share the generic
  * lowering's hook (ncc_lower_supports, what the cpu backend and --emit use);
  * opencl and cuda share the C renderer's (ncc_gpu_supports_op); ref compiles
  * nothing. Both hooks are plain C built into every libncc, so the answer is

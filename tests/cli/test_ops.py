@@ -102,6 +102,39 @@ def test_ops():
           p.stderr)
 
 
+def test_ops_agree_with_check():
+    """What `ncc ops` says per op is what compiling a model does: every node
+    of a small chain runs on the host exactly when its op is 'ref' on cpu."""
+    if os.environ.get("NCC_WITH_LLVM", "1") == "0" or not target_usable(NCC, "cpu"):
+        return
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    chain = ["Relu", "Sigmoid", "Softmax", "Flatten", "MatMul", "Neg", "Identity"]
+    nodes, prev = [], "x"
+    for i, op in enumerate(chain):
+        ins = [prev, "w"] if op == "MatMul" else [prev]
+        nodes.append(helper.make_node(op, ins, [f"v{i}"], name=f"n_{op}"))
+        prev = f"v{i}"
+    w = numpy_helper.from_array(np.ones((128, 16), np.float32), "w")
+    g = helper.make_graph(nodes, "chain",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 4, 4])],
+                          [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 16])], [w])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "chain.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+        p = ncc("check", path, "--target=cpu", "-O0", "--json")
+        try:
+            host = {h["op"] for h in json.loads(p.stdout)["host"]}
+        except (ValueError, KeyError) as e:
+            check("ncc check --target=cpu --json on the chain", False, f"{e}: {p.stdout[:300]}")
+            return
+    ops = {o["name"]: o for o in json.loads(ncc("ops", "--target=cpu", "--json").stdout)["ops"]}
+    said = {op for op in chain if not ops[op]["targets"]["cpu"]["compiled"]}
+    check("the ops 'ncc ops' calls ref on cpu are the host nodes 'ncc check' finds",
+          said == host and "Flatten" in host, (said, host))
+
+
 def test_did_you_mean():
     m = os.path.join(ROOT, "examples", "resblock.onnx")
     p = ncc("opt", m, "--disable-pass=fusoin")
@@ -178,6 +211,7 @@ def test_output_dirs():
 
 def main():
     test_ops()
+    test_ops_agree_with_check()
     test_did_you_mean()
     test_output_dirs()
     sys.exit(finish())

@@ -105,7 +105,9 @@ def test_ops():
 def test_ops_agree_with_check():
     """What `ncc ops` says per op is what compiling a model does: every node
     of a small chain runs on the host exactly when its op is 'ref' on cpu."""
-    if os.environ.get("NCC_WITH_LLVM", "1") == "0" or not target_usable(NCC, "cpu"):
+    targets = [t for t in ("cpu", "opencl", "cuda") if target_usable(NCC, t) and
+               (t != "cpu" or os.environ.get("NCC_WITH_LLVM", "1") != "0")]
+    if not targets:
         return
     import numpy as np
     import onnx
@@ -123,16 +125,19 @@ def test_ops_agree_with_check():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "chain.onnx")
         onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
-        p = ncc("check", path, "--target=cpu", "-O0", "--json")
-        try:
-            host = {h["op"] for h in json.loads(p.stdout)["host"]}
-        except (ValueError, KeyError) as e:
-            check("ncc check --target=cpu --json on the chain", False, f"{e}: {p.stdout[:300]}")
-            return
-    ops = {o["name"]: o for o in json.loads(ncc("ops", "--target=cpu", "--json").stdout)["ops"]}
-    said = {op for op in chain if not ops[op]["targets"]["cpu"]["compiled"]}
-    check("the ops 'ncc ops' calls ref on cpu are the host nodes 'ncc check' finds",
-          said == host and "Flatten" in host, (said, host))
+        for t in targets:
+            p = ncc("check", path, f"--target={t}", "-O0", "--json")
+            try:
+                host = {h["op"] for h in json.loads(p.stdout)["host"]}
+            except (ValueError, KeyError) as e:
+                check(f"ncc check --target={t} --json on the chain", False,
+                      f"{e}: {p.stdout[:300]} {p.stderr}")
+                continue
+            doc = json.loads(ncc("ops", f"--target={t}", "--json").stdout)
+            ops = {o["name"]: o for o in doc["ops"]}
+            said = {op for op in chain if not ops[op]["targets"][t]["compiled"]}
+            check(f"{t}: the ops 'ncc ops' calls ref are the host nodes 'ncc check' finds",
+                  said == host and "Flatten" in host, (said, host))
 
 
 def test_did_you_mean():

@@ -443,6 +443,41 @@ int ncc_pass_count(void);
 ncc_status ncc_pass_info(int i, const char **name, int *level,
                          const char **needs, const char **desc);
 
+/* ---- the ops ncc knows (ir/ops.def), for `ncc ops` and docs/OPS.md ----
+ * One entry per op, in the table's order. opset_min..opset_max: the
+ * ai.onnx opsets at which the importer takes the op (0, 0 for ncc's own
+ * ops, domain "ncc", which passes make and the importer refuses). dtypes:
+ * bit (1u << dt) for each element type whose probe node (a small node of
+ * the op in a common form) ncc's shape rule accepts; 0 when the op has no
+ * probe form. NCC_ERR_USAGE for i outside [0, ncc_op_count()). */
+typedef struct ncc_op_desc {
+  const char *name;   /* the ONNX op type */
+  const char *domain; /* "ai.onnx" or "ncc" */
+  int opset_min, opset_max;
+  int min_inputs, max_inputs; /* max_inputs -1: variadic */
+  int min_outputs, max_outputs;
+  unsigned dtypes;
+} ncc_op_desc;
+int ncc_op_count(void);
+ncc_status ncc_op_describe(int i, ncc_op_desc *out);
+/* Whether `target` compiles op i: *dtypes gets a bit (1u << dt) for each
+ * element type whose probe node the target's code generator takes (the
+ * LLVM targets' generic lowering, the GPU targets' C renderer); 0 means
+ * the op runs on its reference (host) kernel there, as every op does on
+ * "ref". A node in another form may still run on the host: `ncc check
+ * MODEL --target=T` tells per model. NCC_ERR_USAGE for an unknown target. */
+ncc_status ncc_op_target_compiles(int i, const char *target, unsigned *dtypes);
+
+/* ---- "did you mean" (ir/suggest.c) ----
+ * The name among names[0..n) closest to `word` by edit distance (insert,
+ * delete, substitute, swap two adjacent characters) when that distance is
+ * at most max(2, length/3) of the longer of the two; NULL when none is
+ * that close or `word` is one of the names. Messages that reject a pass,
+ * target or command name use it. ncc_edit_distance: the distance itself
+ * ((size_t)-1 for names over 64 bytes). */
+const char *ncc_suggest(const char *word, const char *const *names, int n);
+size_t ncc_edit_distance(const char *a, const char *b);
+
 #ifdef __cplusplus
 }
 #endif

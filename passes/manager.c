@@ -50,6 +50,20 @@ ncc_status ncc_pass_info(int i, const char **name, int *level,
   return NCC_OK;
 }
 
+/* "unknown pass 'x'; did you mean 'y'?" (ir/suggest.c), naming where
+ * the list of passes is; `where` says which flag gave the name. */
+static ncc_status unknown_pass(const char *name, size_t len, const char *where) {
+  char word[128];
+  snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), name);
+  const char *names[NPASS];
+  for (int i = 0; i < NPASS; i++) names[i] = all_passes[i]->name;
+  const char *near = ncc_suggest(word, names, NPASS);
+  if (near)
+    return ncc_error(NCC_ERR_USAGE, "unknown pass '%s'%s; did you mean '%s'? (see 'ncc passes')",
+                     word, where, near);
+  return ncc_error(NCC_ERR_USAGE, "unknown pass '%s'%s (see 'ncc passes')", word, where);
+}
+
 static int find_pass(const char *name, size_t len) {
   for (int i = 0; i < NPASS; i++)
     if (strlen(all_passes[i]->name) == len &&
@@ -82,9 +96,7 @@ ncc_status ncc_pipeline_set_passes(ncc_pipeline *p, const char *list) {
     size_t len = e ? (size_t)(e - s) : strlen(s);
     if (len) {
       int k = find_pass(s, len);
-      if (k < 0)
-        return ncc_error(NCC_ERR_USAGE, "unknown pass '%.*s' (see 'ncc passes')",
-                         (int)len, s);
+      if (k < 0) return unknown_pass(s, len, "");
       en[k] = true;
     }
     s += len + (e ? 1 : 0);
@@ -96,8 +108,7 @@ ncc_status ncc_pipeline_set_passes(ncc_pipeline *p, const char *list) {
 
 ncc_status ncc_pipeline_disable(ncc_pipeline *p, const char *name) {
   int k = find_pass(name, strlen(name));
-  if (k < 0)
-    return ncc_error(NCC_ERR_USAGE, "unknown pass '%s' (see 'ncc passes')", name);
+  if (k < 0) return unknown_pass(name, strlen(name), "");
   p->disabled[k] = true;
   return NCC_OK;
 }
@@ -109,8 +120,7 @@ ncc_status ncc_pipeline_print_after(ncc_pipeline *p, const char *name, FILE *f) 
     return NCC_OK;
   }
   int k = find_pass(name, strlen(name));
-  if (k < 0)
-    return ncc_error(NCC_ERR_USAGE, "unknown pass '%s' in --print-after", name);
+  if (k < 0) return unknown_pass(name, strlen(name), " in --print-after");
   p->print_after[k] = true;
   return NCC_OK;
 }

@@ -45,7 +45,7 @@ static ncc_status find_target(const char *target, const ncc_backend **out) {
   *out = NULL;
   if (!target) target = "cpu";
   const ncc_target_row *t = ncc_target_row_find(target);
-  if (!t) return ncc_error(NCC_ERR_USAGE, "unknown target '%s'", target);
+  if (!t) return ncc_target_unknown(target);
   if (t->built && t->in_process && t->backend) {
     *out = t->backend;
     return NCC_OK;
@@ -84,7 +84,7 @@ ncc_status ncc_target_can_compile(const char *target, char *why, size_t cap) {
   ncc_status st;
   const ncc_target_row *t = ncc_target_row_find(target);
   if (!t)
-    st = ncc_error(NCC_ERR_USAGE, "unknown target '%s'", target);
+    st = ncc_target_unknown(target);
   else if (t->kind == NCC_TARGET_INTERP)
     st = ncc_error(NCC_ERR_UNSUPPORTED,
                    "target '%s' interprets the graph; it emits no code", target);

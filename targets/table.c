@@ -1,6 +1,7 @@
 /* targets/table.c — the target table (targets/targets.h), in `ncc targets`
  * order. A target configured out of the build keeps its row (built false),
  * so asking for it says which option left it out instead of "unknown". */
+#include <stdio.h>
 #include <string.h>
 
 #include "targets.h"
@@ -66,4 +67,13 @@ const ncc_target_row *ncc_target_row_find(const char *name) {
   for (int i = 0; name && i < ncc_target_table_len; i++)
     if (strcmp(ncc_target_table[i].name, name) == 0) return &ncc_target_table[i];
   return NULL;
+}
+
+ncc_status ncc_target_unknown(const char *name) {
+  const char *names[16];
+  int n = 0;
+  for (int i = 0; i < ncc_target_table_len && n < 16; i++) names[n++] = ncc_target_table[i].name;
+  const char *near = ncc_suggest(name, names, n);
+  if (near) return ncc_error(NCC_ERR_USAGE, "unknown target '%s'; did you mean '%s'?", name, near);
+  return ncc_error(NCC_ERR_USAGE, "unknown target '%s'", name);
 }

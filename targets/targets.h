@@ -37,6 +37,9 @@ typedef struct ncc_target_row {
 
 extern const ncc_target_row ncc_target_table[];
 extern const int ncc_target_table_len;
+/* NCC_ERR_USAGE "unknown target 'x'", with "did you mean" when a known
+ * name is close (ncc_suggest). */
+ncc_status ncc_target_unknown(const char *name);
 
 /* The row of `name` (NULL: no such target). */
 const ncc_target_row *ncc_target_row_find(const char *name);

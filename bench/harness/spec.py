@@ -227,7 +227,15 @@ def _normalize_experiment(e, i, s):
         if "mflop" in e and (not isinstance(e["mflop"], (int, float)) or e["mflop"] <= 0):
             raise SpecError("%s: mflop must be a positive number" % where)
     elif kind == "fusion":
-        e["eltwise_k"] = _int_list(e.get("eltwise_k", [8]), "eltwise_k", where)
+        if e.get("eltwise_k") == []:
+            # no k axis: the eltwise block, when `blocks` names it, at the
+            # model's k (its default, 8), and the other blocks as listed
+            e["eltwise_k"] = ([e["model"].get("k", 8)] if "eltwise" in e["blocks"] else [])
+            if not e["eltwise_k"] and not e["blocks"]:
+                raise SpecError("%s: eltwise_k = [] with no blocks leaves nothing to measure "
+                                "(name blocks, or give eltwise_k values)" % where)
+        else:
+            e["eltwise_k"] = _int_list(e.get("eltwise_k", [8]), "eltwise_k", where)
         compare = e.get("compare", DEFAULT_FUSION_COMPARE)
         if not isinstance(compare, list) or not all(
                 isinstance(p, list) and len(p) == 2 for p in compare):

@@ -191,6 +191,19 @@ ncc_status cli_bench_inputs(const ncc_graph *g, const cli_opts *o,
                             ncc_tensor *in, int64_t *batch);
 void cli_json_number(double v); /* null for inf/nan */
 
+/* ---- outdir.c: the parent directories of an -o path ---- */
+#define CLI_MADE_DIRS_MAX 32
+typedef struct cli_made_dirs {
+  char *dirs[CLI_MADE_DIRS_MAX]; /* created, shortest first */
+  int n;
+} cli_made_dirs;
+/* Create the missing parent directories of `path` (none for NULL or "-"),
+ * remembering them in *m. On failure nothing stays created. */
+ncc_status cli_out_parents(const char *path, cli_made_dirs *m);
+/* After the write: with st != NCC_OK remove the directories made (those
+ * still empty); either way release *m. */
+void cli_out_parents_done(cli_made_dirs *m, ncc_status st);
+
 /* ---- commands ---- */
 ncc_status cmd_import(const cli_opts *o);
 ncc_status cmd_opt(const cli_opts *o);
@@ -200,6 +213,7 @@ ncc_status cmd_bench(const cli_opts *o);
 ncc_status cmd_passes(const cli_opts *o);
 ncc_status cmd_targets(const cli_opts *o);
 ncc_status cmd_check(const cli_opts *o);
+ncc_status cmd_ops(const cli_opts *o);
 /* `run --check-each-pass` (cmd_drift.c) and `bench --ablate` (cmd_ablate.c) */
 ncc_status cli_check_each_pass(const cli_opts *o);
 ncc_status cli_ablate(const cli_opts *o);

@@ -10,8 +10,10 @@
  *
  * Cross targets compile on any host, so only `cpu` has to be usable here.
  * Text kinds go to stdout without -o; obj and lib default to the model's
- * base name with .o / .so in the current directory. libncc writes every
- * file through a temporary name and a rename: a failure leaves nothing.
+ * base name with .o / .so in the current directory; the missing parent
+ * directories of -o are created (tools/ncc/outdir.c). libncc writes every
+ * file through a temporary name and a rename: a failure leaves nothing
+ * (nor the directories made for it).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -137,7 +139,15 @@ static ncc_status emit_code(const ncc_graph *g, const cli_opts *o,
     out = NULL;
     binary = false; /* an object to stdout, when asked for explicitly */
   }
-  if (out) return ncc_module_emit_opts(g, o->target, &o->lib, emit, out);
+  if (out) {
+    /* out/x.so: make out/ (removed again if the emit fails) */
+    cli_made_dirs made;
+    ncc_status st = cli_out_parents(out, &made);
+    if (st) return st;
+    st = ncc_module_emit_opts(g, o->target, &o->lib, emit, out);
+    cli_out_parents_done(&made, st);
+    return st;
+  }
   if (!binary)
     return ncc_module_emit_stream(g, o->target, &o->lib, emit, getenv("TMPDIR"), stdout);
   char *path = default_output(o->model, strcmp(emit, "lib") == 0 ? ".so" : ".o");

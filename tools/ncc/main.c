@@ -138,6 +138,17 @@ static const char usage_passes[] =
     "List the passes: name, the lowest -O level that runs it, the passes it\n"
     "needs, and what it does.\n";
 
+static const char usage_ops[] =
+    "usage: ncc ops [--target=T] [--json]\n"
+    "\n"
+    "List the ops ncc supports, from its op table: name, domain, the ai.onnx\n"
+    "opsets the importer takes it at, the element types it accepts, and per\n"
+    "target whether its common form compiles ('compiled') or runs on its\n"
+    "reference kernel ('ref'). docs/OPS.md is this list.\n"
+    "\n"
+    "  --target=T             only this target's column\n"
+    "  --json                 print one JSON object instead of a table\n";
+
 static const char usage_targets[] =
     "usage: ncc targets\n"
     "\n"
@@ -164,6 +175,7 @@ const cli_command cli_commands[] = {
     {"check", CLI_F_JSON | CLI_F_TARGET | CLI_F_PIPELINE, true, usage_check, cmd_check},
     {"passes", 0, false, usage_passes, cmd_passes},
     {"targets", 0, false, usage_targets, cmd_targets},
+    {"ops", CLI_F_JSON | CLI_F_TARGET, false, usage_ops, cmd_ops},
 };
 const int cli_n_commands = (int)(sizeof cli_commands / sizeof cli_commands[0]);
 
@@ -184,6 +196,7 @@ static void print_usage(FILE *f) {
           "                                            dtypes and opsets\n"
           "  passes                                    list the passes\n"
           "  targets                                   list the targets\n"
+          "  ops      [--target=T] [--json]            list the supported ops\n"
           "\n"
           "'ncc <command> --help' describes a command; 'ncc --version' "
           "prints the version.\n"
@@ -220,6 +233,14 @@ static ncc_status dispatch(int argc, char **argv) {
                        "unknown option '%s' (a command comes first; see 'ncc "
                        "--help')",
                        name);
+    const char *names[32];
+    int n = 0;
+    for (int i = 0; i < cli_n_commands && n < 32; i++) names[n++] = cli_commands[i].name;
+    const char *near = ncc_suggest(name, names, n);
+    if (near)
+      return ncc_error(NCC_ERR_USAGE,
+                       "unknown command '%s'; did you mean '%s'? (see 'ncc --help')", name,
+                       near);
     return ncc_error(NCC_ERR_USAGE,
                      "unknown command '%s' (see 'ncc --help')", name);
   }

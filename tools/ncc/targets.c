@@ -51,5 +51,14 @@ ncc_status cli_target_check(const char *name) {
   }
   char names[512];
   cli_target_names(names, sizeof names, NULL, NULL);
+  const char *list[16];
+  int n = 0;
+  ncc_target_desc d;
+  for (int i = 0; i < ncc_target_count() && n < 16; i++)
+    if (ncc_target_get(i, &d) == NCC_OK) list[n++] = d.name;
+  const char *near = ncc_suggest(name, list, n);
+  if (near)
+    return ncc_error(NCC_ERR_USAGE, "unknown target '%s'; did you mean '%s'? (known: %s)", name,
+                     near, names);
   return ncc_error(NCC_ERR_USAGE, "unknown target '%s' (known: %s)", name, names);
 }

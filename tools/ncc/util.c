@@ -29,15 +29,18 @@ ncc_status cli_load_model(const char *path, ncc_graph **out) {
 
 ncc_status cli_print_graph(const ncc_graph *g, const char *path) {
   if (!path || strcmp(path, "-") == 0) return ncc_graph_print(g, stdout);
-  ncc_afile a;
-  ncc_status st = ncc_afile_open(&a, path);
+  cli_made_dirs made;
+  ncc_status st = cli_out_parents(path, &made);
   if (st) return st;
-  st = ncc_graph_print(g, a.f);
-  if (st) {
-    ncc_afile_abort(&a);
-    return st;
+  ncc_afile a;
+  st = ncc_afile_open(&a, path);
+  if (!st) {
+    st = ncc_graph_print(g, a.f);
+    if (st) ncc_afile_abort(&a);
+    else st = ncc_afile_commit(&a);
   }
-  return ncc_afile_commit(&a);
+  cli_out_parents_done(&made, st);
+  return st;
 }
 
 const char *cli_format_type(const ncc_graph *g, ncc_dtype dt, int rank,

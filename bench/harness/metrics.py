@@ -77,7 +77,8 @@ def relative_friction(eff, best_eff):
     """{b: 1 - E(b) / E_best(b)} where both are known; negative when a
     configuration scales better than the best compiled one (an interpreter
     with per-call overhead to amortise does)."""
-    return {b: 1.0 - eff[b] / best_eff[b] for b in eff if best_eff.get(b)}
+    out = {b: 1.0 - eff[b] / best_eff[b] for b in eff if best_eff.get(b)}
+    return {b: 0.0 if abs(v) < 1e-12 else v for b, v in out.items()}  # no "1.1e-16"
 
 
 def roof_fraction(gflop_per_s, peak_gflop_per_s):

@@ -101,14 +101,12 @@ def section_amortize(e, spec, R, P):
     base = spec["baseline"]
     ids = rr.compiler_ids(e, spec)
     frameworks = [base] + [u for u in rr.UNCOMPILED if u != base]
-    rows, values, groups = [], {}, []
-    used = set()
+    rows, values, errors, groups = [], {}, {}, []
     for b in e["blocks"]:
         ms = rr.model(e, b, e["depth"])
         groups.append(b)
         by = {cid: R.point(e, ms, e["batch"], cid) for cid in ids + frameworks}
         fw = [u for u in frameworks if by.get(u) is not None]
-        used.update(fw)
         vendors = [c for c in ids if rr.is_vendor(c)]
         for cid in ids:
             if cid in rr.UNCOMPILED:
@@ -123,6 +121,11 @@ def section_amortize(e, spec, R, P):
                 if rr.valid(by[base]) else None
             if nb is not None:
                 values[(b, cid)] = nb
+                q = R.ratio(r, by[base])
+                rng = metrics.break_even_range(rr.comp(r), rr.med(by[base]), q.lo, q.hi) \
+                    if q and q.has_ci else None
+                if rng and rng[1] != float("inf"):
+                    errors[(b, cid)] = rng
             rows.append([b, cid, F.fnum(res.get("build_ms")), F.fnum(res.get("first_run_ms")),
                          F.fms(r),
                          _be_cell(R, r, by[base]),
@@ -142,7 +145,7 @@ def section_amortize(e, spec, R, P):
            "slower), \"from the first run\" or \"never\" (depth %d, batch %d).\n\n%s"
            % (base, e["depth"], e["batch"], F.table(hdr, rows))]
     out.append(P.bars("%s_break_even" % e["id"], groups, [c for c in ids if c != base], values,
-                      "break-even runs N* vs %s" % base, logy=True,
+                      "break-even runs N* vs %s" % base, logy=True, errors=errors,
                       title="%s: break-even N* vs %s (depth %d, batch %d)"
                       % (e["id"], base, e["depth"], e["batch"])))
     return out

@@ -59,8 +59,9 @@ class Plots:
     # ------------------------------------------------------------------
     def lines(self, name, panels, xlabel, ylabel, logx=False, logy=False, title=None,
               hline=None, xticks=None):
-        """panels: [(panel title, {series: [(x, y[, lo, hi])]})] -> one PNG,
-        one legend below the panels; lo/hi (may be None) draw error bars;
+        """panels: [(panel title, {series: [(x, y[, lo, hi[, noisy]])]})] -> one
+        PNG, one legend below the panels; lo/hi (may be None) draw error bars,
+        a true `noisy` draws the point hollow;
         a series named "X (static)" is dashed in X's colour.  Returns the
         markdown image line, or '' when there is nothing to draw."""
         plt = self.plt
@@ -81,6 +82,10 @@ class Plots:
                 h = ax.errorbar(xs, ys, yerr=err, fmt=style, marker="o", markersize=3,
                                 color=self.color(s), label=s, capsize=2, elinewidth=0.8,
                                 linewidth=1.2)
+                hollow = [p for p in pts if len(p) >= 5 and p[4]]
+                if hollow:
+                    ax.plot([p[0] for p in hollow], [p[1] for p in hollow], "o", markersize=5,
+                            markerfacecolor="white", markeredgecolor=self.color(s), zorder=3)
                 handles.setdefault(s, h)
             if hline is not None:
                 ax.axhline(hline, color="grey", linewidth=0.8, zorder=0)
@@ -144,7 +149,8 @@ class Plots:
         ax.set_xticklabels(groups, rotation=20, ha="right", fontsize=7)
         ax.set_ylabel(ylabel, fontsize=8)
         ax.tick_params(labelsize=7)
-        if logy:
+        finite = [v for v in values.values() if ok(v) and v > 0]
+        if logy and finite and max(finite) / min(finite) >= 20:  # else linear reads better
             ax.set_yscale("log")
         ax.grid(True, axis="y", alpha=0.3)
         self.drawn[name] = {"title": title, "ylabel": ylabel, "labels": list(series_names),

@@ -16,6 +16,11 @@ def _speedup_pt(x, r):
     return (x, r.value, r.lo, r.hi)
 
 
+def _noisy_pt(pt, *rows):
+    """pt with the noisy flag: hollow in the plot when any row is noisy."""
+    return tuple(pt) + (any(rr.is_noisy(r) for r in rows),)
+
+
 def compile_split(row):
     """'build 1200 + first run 34' (ms) or the status."""
     if not rr.valid(row):
@@ -65,7 +70,8 @@ def section_depth(e, spec, R, P):
             g = metrics.depth_gain({d: s.value for d, s in sps.items() if s})
             srows.append([cid] + [_speedup_cell(rs[d], pts[d][base], sps[d], g.get(d))
                                   for d in e["depths"]])
-            sp_series[cid] = [_speedup_pt(d, s) for d, s in sps.items() if s]
+            sp_series[cid] = [_noisy_pt(_speedup_pt(d, s), rs[d], pts[d][base])
+                              for d, s in sps.items() if s]
         out.append("**%s** (width %d, batch %d): median latency [95%% CI].\n\n%s"
                    % (b, e["model"]["width"], batch, F.table(hdr, lrows)))
         out.append("Speed-up S(d) = t(`%s`) / t over the baseline, with its 95%% CI, and depth "
@@ -78,6 +84,8 @@ def section_depth(e, spec, R, P):
         out.append(COMPILE_EXPLAIN + "\n\n" + F.table(hdr, crows))
         sp_panels.append(("%s, batch %d" % (b, batch), sp_series))
         c_panels.append(("%s, batch %d" % (b, batch), c_series))
+    out.append("Plots: error bars are the 95%% CIs, hollow markers noisy rows; colours are "
+               "fixed per compiler across every plot." % ())
     out.append(P.lines("%s_speedup_vs_depth" % e["id"], sp_panels, "depth (repeated blocks)",
                        "speed-up over %s (×)" % base, logx=True, hline=1.0,
                        title="%s: speed-up over %s vs depth (batch %d)" % (e["id"], base, batch)))
@@ -155,7 +163,8 @@ def section_batch(e, spec, R, P):
                                         F.fnum(mu.get(x), 2))
                 if x in eff[cid] else F.cell(rs[x], lambda r: "–") for x in e["batches"]])
             crows.append([cid] + [compile_split(rs[x]) for x in e["batches"]])
-            thr_series[cid] = [(x,) + _thr(r) for x, r in rs.items() if rr.valid(r)]
+            thr_series[cid] = [_noisy_pt((x,) + _thr(r), r) for x, r in rs.items()
+                               if rr.valid(r)]
             fr_series[cid] = sorted(rel.items())
         out.append("**%s** (depth %d, width %d): throughput in samples/s = batch / median "
                    "latency, [95%% CI]. Higher is better.\n\n%s"

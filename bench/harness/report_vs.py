@@ -53,9 +53,9 @@ class Tally:
             self.no_ci += 1
 
 
-def head_to_head(R, points, split=None):
-    """points: {key: {cid: row}} -> {(ncc id, vendor id or 'fastest vendor',
-    split label): Tally}; split(row) labels a sub-table (e.g. the batch)."""
+def head_to_head(R, points):
+    """points: {key: {cid: row}} -> {(ncc id, vendor id or 'fastest vendor'):
+    Tally} over every point."""
     out = {}
     for by_cid in points.values():
         nccs = [c for c in by_cid if c.startswith("ncc:") and c not in rr.UNCOMPILED
@@ -68,10 +68,9 @@ def head_to_head(R, points, split=None):
             rn = by_cid[n]
             if not rr.valid(rn):
                 continue
-            lab = split(rn) if split else ""
             for v in vendors + ["fastest vendor"]:
                 rv = best if v == "fastest vendor" else by_cid[v]
-                t = out.setdefault((n, v, lab), Tally())
+                t = out.setdefault((n, v), Tally())
                 if not rr.valid(rv):
                     continue
                 if rr.is_noisy(rn) or rr.is_noisy(rv):
@@ -90,33 +89,24 @@ EXPLAIN = ("S = t_vendor / t_ncc at each point where both ran (same model, batch
            "A good result for ncc: geomean ≥ 1 and no point slower.")
 
 
-def table(R, points, split=None, split_name=None):
+def table(R, points):
     """The head-to-head table (or '' when no point has ncc and a vendor)."""
-    tallies = head_to_head(R, points, split)
+    tallies = head_to_head(R, points)
     if not tallies:
         return ""
-    hdr = ([split_name] if split else []) + ["ncc", "vs", "points", "geomean S (ncc over it)",
-                                             "ncc faster", "within noise", "ncc slower",
-                                             "no CI", "noisy (left out)"]
+    hdr = ["ncc", "vs", "points", "geomean S (ncc over it)", "ncc faster", "within noise",
+           "ncc slower", "no CI", "noisy (left out)"]
     rows = []
-    for (n, v, lab), t in sorted(tallies.items(), key=lambda kv: (
-            _sort_label(kv[0][2]), kv[0][0], kv[0][1] == "fastest vendor", kv[0][1])):
+    for (n, v), t in sorted(tallies.items(), key=lambda kv: (
+            kv[0][0], kv[0][1] == "fastest vendor", kv[0][1])):
         g = metrics.geomean(t.s)
         who = v
         if v == "fastest vendor" and t.vendors:
             who = "fastest vendor (%s)" % ", ".join(
                 "%s ×%d" % (k, c) for k, c in sorted(t.vendors.items(), key=lambda x: -x[1]))
-        rows.append(([lab] if split else []) + [
-            "`%s`" % n, who, len(t.s), F.fx(g), t.faster, t.noise, t.slower, t.no_ci,
-            t.noisy])
+        rows.append(["`%s`" % n, who, len(t.s), F.fx(g), t.faster, t.noise, t.slower, t.no_ci,
+                     t.noisy])
     return "%s\n\n%s" % (EXPLAIN, F.table(hdr, rows))
-
-
-def _sort_label(lab):
-    try:
-        return (0, int(str(lab).split("=")[-1]))
-    except ValueError:
-        return (1, str(lab))
 
 
 MATRIX_EXPLAIN = ("ncc against each vendor: S = t_vendor / t_ncc with its 95% CI, above 1 "

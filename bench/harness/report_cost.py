@@ -7,6 +7,8 @@ and torch eager `inductor:eager` where it was measured) and against the
 fastest vendor at the same point; an ablation whose graph is identical to
 the baseline's (row graph_same) reads "no change" whatever its timing.
 """
+import math
+
 from . import metrics
 from . import report_fmt as F
 from . import report_rows as rr
@@ -92,8 +94,9 @@ def _vs_vendor_cell(R, r, rv):
     if n is None:
         return "–"
     kind, x = n
-    what = {"always": "from the first run", "after": "after %s runs" % F.fnum(x),
-            "until": "only up to %s runs" % F.fnum(x), "never": "never"}[kind]
+    runs = F.fnum(math.ceil(x)) if x not in (None, float("inf")) else "∞"
+    what = {"always": "from the first run", "after": "after %s runs" % runs,
+            "until": "only up to %s runs" % runs, "never": "never"}[kind]
     return "%s (`%s`)%s" % (what, v, noise)
 
 
@@ -102,11 +105,13 @@ def section_amortize(e, spec, R, P):
     ids = rr.compiler_ids(e, spec)
     frameworks = [base] + [u for u in rr.UNCOMPILED if u != base]
     rows, values, errors, groups = [], {}, {}, []
+    any_eager = False
     for b in e["blocks"]:
         ms = rr.model(e, b, e["depth"])
         groups.append(b)
         by = {cid: R.point(e, ms, e["batch"], cid) for cid in ids + frameworks}
         fw = [u for u in frameworks if by.get(u) is not None]
+        any_eager = any_eager or len(fw) > 1
         vendors = [c for c in ids if rr.is_vendor(c)]
         for cid in ids:
             if cid in rr.UNCOMPILED:
@@ -135,6 +140,9 @@ def section_amortize(e, spec, R, P):
            "N* vs `%s`" % base,
            "N* vs `%s`" % (frameworks[1] if len(frameworks) > 1 else "eager"),
            "cheaper than the fastest vendor"]
+    if not any_eager:  # no torch eager row anywhere: no column of "not measured"
+        hdr = hdr[:6] + hdr[7:]
+        rows = [r[:6] + r[7:] for r in rows]
     out = ["Break-even N* = compile / (t_framework − t): how many runs before compiling pays "
            "for itself against running the model uncompiled (`%s`, and torch eager "
            "`inductor:eager` when measured). Compile = build + first run, model to first "

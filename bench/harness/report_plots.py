@@ -7,7 +7,8 @@
 * Legends sit below the axes (never outside to the right, where they left
   the figure 40% empty, and never over the bars).
 * Error bars are the 95% CIs of the values plotted, where the rows have
-  samples; titles carry the batch size, axis labels name the baseline.
+  samples; a bar whose CI holds "no change" is faded, a noisy point hollow.
+  Titles carry the batch size, axis labels name the baseline.
 """
 import os
 
@@ -144,6 +145,11 @@ class Plots:
                        edgecolor="white" if not hatch else "black", linewidth=0.3,
                        yerr=[lo, hi] if any(lo) or any(hi) else None,
                        error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "black"})
+            if hline is not None:  # a bar whose CI holds "no change" is drawn faded
+                for patch, g in zip(h.patches, groups):
+                    e = errors.get((g, s))
+                    if e and ok(e[0]) and ok(e[1]) and e[0] <= hline <= e[1]:
+                        patch.set_alpha(0.35)
             handles.append(h)
         ax.set_xticks(xs)
         ax.set_xticklabels(groups, rotation=20, ha="right", fontsize=7)
@@ -161,7 +167,9 @@ class Plots:
     def _finish(self, fig, name, handles, labels, title):
         """Legend below the axes, in as many columns as fit; title on top."""
         fig_w = fig.get_size_inches()[0]
-        ncol = max(1, min(len(labels), int(fig_w / 2.1)))
+        # columns that fit: ~0.06 in per character at 7 pt, plus the handle
+        col_w = 0.5 + 0.06 * max([len(str(x)) for x in labels] or [1])
+        ncol = max(1, min(len(labels), int(fig_w / col_w)))
         nrows = (len(labels) + ncol - 1) // ncol
         if title:
             fig.suptitle(title, fontsize=10)

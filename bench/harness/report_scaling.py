@@ -165,7 +165,9 @@ def section_batch(e, spec, R, P):
             crows.append([cid] + [compile_split(rs[x]) for x in e["batches"]])
             thr_series[cid] = [_noisy_pt((x,) + _thr(r), r) for x, r in rs.items()
                                if rr.valid(r)]
-            fr_series[cid] = sorted(rel.items())
+            b0 = min(eff[cid]) if eff[cid] else None
+            fr_series[cid] = [(x, v, None, None, rr.is_noisy(rs[x]) or rr.is_noisy(rs.get(b0)))
+                              for x, v in sorted(rel.items())]
         out.append("**%s** (depth %d, width %d): throughput in samples/s = batch / median "
                    "latency, [95%% CI]. Higher is better.\n\n%s"
                    % (b, e["depth"], e["model"]["width"], F.table(hdr, trows)))

@@ -37,7 +37,9 @@ SPEC = {
         {"id": "E2", "kind": "batch", "blocks": ["conv"], "batches": [1, 8], "depth": 2},
         {"id": "E3", "kind": "ranking", "blocks": ["eltwise", "conv", "mlp"],
          "widths": {"eltwise": 4, "conv": 4, "mlp": 4}, "depth": 3},
-        {"id": "E5", "kind": "amortize", "blocks": ["resblock"]},
+        {"id": "E5", "kind": "amortize", "blocks": ["resblock"],
+         "compilers": {"ncc": ["cpu -O2"], "onnxruntime": ["ALL"], "openvino": ["CPU"],
+                       "inductor": ["eager"]}},
         {"id": "E7", "kind": "ablation", "blocks": ["mlp"], "base": "cpu -O2", "depth": 4,
          "passes": ["fusion", "layout", "cse"]},
     ],
@@ -45,7 +47,8 @@ SPEC = {
 
 # Median latency (ms) per compiler, and per block for E3 (where ncc:cpu -O2
 # reverses the interpreter's order of eltwise and conv, clearly).
-BASE_MS = {"ncc:ref": 10.0, "ncc:cpu -O2": 1.0, "onnxruntime:ALL": 2.0, "openvino:CPU": 0.5}
+BASE_MS = {"ncc:ref": 10.0, "ncc:cpu -O2": 1.0, "onnxruntime:ALL": 2.0, "openvino:CPU": 0.5,
+           "inductor:eager": 4.0}
 E3_MS = {"ncc:ref": {"eltwise": 1.0, "conv": 2.0, "mlp": 3.0},
          "ncc:cpu -O2": {"eltwise": 0.3, "conv": 0.2, "mlp": 0.25},
          "onnxruntime:ALL": {"eltwise": 0.5, "conv": 0.6, "mlp": 0.7},
@@ -226,6 +229,10 @@ def test_old_rows_still_report():
     check("ms" in r["median latency"] and "[" not in r["median latency"],
           "old row: a median without CI: %r" % r["median latency"])
     check(r["N* vs `ncc:ref`"] not in ("–", ""), "N* from old rows: %r" % r)
+    # against torch eager: compile 101 ms / (4 - 1) ms per run
+    check(r["N* vs `inductor:eager`"].startswith("33.7"), "N* vs eager: %r" % r)
+    # torch eager is no vendor: the fastest vendor is onnxruntime (openvino is noisy)
+    check("onnxruntime:ALL" in r["cheaper than the fastest vendor"], "vs vendor: %r" % r)
     check("build ms" in e5 and "first run ms" in e5, "compile split from first run")
     rt = report_rows.time_ratio(by("ncc:ref", "resblock"), by("ncc:cpu -O2", "resblock"))
     check(rt.value > 1 and not rt.has_ci and rt.verdict() == "unknown", "no CI, no verdict")

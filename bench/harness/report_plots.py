@@ -71,7 +71,11 @@ class Plots:
         if not self.enabled or not panels:
             return ""
         n = len(panels)
-        fig, axes = plt.subplots(1, n, figsize=(3.8 * n + 0.6, 3.6), squeeze=False)
+        nseries = len({s for _, series in panels for s in series})
+        width = 3.8 * n + 0.6
+        if nseries > 6:  # room for the legend's columns under a single panel
+            width = max(width, 7.5)
+        fig, axes = plt.subplots(1, n, figsize=(width, 3.6), squeeze=False)
         handles = {}
         for ax, (ptitle, series) in zip(axes[0], panels):
             for s, pts in series.items():

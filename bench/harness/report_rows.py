@@ -171,7 +171,9 @@ def time_ratio(a, b):
     sa, sb = samples(a), samples(b)
     if not sa or not sb:
         return Ratio(ta / tb)
-    paired = group(a) is not None and group(a) == group(b) and len(sa) == len(sb)
+    ia, ib = field(a, "interleave") or {}, field(b, "interleave") or {}
+    paired = group(a) is not None and group(a) == group(b) and len(sa) == len(sb) \
+        and ia.get("timed_at") == ib.get("timed_at")  # one session of rounds
     v, lo, hi = stats.ratio_ci(sa, sb, paired=paired)
     return Ratio(v, lo, hi, paired)
 

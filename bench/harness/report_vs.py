@@ -111,8 +111,8 @@ def table(R, points):
 
 MATRIX_EXPLAIN = ("ncc against each vendor: S = t_vendor / t_ncc with its 95% CI, above 1 "
                   "ncc is faster, \"(within noise)\" no measurable difference; the last "
-                  "column is the fastest quiet vendor at that point. \"noisy\" = a row too "
-                  "noisy to compare.")
+                  "column is the fastest quiet vendor at that point. \"⚠ noisy\": one of the "
+                  "two rows is too noisy to rank; its ratio is shown, not counted.")
 
 
 def matrix(R, pts, split_name):
@@ -134,9 +134,9 @@ def matrix(R, pts, split_name):
             return "–"
         if not rr.valid(rv) or not rr.valid(rn):
             return rr.status_cell(rv if not rr.valid(rv) else rn)
-        if rr.is_noisy(rn) or rr.is_noisy(rv):
-            return "noisy"
         s = F.fratio(rr.speedup(R, rv, rn))
+        if rr.is_noisy(rn) or rr.is_noisy(rv):  # shown, but not a result
+            return s + " ⚠ noisy"
         return s + (" `%s`" % rr.cid_of(rv) if name else "")
     rows = []
     for label, by in pts:

@@ -21,6 +21,10 @@ from . import report_rows
 from . import report_scaling
 from . import report_summary as S
 from . import report_vs
+# the names report.py had before it was split, for scripts that import them
+from .report_fmt import cell, fnum, fpct, fx, table  # noqa: F401
+from .report_rows import Rows, comp, compiler_ids, med, status_cell, valid  # noqa: F401
+from .report_summary import environment, flagged, skipped, summary  # noqa: F401
 
 try:
     import matplotlib

@@ -7,10 +7,22 @@ values and the report cannot drift from the definitions:
   depth gain          G(d) = S(d) / S(d0), d0 = 1 (else the smallest depth)
   batch efficiency    E(b) = thr(b) / ((b / b0) * thr(b0)), b0 = 1 (else the
                       smallest batch); thr = batch / median latency
-  friction            Phi(b) = 1 - E(b)
+  friction            Phi(b) = 1 - E(b) ("ideal scaling": close to 1 - 1/b on
+                      a CPU that one sample already saturates, for every
+                      compiler, so it is reported but not read alone)
+  batch gain          B(b) = thr(b) / thr(b0): how much more throughput
+                      batching gives (ideal b / b0; 1 = none)
+  relative friction   Phi_rel(b) = 1 - E(b) / max over compiled configs E(b):
+                      the friction left beyond what the best compiler on
+                      this machine leaves (0 = scales as well as the best)
+  roof fraction       attained GFLOP/s / the machine's measured peak GFLOP/s
   mitigation          mu(b) = E_compiled(b) / E_baseline(b)
   break-even runs     N* = compile / (t_baseline - t_compiled); infinite when
-                      the compiled code is not faster
+                      the compiled code is not faster; its interval from the
+                      CI of the time ratio t_compiled / t_baseline
+  vs another compiler N* = (compile_a - compile_b) / (t_b - t_a): the runs
+                      after which a's total cost undercuts b's (or before
+                      which, when a compiles faster but runs slower)
   ranking             rank 1 = the fastest block; Kendall's tau between two
                       rankings (1 = same order, -1 = reversed)
   dynamic shapes      reduction = 1 - total_symbolic / total_static;
@@ -52,6 +64,29 @@ def friction(eff):
     return {b: 1.0 - e for b, e in eff.items()}
 
 
+def batch_gain(thr):
+    """{b: throughput} -> {b: thr(b) / thr(b0)}, b0 = 1 (else the smallest)."""
+    bs = sorted(b for b, t in thr.items() if t)
+    if not bs:
+        return {}
+    b0 = 1 if 1 in bs else bs[0]
+    return {b: thr[b] / thr[b0] for b in bs}
+
+
+def relative_friction(eff, best_eff):
+    """{b: 1 - E(b) / E_best(b)} where both are known; negative when a
+    configuration scales better than the best compiled one (an interpreter
+    with per-call overhead to amortise does)."""
+    out = {b: 1.0 - eff[b] / best_eff[b] for b in eff if best_eff.get(b)}
+    return {b: 0.0 if abs(v) < 1e-12 else v for b, v in out.items()}  # no "1.1e-16"
+
+
+def roof_fraction(gflop_per_s, peak_gflop_per_s):
+    if not gflop_per_s or not peak_gflop_per_s or peak_gflop_per_s <= 0:
+        return None
+    return gflop_per_s / peak_gflop_per_s
+
+
 def mitigation(eff_compiled, eff_base):
     return {b: eff_compiled[b] / eff_base[b]
             for b in eff_compiled if b in eff_base and eff_base[b]}
@@ -65,6 +100,34 @@ def break_even(compile_ms, t_base, t):
     if gain <= 0:
         return INF
     return compile_ms / gain
+
+
+def break_even_range(compile_ms, t_base, ratio_lo, ratio_hi):
+    """(N*_lo, N*_hi) from the CI [ratio_lo, ratio_hi] of t_compiled /
+    t_baseline: t_base - t = t_base * (1 - ratio).  N*_hi is infinite when
+    the interval reaches 1 (the gain may be nothing)."""
+    if None in (compile_ms, t_base, ratio_lo, ratio_hi) or t_base <= 0:
+        return None
+
+    def n(r):
+        return INF if r >= 1.0 else compile_ms / (t_base * (1.0 - r))
+    return n(ratio_lo), n(ratio_hi)
+
+
+def break_even_vs(compile_a, t_a, compile_b, t_b):
+    """When a's total cost compile_a + N t_a undercuts b's: ("always", 0)
+    (compiles no slower and runs faster), ("after", N*) (compiles slower,
+    runs faster), ("until", N*) (compiles faster, runs no faster: cheaper
+    only for fewer runs), ("never", inf); N* = (compile_a - compile_b) /
+    (t_b - t_a).  None when a figure is missing."""
+    if None in (compile_a, t_a, compile_b, t_b):
+        return None
+    dc, dt = compile_a - compile_b, t_b - t_a
+    if dt > 0:
+        return ("always", 0.0) if dc <= 0 else ("after", dc / dt)
+    if dc < 0:
+        return ("until", INF) if dt == 0 else ("until", dc / dt)
+    return ("never", INF)
 
 
 def ranks(values):

@@ -25,7 +25,7 @@ off) — form a group, timed together:
   4. every row gets result.samples_ms (its R [+ extra] latencies, in
      round order), result.latency_ms.ci, result.cv, result.noisy, and —
      when two or more rows were timed together — result.interleave
-     {group, rounds, extra_rounds, rows}: the group id is a hash of the
+     {group, rounds, extra_rounds, rows, timed_at}: the group id is a hash of the
      shared configuration, so it is the same in every run of the spec.
 
 Rows that cannot be interleaved keep the old protocol, each on its own:
@@ -287,6 +287,7 @@ def execute_group(need, present, ctx):
             iters, warmup = m0["iters"], m0["warmup"]
             rounds = measure.time_group(timed, warmup, iters)
             stamp = envinfo.now_utc()
+            completed = sum(1 for p in timed if p.error is None)
         out = []
         for row, task, point, secs in prepared:
             if point is None:
@@ -305,7 +306,7 @@ def execute_group(need, present, ctx):
                         res["interleave"] = {"group": group_id(row["config"]),
                                              "rounds": rounds["rounds"],
                                              "extra_rounds": rounds["extra_rounds"],
-                                             "rows": len(timed), "timed_at": stamp}
+                                             "rows": completed, "timed_at": stamp}
                     elif rounds["extra_rounds"]:
                         timing["extra_rounds"] = rounds["extra_rounds"]
                 _derive_point(res, row["config"], task, ctx)

@@ -13,7 +13,8 @@
     Runtime, few runs): grouped rows have equal-length samples and one
     group id, a CI holding the median, threads and pinned CPUs; resume
     with nothing to do re-measures nothing, resume of a partial group
-    re-times the whole group and nothing else; --isolate groups too;
+    re-times the whole group and nothing else; --isolate groups too; the
+    command-line fallback for ncc (NCC_HARNESS_INPROCESS=0) says so;
   - rows written before these fields existed still load, validate and
     report;
   - an in-process vendor whose run fails in the middle of the rounds: its
@@ -313,6 +314,29 @@ def test_isolated_groups():
     _check_grouped(rows, 2)
 
 
+def test_command_line_fallback():
+    """NCC_HARNESS_INPROCESS=0: ncc rows through `ncc bench`, on their own
+    and saying so; the vendor rows of the group are still interleaved."""
+    check(Sweep.dir, "needs test_quick_sweep")
+    d = os.path.join(Sweep.dir, "cli")
+    env = dict(os.environ, NCC_HARNESS_INPROCESS="0")
+    p = subprocess.run([sys.executable, EXPERIMENT, os.path.join(Sweep.dir, "quick.json"),
+                        "--out", d, "--ncc", NCC, "--quiet", "--only", "E5", "--no-plots"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=600)
+    check(p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr.decode()[-1000:]))
+    rows = results.read_rows(os.path.join(d, "results.jsonl"))
+    ncc_rows = [r for r in rows if r["config"]["compiler"] == "ncc"]
+    check(ncc_rows and all(r["status"] == "ok" and not results.validate_row(r)
+                           for r in rows), "rows %r" % [(r["status"], r["reason"]) for r in rows])
+    for r in ncc_rows:
+        t = r["result"]["timing"]
+        check(t["where"] == "ncc bench subprocess" and "NCC_HARNESS_INPROCESS" in t["why"] and
+              "interleave" not in r["result"], "ncc row timing %r" % t)
+    groups = _check_grouped(rows, 2)
+    check(all({r["config"]["compiler"] for r in rs} == {"onnxruntime"}
+              for rs in groups.values()), "the vendors' rows grouped")
+
+
 def test_old_rows_still_report():
     check(Sweep.dir, "needs test_quick_sweep")
     src = os.path.join(Sweep.dir, "out")
@@ -391,7 +415,7 @@ def test_row_failing_in_rounds():
 def main():
     for t in (test_rounds_rotate_and_pair, test_rounds_failing_row, test_adaptive_rounds,
               test_summarize, test_groups_and_shards, test_quick_sweep, test_resume_regroups,
-              test_isolated_groups, test_old_rows_still_report, test_row_failing_in_rounds):
+              test_isolated_groups, test_command_line_fallback, test_old_rows_still_report, test_row_failing_in_rounds):
         case(t)
     if Sweep.dir and not os.environ.get("NCC_PY_KEEP"):
         shutil.rmtree(Sweep.dir, ignore_errors=True)

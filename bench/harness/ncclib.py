@@ -150,6 +150,8 @@ class Module:
     def __init__(self, lib, graph, ptr, passes, pass_report):
         self.lib, self.graph, self.ptr = lib, graph, ptr
         self.passes, self.pass_report = passes, pass_report
+        # the optimized graph up to naming (ir/hash.c): equal hashes, same program
+        self.graph_hash = "%016x" % lib.c.ncc_graph_hash(graph.ptr)
         c = lib.c
         self.n_in = c.ncc_graph_num_inputs(graph.ptr)
         self.n_out = c.ncc_graph_num_outputs(graph.ptr)
@@ -231,6 +233,7 @@ class NccLib:
             "ncc_graph_free": (None, [vp]),
             "ncc_graph_num_inputs": (i, [vp]),
             "ncc_graph_num_outputs": (i, [vp]),
+            "ncc_graph_hash": (ctypes.c_uint64, [vp]),
             "ncc_options_init": (None, [ctypes.POINTER(Options)]),
             "ncc_pipeline_new": (i, [i, ctypes.POINTER(vp)]),
             "ncc_pipeline_free": (None, [vp]),

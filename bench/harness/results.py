@@ -35,6 +35,10 @@ A row (schema 1):
                  so ratios between them pair by index.  rows: how many
                  finished the rounds; timed_at: the same for all rows of
                  one session of rounds
+    graph_hash   (ncc in-process) the optimized graph's ncc_graph_hash;
+    graph_same   (ncc rows with --disable-pass) true when that graph is the
+                 one of graph_same_as, the same configuration without the
+                 flags, timed in the same group: a "no change" by construction
     timing       {where, clock, outputs[, warmup, rewarm_per_turn, why]}:
                  how the latencies were taken ("in-process", perf_counter
                  around one call, fresh outputs per call; or ncc's fallback

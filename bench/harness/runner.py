@@ -314,6 +314,7 @@ def execute_group(need, present, ctx):
             except Exception as e:
                 _fail(row, e)
             out.append(_close(row, secs + point.run_s))
+        _same_graphs(out)
         return out
     finally:
         for _, _, point, _ in prepared:
@@ -322,6 +323,23 @@ def execute_group(need, present, ctx):
                     point.release()
                 except Exception:
                     pass
+
+
+def _same_graphs(rows):
+    """graph_same on each measured ncc row whose configuration is another
+    row's plus --disable-pass flags: true when both optimized graphs hash
+    the same (the passes turned off changed nothing), with graph_same_as
+    naming that row's configuration."""
+    hashes = {r["config"]["config"]: r["result"].get("graph_hash") for r in rows
+              if r["config"]["compiler"] == "ncc" and r["status"] in results.MEASURED}
+    for r in rows:
+        cfg = r["config"]["config"]
+        if cfg not in hashes or not hashes[cfg] or "--disable-pass=" not in cfg:
+            continue
+        base = " ".join(t for t in cfg.split() if not t.startswith("--disable-pass="))
+        if hashes.get(base):
+            r["result"]["graph_same"] = hashes[cfg] == hashes[base]
+            r["result"]["graph_same_as"] = "ncc:" + base
 
 
 def _derive_point(res, m, task, ctx):

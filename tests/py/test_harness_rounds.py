@@ -63,6 +63,7 @@ QUICK = {
         {"id": "E5", "kind": "amortize", "blocks": ["mlp", "conv"]},
         {"id": "E6", "kind": "dynamic", "blocks": ["mlp"], "sequence": [1, 2],
          "runs_per_shape": 2, "compilers": {"onnxruntime": ["ALL"]}},
+        {"id": "E7", "kind": "ablation", "blocks": ["mlp"], "depth": 2, "base": "ref -O2"},
     ],
 }
 
@@ -165,9 +166,11 @@ def test_groups_and_shards():
     items = specmod.expand(s)
     groups = runner.group_items(items)
     points = [g for g in groups if g[0][1]["kind"] == "point"]
-    check(len(points) == 2, "E5: one group per block: %d" % len(points))
+    check(len(points) == 3, "E5: one group per block, E7 one: %d" % len(points))
+    check(sorted(e["id"] for e in s["experiments"]) == ["E5", "E6", "E7"], "spec")
     n_rows = len(NCC_CONFIGS) + 2
-    check(all(len(g) == n_rows for g in points), "each group has every compiler's row")
+    check([len(g) for g in points[:2]] == [n_rows] * 2, "each group has every compiler's row")
+    check(len(points[2]) == 1, "E7 unresolved: its base only (resolve() adds the passes)")
     for g in points:
         check(len({runner.group_id(m) for _, m, _ in g}) == 1, "one id per group")
         check(len({(m["model"]["block"], m["batch"]) for _, m, _ in g}) == 1, "same model")
@@ -259,10 +262,19 @@ def test_quick_sweep():
     ncc_rows = [r for r in points if r["config"]["compiler"] == "ncc"]
     inproc = all(r["result"]["timing"]["where"] == "in-process" for r in ncc_rows)
     if inproc:  # every point row of a group timed together
-        groups = _check_grouped(rows, 2)
-        check(all(len(rs) == len(NCC_CONFIGS) + 2 for rs in groups.values()), "group sizes")
-        check(all(r["result"]["kernels"] >= 1 and "graph" in r["result"] for r in ncc_rows),
-              "ncc's figures from the module")
+        groups = _check_grouped(rows, 3)
+        check(sorted(len(rs) for rs in groups.values())[:2] == [len(NCC_CONFIGS) + 2] * 2,
+              "group sizes")
+        check(all(r["result"]["kernels"] >= 1 and "graph" in r["result"] and
+                  r["result"]["graph_hash"] for r in ncc_rows), "ncc's figures from the module")
+        # E7: a pass with nothing to do leaves the graph as it was (mlp has no
+        # BatchNorm), one that rewrites it does not
+        abl = {r["config"]["config"]: r["result"] for r in ncc_rows
+               if r["config"]["config"].startswith("ref -O2 --disable-pass=")}
+        check(abl and all(res.get("graph_same_as") == "ncc:ref -O2" for res in abl.values()),
+              "every ablation row compared with its base: %r" % sorted(abl))
+        check(abl["ref -O2 --disable-pass=bn-fold"]["graph_same"] is True, "bn-fold on mlp")
+        check(any(res["graph_same"] is False for res in abl.values()), "some pass changes it")
     else:  # libncc not loadable (a sanitizer build): ncc rows on their own
         print("        (ncc rows via ncc bench: %s)" % ncc_rows[0]["result"]["timing"]["why"])
         check(all("interleave" not in r["result"] for r in ncc_rows), "ncc not interleaved")
@@ -270,7 +282,7 @@ def test_quick_sweep():
     seq = [r for r in rows if r["config"]["kind"] == "sequence"]
     check(seq and all("interleave" not in r["result"] for r in seq), "E6 rows stand alone")
     md = open(os.path.join(out, "report.md")).read()
-    check("## E5" in md and "## E6" in md, "report written")
+    check("## E5" in md and "## E6" in md and "## E7" in md, "report written")
 
 
 def test_resume_regroups():
@@ -298,7 +310,12 @@ def test_resume_regroups():
     rows = [cur[k] for k in members]
     check(len({r["result"].get("interleave", {}).get("timed_at") for r in rows
                if r["result"].get("interleave")}) == 1, "the group from one session")
-    _check_grouped(list(cur.values()), 2)
+    _check_grouped(list(cur.values()), 3 if inprocess_rows(after) else 2)
+
+
+def inprocess_rows(rows):
+    return all(r["result"]["timing"]["where"] == "in-process" for r in rows
+               if r["config"]["compiler"] == "ncc" and r["config"]["kind"] == "point")
 
 
 def test_isolated_groups():

@@ -44,9 +44,13 @@ Sequence measurements (E6) use the command line as before: separate
 processes per shape.
 
 Besides the vendors' fields a point row gets kernels (compiled + run on
-reference kernels), host_kernels, threads (the module's), passes, pass_ms
-and graph {nodes, kernels, mflop, mb_moved, peak_mb} after the last pass
-(from the pipeline's --time-passes report).
+reference kernels), host_kernels, module_threads, passes, pass_ms, graph
+{nodes, kernels, mflop, mb_moved, peak_mb} after the last pass (from the
+pipeline's --time-passes report) and graph_hash (ncc_graph_hash of the
+optimized graph: equal up to naming).  The runner compares the hashes of a
+group: a row with passes disabled whose graph is the one of the same
+configuration without them gets graph_same = true (the report then says
+"no change", whatever the timing shows).
 """
 import os
 import shlex
@@ -259,6 +263,7 @@ class NccAdapter(Adapter):
         res = p.result
         res.update({"kernels": mod.kernels + mod.host_kernels, "host_kernels": mod.host_kernels,
                     "module_threads": mod.threads, "passes": list(mod.passes),
+                    "graph_hash": mod.graph_hash,
                     "ncc_compile_ms": res["build_ms"]})
         table, _ = parse_time_passes(mod.pass_report)
         if table:

@@ -33,10 +33,12 @@ ncclib):
             consecutive runs of one turn share that moment's load, so k of
             them would count one round's luck k times in a paired CI.
             A Point timed alone (n = 1) needs no re-warm run: its previous
-            run was its own, which is today's `warmup` + `iters` loop.
+            run was its own: plain `warmup` then `iters` timed runs.
 
 Timing is identical for every compiler: time.perf_counter around one Python
-call that returns the outputs; the outputs are new arrays on every call (a
+call that returns the outputs, with Python's cyclic garbage collector
+paused during the rounds (as timeit does; reference counting still frees
+every output); the outputs are new arrays on every call (a
 vendor's run returns fresh arrays; ncc's in-process run lets libncc
 allocate them, ncc_module_run, and frees them when dropped), so allocation
 and first-touch of the outputs are inside every compiler's time alike.
@@ -44,6 +46,7 @@ and first-touch of the outputs are inside every compiler's time alike.
 in C; rows measured that way (the ncc adapter's fallback) say so in
 result.timing.
 """
+import gc
 import math
 import time
 
@@ -201,12 +204,19 @@ def time_rounds(points, warmup, rounds, first_round=0, rewarm=REWARM):
     t_all = time.perf_counter()
     n = len(points)
     per_turn = rewarm if n > 1 else 0
-    if first_round == 0:
-        for p in points:
-            _turn(p, warmup, False)
-    for r in range(first_round, first_round + rounds):
-        for j in range(n):
-            _turn(points[(r + j) % n], per_turn, True)
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()  # as timeit does: no collection pause inside anyone's run
+    try:
+        if first_round == 0:
+            for p in points:
+                _turn(p, warmup, False)
+        for r in range(first_round, first_round + rounds):
+            for j in range(n):
+                _turn(points[(r + j) % n], per_turn, True)
+    finally:
+        if was_enabled:
+            gc.enable()
     return time.perf_counter() - t_all
 
 

@@ -11,7 +11,7 @@ compiler and its configuration — one model at one batch, the rows a report
 compares (ncc vs the vendors, -O2 vs -O0, the ablation rows with one pass
 off) — form a group, timed together:
 
-  1. each row of the group is compiled, run once and checked, as before
+  1. each row of the group is compiled, run once and checked, one by one
      and on its own (compile_ms, build_ms, first_run_ms stay per row);
   2. the rows that passed (and the mismatches, whose times are kept,
      flagged) are timed in interleaved rounds (measure.time_rounds:
@@ -28,7 +28,18 @@ off) — form a group, timed together:
      {group, rounds, extra_rounds, rows, timed_at}: the group id is a hash of the
      shared configuration, so it is the same in every run of the spec.
 
-Rows that cannot be interleaved keep the old protocol, each on its own:
+  5. ncc rows with --disable-pass flags whose optimized graph hashes like
+     the row of the same configuration without them get graph_same
+     (adapters/ncc.py): the passes changed nothing, so any difference in
+     time is noise.
+
+All compiled objects of a group are alive at once.  An adapter whose
+compile resets framework-wide caches (inductor's torch._dynamo.reset)
+makes the group's earlier handle of that framework recompile on its next
+call: that call is in the warm-up, never timed, and the checked result is
+the same configuration's.
+
+Rows that cannot be interleaved are each timed on their own:
 sequence measurements (E6), and ncc rows when libncc cannot be loaded in
 this process (adapters/ncc.py: then `ncc bench` in a subprocess).  Every
 row, grouped or not, carries threads and pinned_cpus at its top level.

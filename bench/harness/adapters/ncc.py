@@ -35,12 +35,12 @@ with the JIT it uses.
 
 Fallback: when libncc cannot be loaded here (no libncc.a beside the binary,
 a sanitizer build, no C compiler to link it; or NCC_HARNESS_INPROCESS=0),
-point rows are measured as before, each on its own through the command
+point rows are measured each on its own through the command
 line: `ncc run` checks the output, `ncc bench --json --time-passes` times
 it, a cold `ncc bench --warmup 0 --iters 1` gives the first run.  Such rows
 are not interleaved; result.timing says how they were timed and why.
 
-Sequence measurements (E6) use the command line as before: separate
+Sequence measurements (E6) use the command line: separate
 processes per shape.
 
 Besides the vendors' fields a point row gets kernels (compiled + run on

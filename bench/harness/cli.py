@@ -5,6 +5,10 @@
   bench/experiment report DIR                            rewrite DIR/report.md
   bench/experiment list                                  presets and compilers
 
+The point measurements of one model and batch are timed together, in
+interleaved rounds (runner.py); every row records its thread count and the
+CPUs the sweep was pinned to.
+
 Exit status: 0 done (rows may still be skipped or flagged: they are data);
 1 bad command line or spec; 2 the sweep could not start (no ncc); 3 with
 --strict, when any row is mismatch, error or timeout.
@@ -39,14 +43,16 @@ def _run_parser():
     ap.add_argument("--only", help="comma-separated experiment ids to run (e.g. E1,E5)")
     ap.add_argument("--compilers", help="comma-separated compilers to keep (e.g. ncc,xla)")
     ap.add_argument("--threads", type=int, help="override the spec's thread count")
-    ap.add_argument("--iters", type=int, help="override timed runs (spec and experiments)")
+    ap.add_argument("--iters", type=int, help="override timed runs per row (spec and "
+                    "experiments): the rounds of a group of rows timed together")
     ap.add_argument("--warmup", type=int, help="override warm-up runs")
     ap.add_argument("--no-resume", action="store_true",
                     help="start over (an existing results.jsonl is moved to .old)")
     ap.add_argument("--retry-errors", action="store_true",
                     help="re-run rows whose status is error or timeout")
     ap.add_argument("--isolate", action="store_true",
-                    help="run each measurement in a child process (hard row timeout)")
+                    help="run each group of measurements (one model and batch) in a child "
+                    "process (hard timeout: row_timeout_s per row)")
     ap.add_argument("--no-plots", action="store_true", help="report without plots")
     ap.add_argument("--dry-run", action="store_true",
                     help="list the measurements of this shard and exit")

@@ -3,9 +3,12 @@
 The statistics match `ncc bench` exactly (tools/ncc/cmd_bench.c): percentiles
 interpolate linearly between order statistics (numpy's default), cv is the
 population standard deviation over the mean, throughput is batch / median.
-So an ncc row and a vendor row are summarised by the same arithmetic.
+So an ncc row and a vendor row are summarised by the same arithmetic.  Each
+median also gets stats.median_ci's distribution-free 95% interval, and the
+row keeps every timed latency (samples_ms) so a report can pair rounds.
 
-The timing protocol is the same for every in-process adapter:
+The protocol is the same for every in-process adapter (ncc included, via
+ncclib):
 
   t0 -> adapter.compile(model)  -> t1 -> first run -> t2
   compile_ms   = t2 - t0   (model to first result: the comparable number,
@@ -13,13 +16,49 @@ The timing protocol is the same for every in-process adapter:
                             jax.jit, compile lazily inside the first call)
   build_ms     = t1 - t0   (model to ready-to-run object)
   first_run_ms = t2 - t1
-  then the output is checked against the reference, then `warmup` untimed
-  runs, then `iters` runs each timed on its own.
+  then the output is checked against the reference (prepare_in_process
+  returns a Point: compiled, checked, not yet timed), then the Points are
+  timed by time_rounds():
+
+  warm-up   `warmup` untimed runs of each Point, in order;
+  rounds    R rounds; in round r the Points take turns starting from Point
+            r mod n (the start rotates, so no row always runs first or
+            always follows the same neighbour); a turn is REWARM untimed
+            runs (the caches and thread pool are the row's own again after
+            another model ran) then ONE timed run.  samples[i] of every
+            Point therefore comes from round i: a load that drifts over the
+            rounds hits all rows alike, and ratios between rows can be
+            taken round by round (stats.ratio_ci, paired).  One timed run
+            per turn, not a block of several, keeps the pairs independent:
+            consecutive runs of one turn share that moment's load, so k of
+            them would count one round's luck k times in a paired CI.
+            A Point timed alone (n = 1) needs no re-warm run: its previous
+            run was its own: plain `warmup` then `iters` timed runs.
+
+Timing is identical for every compiler: time.perf_counter around one Python
+call that returns the outputs, with Python's cyclic garbage collector
+paused during the rounds (as timeit does; reference counting still frees
+every output); the outputs are new arrays on every call (a
+vendor's run returns fresh arrays; ncc's in-process run lets libncc
+allocate them, ncc_module_run, and frees them when dropped), so allocation
+and first-touch of the outputs are inside every compiler's time alike.
+`ncc bench` instead writes into preallocated outputs (run_into) and times
+in C; rows measured that way (the ncc adapter's fallback) say so in
+result.timing.
 """
+import gc
 import math
 import time
 
 import numpy as np
+
+from . import stats as statsmod
+
+REWARM = 1  # untimed runs before each timed run of an interleaved turn
+
+# How every in-process row was timed (result.timing).
+IN_PROCESS = {"where": "in-process", "clock": "time.perf_counter around one call",
+              "outputs": "fresh per call"}
 
 
 def percentile(sorted_vals, p):
@@ -108,24 +147,141 @@ def median(values):
     return percentile(s, 0.5)
 
 
+class Point:
+    """One compiled and checked model, ready to be timed: `result` holds
+    the compile split and the check; time_rounds() fills `samples`.  A
+    Point made `done` (a row timed elsewhere, e.g. by `ncc bench`) has its
+    whole result and takes no part in rounds."""
+
+    def __init__(self, run_once, result, release=None, done=False):
+        self.run_once, self.result, self._release = run_once, result, release
+        self.done = done
+        self.samples = []
+        self.error = None      # the exception that stopped its runs, if any
+        self.run_s = 0.0       # wall seconds spent in its warm-up and turns
+        self.handle = None     # the compiled object (prepare_in_process)
+
+    def release(self):
+        if self._release:
+            r, self._release = self._release, None
+            r()
+
+
+def prepare_in_process(compile_fn, prepare_fn, run_fn, to_numpy, x, check_fn, repeats=1,
+                       release_fn=None):
+    """Compile (repeats times, each from scratch: medians reported), run
+    once, check: a Point over the last handle.  Arguments as for
+    time_in_process."""
+    builds, firsts = [], []
+    handle = None
+    try:
+        for i in range(repeats):
+            handle, xin, out, build_ms, first_ms = time_first(compile_fn, prepare_fn, run_fn, x)
+            builds.append(build_ms)
+            firsts.append(first_ms)
+            if i + 1 < repeats and release_fn:
+                release_fn(handle)
+                handle = None
+        ok, info = check_fn(to_numpy(out))
+        del out
+    except BaseException:
+        if handle is not None and release_fn:
+            release_fn(handle)
+        raise
+    build_ms, first_ms = median(builds), median(firsts)
+    res = {"compile_ms": build_ms + first_ms, "build_ms": build_ms, "first_run_ms": first_ms,
+           "check": info, "check_ok": ok, "timing": dict(IN_PROCESS)}
+    h = handle
+    p = Point(lambda: run_fn(h, xin), res, (lambda: release_fn(h)) if release_fn else None)
+    p.handle = h
+    return p
+
+
+def time_rounds(points, warmup, rounds, first_round=0, rewarm=REWARM):
+    """The warm-up (when first_round is 0) and `rounds` interleaved rounds
+    of the module docstring over `points` (Points that fail stop there,
+    with .error set; the others go on).  Returns the wall seconds."""
+    t_all = time.perf_counter()
+    n = len(points)
+    per_turn = rewarm if n > 1 else 0
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()  # as timeit does: no collection pause inside anyone's run
+    try:
+        if first_round == 0:
+            for p in points:
+                _turn(p, warmup, False)
+        for r in range(first_round, first_round + rounds):
+            for j in range(n):
+                _turn(points[(r + j) % n], per_turn, True)
+    finally:
+        if was_enabled:
+            gc.enable()
+    return time.perf_counter() - t_all
+
+
+def _turn(p, untimed, timed):
+    if p.error is not None or p.done:
+        return
+    t0 = time.perf_counter()
+    try:
+        for _ in range(untimed):
+            p.run_once()
+        if timed:
+            s = time.perf_counter()
+            p.run_once()
+            p.samples.append((time.perf_counter() - s) * 1e3)
+    except Exception as e:  # a run that fails mid-sweep ends this row only
+        p.error = e
+    p.run_s += time.perf_counter() - t0
+
+
+def time_group(points, warmup, rounds, adaptive=True, cv_max=None):
+    """time_rounds, then, when the group is noisy (a row's cv above
+    cv_max, default stats.CV_RANK_MAX), R more rounds and, if still noisy,
+    R more: at most 2R extra, once.  Returns {"rounds", "extra_rounds",
+    "wall_s"}; "extra_rounds" > 0 says the adaptive extension ran."""
+    cv_max = statsmod.CV_RANK_MAX if cv_max is None else cv_max
+    wall = time_rounds(points, warmup, rounds)
+    extra = 0
+    while adaptive and rounds > 0 and extra < 2 * rounds and _group_cv(points) > cv_max:
+        wall += time_rounds(points, 0, rounds, first_round=rounds + extra)
+        extra += rounds
+    return {"rounds": rounds + extra, "extra_rounds": extra, "wall_s": wall}
+
+
+def _group_cv(points):
+    cvs = [statsmod.cv(p.samples) for p in points
+           if p.error is None and not p.done and p.samples]
+    return max(cvs) if cvs else 0.0
+
+
+def summarize(samples):
+    """The timed part of a point result from its latencies, in order:
+    latency_ms {median, p90, p99, min, mean, ci: [lo, hi]}, cv, noisy,
+    samples_ms."""
+    lat, cv = latency_stats(samples)
+    lo, hi = statsmod.median_ci(samples)
+    lat["ci"] = [lo, hi]
+    return {"latency_ms": lat, "cv": cv, "noisy": statsmod.noisy(cv),
+            "samples_ms": [float(v) for v in samples]}
+
+
 def time_in_process(compile_fn, prepare_fn, run_fn, to_numpy, x, warmup, iters, check_fn,
                     repeats=1, release_fn=None):
-    """The protocol of the module docstring.  compile_fn() -> handle;
-    prepare_fn(handle, x) -> framework input; run_fn(handle, input) ->
-    framework output (synchronised); to_numpy(out) -> array; check_fn(array)
-    -> (ok, info).  With repeats > 1 the compile and first run are repeated
-    (each from scratch) and their medians reported; the last handle is the
-    one checked and timed.  Returns the measured part of a row."""
-    builds, firsts = [], []
-    for i in range(repeats):
-        handle, xin, out, build_ms, first_ms = time_first(compile_fn, prepare_fn, run_fn, x)
-        builds.append(build_ms)
-        firsts.append(first_ms)
-        if i + 1 < repeats and release_fn:
-            release_fn(handle)
-    build_ms, first_ms = median(builds), median(firsts)
-    ok, info = check_fn(to_numpy(out))
-    stats, cv = time_runs(run_fn, handle, xin, warmup, iters)
-    return {"compile_ms": build_ms + first_ms, "build_ms": build_ms,
-            "first_run_ms": first_ms, "latency_ms": stats, "cv": cv,
-            "check": info, "check_ok": ok}
+    """One row alone: compile_fn() -> handle; prepare_fn(handle, x) ->
+    framework input; run_fn(handle, input) -> framework output
+    (synchronised); to_numpy(out) -> array; check_fn(array) -> (ok, info).
+    With repeats > 1 the compile and first run are repeated (each from
+    scratch) and their medians reported; the last handle is the one
+    checked and timed (`warmup` then `iters` timed runs, as a group of
+    one).  The caller releases the last handle.  Returns the measured part
+    of a row."""
+    p = prepare_in_process(compile_fn, prepare_fn, run_fn, to_numpy, x, check_fn,
+                           repeats, release_fn)  # (p.release() is left to the caller)
+    time_rounds([p], warmup, iters)
+    if p.error is not None:
+        raise p.error
+    res = dict(p.result)
+    res.update(summarize(p.samples))
+    return res

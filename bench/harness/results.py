@@ -15,19 +15,45 @@ A row (schema 1):
                times count.  A mismatch row keeps its times, flagged.
   reason, hint why it is not ok, and (skipped) how to install what is missing
   result       point: compile_ms (model -> first result), build_ms,
-               first_run_ms, latency_ms {median, p90, p99, min, mean}, cv,
+               first_run_ms, latency_ms {median, p90, p99, min, mean, ci},
+               cv, noisy, samples_ms, timing, [interleave],
                throughput_per_s, model_mflop, gflop_per_s, check {rtol, atol,
                max_abs_err, max_rel_err[, reason]} and, for ncc, kernels,
-               passes, pass_ms, graph {nodes, kernels, mflop, mb_moved,
-               peak_mb}; sequence: steps [{batch, compile_ms, first_run_ms,
-               steady_ms, latency_ms, cv, check_ok, check, cost_ms,
-               cumulative_ms}], total_ms, compile_ms, check
+               host_kernels, passes, pass_ms, graph {nodes, kernels, mflop,
+               mb_moved, peak_mb}; sequence: steps [{batch, compile_ms,
+               first_run_ms, steady_ms, latency_ms, cv, check_ok, check,
+               cost_ms, cumulative_ms}], total_ms, compile_ms, check
+    samples_ms   every timed latency (ms) in timing order
+    latency_ms.ci  [lo, hi]: the 95% order-statistic interval of the median
+                 (stats.median_ci; (min, max) below 6 samples)
+    noisy        stats.noisy(cv): cv above stats.CV_RANK_MAX, not to be ranked
+    interleave   {group, rounds, extra_rounds, rows, timed_at} when the row
+                 was timed in rounds with other rows of its group (same
+                 model, batch and settings; runner.py): samples_ms[i] of
+                 each of them comes from round i, all have `rounds` samples
+                 (extra_rounds of them added because the group was noisy),
+                 so ratios between them pair by index.  rows: how many
+                 finished the rounds; timed_at: the same for all rows of
+                 one session of rounds
+    graph_hash   (ncc in-process) the optimized graph's ncc_graph_hash;
+    graph_same   (ncc rows with --disable-pass) true when that graph is the
+                 one of graph_same_as, the same configuration without the
+                 flags, timed in the same group: a "no change" by construction
+    timing       {where, clock, outputs[, warmup, rewarm_per_turn, why]}:
+                 how the latencies were taken ("in-process", perf_counter
+                 around one call, fresh outputs per call; or ncc's fallback
+                 "ncc bench subprocess" into preallocated outputs)
+  threads      the sweep's thread count; pinned_cpus: the CPUs the sweep
+               was pinned to (null when not pinned); also in env
   env          the environment record (envinfo.py)
   spec         {name, hash} of the spec that asked for it
   started      UTC time, wall_s: seconds the row took
 
 Resuming keys rows by `key`; the last row of a key wins when a file has
-several (a skipped row is retried on resume and its new row appended).
+several (a skipped row is retried on resume and its new row appended; a
+group re-timed on resume appends new rows for all its measured rows).
+Rows written before samples_ms, ci, noisy, timing, interleave, threads and
+pinned_cpus existed lack them and are still valid rows.
 """
 import json
 import os
@@ -96,6 +122,7 @@ def _validate_result(kind, res):
             errs.append("result.latency_ms is not ordered min <= median <= p90 <= p99")
         if not isinstance(res.get("check"), dict):
             errs.append("result.check missing")
+        errs += _validate_samples(res)
     else:
         steps = res.get("steps")
         if not isinstance(steps, list) or not steps:
@@ -109,6 +136,36 @@ def _validate_result(kind, res):
                         break
         if not isinstance(res.get("total_ms"), (int, float)):
             errs.append("result.total_ms is not a number")
+    return errs
+
+
+def _validate_samples(res):
+    """The noise fields of a point result, when present (older rows have none)."""
+    errs = []
+    samples = res.get("samples_ms")
+    if samples is not None and (not isinstance(samples, list) or not samples or
+                                not all(isinstance(v, (int, float)) for v in samples)):
+        errs.append("result.samples_ms is not a non-empty list of numbers")
+        samples = None
+    lat = res.get("latency_ms") or {}
+    ci = lat.get("ci") if isinstance(lat, dict) else None
+    if ci is not None:
+        if not (isinstance(ci, list) and len(ci) == 2 and
+                all(isinstance(v, (int, float)) for v in ci)):
+            errs.append("result.latency_ms.ci is not [lo, hi]")
+        elif isinstance(lat.get("median"), (int, float)) and \
+                not ci[0] <= lat["median"] <= ci[1]:
+            errs.append("result.latency_ms.ci does not hold the median")
+    il = res.get("interleave")
+    if il is not None:
+        if not isinstance(il, dict) or not isinstance(il.get("group"), str) or \
+                not isinstance(il.get("rounds"), int):
+            errs.append("result.interleave needs group and rounds")
+        elif samples is not None and len(samples) != il["rounds"]:
+            errs.append("result.interleave.rounds %d but %d samples"
+                        % (il["rounds"], len(samples)))
+    if "noisy" in res and not isinstance(res["noisy"], bool):
+        errs.append("result.noisy is not a boolean")
     return errs
 
 

@@ -1,17 +1,68 @@
 """bench/harness/runner.py — runs a sweep: resolve the spec, expand it, skip
-what DIR/results.jsonl already holds (resume), keep this shard's share
-(--shard i/n: by key hash, so every shard agrees without talking), run each
-measurement through its adapter, append its row at once, then write the
-report.
+what DIR/results.jsonl already holds (resume), keep this shard's share,
+measure, append each row at once, then write the report.
 
 Order matters for honest numbers: the thread count is applied (variables
 plus CPU pinning) before any vendor is imported; each measurement checks
-the output against ncc's reference before it times anything.  With
---isolate each measurement runs in a child process (`bench/experiment
-_row`): a crashing or hanging vendor then costs one row (status error or
-timeout after row_timeout_s) rather than the sweep, and no framework's
-caches or threads outlive its row.
+the output against ncc's reference before it times anything.
+
+Groups and rounds.  Point measurements that share everything but the
+compiler and its configuration — one model at one batch, the rows a report
+compares (ncc vs the vendors, -O2 vs -O0, the ablation rows with one pass
+off) — form a group, timed together:
+
+  1. each row of the group is compiled, run once and checked, one by one
+     and on its own (compile_ms, build_ms, first_run_ms stay per row);
+  2. the rows that passed (and the mismatches, whose times are kept,
+     flagged) are timed in interleaved rounds (measure.time_rounds:
+     warm-up, then `iters` rounds of one timed run per row with the start
+     rotating), so a load that drifts during the group slows all rows
+     alike and round i of every row can be paired;
+  3. adaptive repeats: when a row's cv is above stats.CV_RANK_MAX after
+     the R = iters rounds, the whole group runs R more rounds, and R more
+     if still noisy (at most 2R extra, once); interleave.extra_rounds says
+     so;
+  4. every row gets result.samples_ms (its R [+ extra] latencies, in
+     round order), result.latency_ms.ci, result.cv, result.noisy, and —
+     when two or more rows were timed together — result.interleave
+     {group, rounds, extra_rounds, rows, timed_at}: the group id is a hash of the
+     shared configuration, so it is the same in every run of the spec.
+
+  5. ncc rows with --disable-pass flags whose optimized graph hashes like
+     the row of the same configuration without them get graph_same
+     (adapters/ncc.py): the passes changed nothing, so any difference in
+     time is noise.
+
+All compiled objects of a group are alive at once.  An adapter whose
+compile resets framework-wide caches (inductor's torch._dynamo.reset)
+makes the group's earlier handle of that framework recompile on its next
+call: that call is in the warm-up, never timed, and the checked result is
+the same configuration's.
+
+Rows that cannot be interleaved are each timed on their own:
+sequence measurements (E6), and ncc rows when libncc cannot be loaded in
+this process (adapters/ncc.py: then `ncc bench` in a subprocess).  Every
+row, grouped or not, carries threads and pinned_cpus at its top level.
+
+Resume works per group: a group none of whose rows needs running is left
+alone.  When some rows need running (new, skipped before, or an error with
+--retry-errors), those are prepared first; if none of them can be timed
+(still skipped, unsupported, failing) only their rows are written and the
+rows already measured stand.  Otherwise the rows already measured are
+compiled and checked again and the whole group is re-timed together, so
+that every row of a group always comes from one session of rounds (their
+new rows supersede the old: the last row of a key wins).  Rows that were
+unsupported, an error or a timeout are not retried without --retry-errors.
+
+Shards (--shard i/n) split the sweep by group — every n-th group from the
+i-th, in expansion order — so a group is never split between shards.
+
+With --isolate each group runs in a child process (`bench/experiment
+_row`): a crashing or hanging vendor then costs that group's rows (status
+error or timeout after row_timeout_s per row of the group) rather than the
+sweep, and no framework's caches or threads outlive the group.
 """
+import hashlib
 import json
 import os
 import subprocess
@@ -19,7 +70,7 @@ import sys
 import time
 import traceback
 
-from . import adapters, envinfo, report, results
+from . import adapters, envinfo, measure, report, results
 from . import spec as specmod
 from .adapters.base import Skipped
 from .adapters.ncc import NccAdapter, NccUnsupported
@@ -29,6 +80,9 @@ from .progress import Progress
 
 EXPERIMENT_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                  "experiment")
+
+# Fields of a point measurement that do not make it a different group.
+_NOT_GROUP = ("compiler", "config")
 
 
 class Task:
@@ -73,11 +127,11 @@ class Context:
                 cls = adapters.adapter_class(name)
                 if issubclass(cls, NccAdapter):
                     a = cls(self.threads, self.ncc)
+                    a.lib_dir = self.cache.root
                 else:
                     a = cls(self.threads)
                 a.load()
-                if not isinstance(a, NccAdapter):
-                    self._warm_up(a)
+                self._warm_up(a)
                 self._adapters[name] = a
                 if self.env["compilers"].get(name) is None and name != "ncc":
                     self.env["compilers"][name] = a.version()
@@ -95,18 +149,26 @@ class Context:
 
     def _warm_up(self, a):
         """Compile and run a tiny model once, untimed, so the framework's
-        one-time start-up (lazy imports, thread pools, JIT initialisation)
-        does not land on whichever row happens to come first."""
+        one-time start-up (lazy imports, thread pools, JIT initialisation;
+        for ncc in-process, LLVM's) does not land on whichever row happens
+        to come first."""
+        if isinstance(a, NccAdapter):
+            if a.inprocess() is None:
+                return  # command-line rows start a fresh process each time
+            configs = a.warm_configs()
+        else:
+            configs = list(a.CONFIGS[:1])
         m = {"model": {"block": "eltwise", "depth": 1, "width": 2, "seed": 0,
-                       "spatial": [2, 2], "k": 2}, "input_seed": 0}
-        try:
-            task = Task(m, self.cache, self.timeout)
-            for mode, batch in (("default", None), ("static", 1)):
-                h = a.compile(task, a.CONFIGS[0], mode, batch)
-                a.run(h, a.prepare(h, task.input(1)))
-                a.release(h)
-        except Exception:
-            pass  # a real row will meet and report the same problem
+                       "spatial": [2, 2], "k": 2}, "input_seed": 0, "batch": 1}
+        for config in configs:
+            try:
+                task = Task(m, self.cache, self.timeout)
+                for mode, batch in (("default", None), ("static", 1)):
+                    h = a.compile(task, config, mode, batch)
+                    a.to_numpy(a.run(h, a.prepare(h, task.input(1))))
+                    a.release(h)
+            except Exception:
+                pass  # a real row will meet and report the same problem
 
 
 def label(m):
@@ -118,12 +180,76 @@ def label(m):
                                        m["compiler"], m["config"])
 
 
+def group_id(m):
+    """The id of the group a measurement is timed in, or None: point
+    measurements equal in all but compiler and configuration share one
+    (a hash, so every run of the spec and every shard agree)."""
+    if m.get("kind") != "point":
+        return None
+    shared = {k: v for k, v in m.items() if k not in _NOT_GROUP}
+    return hashlib.sha1(json.dumps(shared, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def group_items(items):
+    """[(key, m, exps)] -> lists of items, one per group (a measurement
+    that has none is a list of its own), in order of first appearance."""
+    groups, where = [], {}
+    for it in items:
+        gid = group_id(it[1])
+        if gid is None:
+            groups.append([it])
+        elif gid in where:
+            groups[where[gid]].append(it)
+        else:
+            where[gid] = len(groups)
+            groups.append([it])
+    return groups
+
+
+def _new_row(key, m, experiments, ctx):
+    return {"schema": results.SCHEMA_VERSION, "key": key, "experiments": list(experiments),
+            "config": m, "status": "ok", "valid": False, "reason": None, "hint": None,
+            "result": None, "env": ctx.env, "spec": ctx.spec_id, "started": envinfo.now_utc(),
+            "threads": ctx.threads, "pinned_cpus": ctx.env.get("pinned_cpus")}
+
+
+def _fail(row, e):
+    """The row's status and reason for an exception a measurement raised."""
+    if isinstance(e, NccUnsupported):
+        row["status"], row["reason"] = "unsupported", e.reason
+    elif isinstance(e, Skipped):
+        row["status"], row["reason"], row["hint"] = "skipped", e.reason, e.hint
+    elif isinstance(e, NccError):
+        row["status"] = "timeout" if e.rc == 124 else "error"
+        row["reason"] = "ncc %s" % e
+    else:  # a vendor failing on a model is a result, not a crash
+        row["status"] = "error"
+        tb = traceback.format_exception(type(e), e, e.__traceback__)
+        tb = "".join(tb).strip().splitlines()
+        row["reason"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+        row["traceback"] = tb[-6:]
+
+
+def _set_result(row, res):
+    row["result"] = res
+    ok = res.pop("check_ok")
+    row["status"] = "ok" if ok else "mismatch"
+    if not ok:
+        row["reason"] = "output differs from ncc ref -O0: %s" % (
+            (res.get("check") or {}).get("reason", "see result.check"))
+
+
+def _close(row, seconds):
+    row["valid"] = row["status"] == "ok"
+    row["wall_s"] = round(seconds, 3)
+    return row
+
+
 def execute(key, m, experiments, ctx):
-    """Measure one measurement; always returns a row (never raises)."""
+    """Measure one measurement on its own; always returns a row (never
+    raises).  Point rows get the protocol of a group of one."""
     t0 = time.time()
-    row = {"schema": results.SCHEMA_VERSION, "key": key, "experiments": list(experiments),
-           "config": m, "status": "ok", "valid": False, "reason": None, "hint": None,
-           "result": None, "env": ctx.env, "spec": ctx.spec_id, "started": envinfo.now_utc()}
+    row = _new_row(key, m, experiments, ctx)
     try:
         adapter = ctx.adapter(m["compiler"])
         task = Task(m, ctx.cache, ctx.timeout)
@@ -132,27 +258,99 @@ def execute(key, m, experiments, ctx):
             _derive_point(res, m, task, ctx)
         else:
             res = adapter.measure_sequence(task)
-        row["result"] = res
-        ok = res.pop("check_ok")
-        row["status"] = "ok" if ok else "mismatch"
-        if not ok:
-            row["reason"] = "output differs from ncc ref -O0: %s" % (
-                (res.get("check") or {}).get("reason", "see result.check"))
-    except NccUnsupported as e:
-        row["status"], row["reason"] = "unsupported", e.reason
-    except Skipped as e:
-        row["status"], row["reason"], row["hint"] = "skipped", e.reason, e.hint
-    except NccError as e:
-        row["status"] = "timeout" if e.rc == 124 else "error"
-        row["reason"] = "ncc %s" % e
-    except Exception as e:  # a vendor failing on a model is a result, not a crash
-        row["status"] = "error"
-        tb = traceback.format_exc().strip().splitlines()
-        row["reason"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
-        row["traceback"] = tb[-6:]
-    row["valid"] = row["status"] == "ok"
-    row["wall_s"] = round(time.time() - t0, 3)
-    return row
+        _set_result(row, res)
+    except Exception as e:
+        _fail(row, e)
+    return _close(row, time.time() - t0)
+
+
+def execute_group(need, present, ctx):
+    """Measure a group (see the module docstring): `need` are the items
+    that must run, `present` those of the same group already measured,
+    re-timed only if a needed one gets timed.  Returns the rows to append,
+    needed ones first; never raises."""
+    if len(need) == 1 and not present and need[0][1]["kind"] != "point":
+        return [execute(*need[0], ctx)]
+    prepared = []  # (row, task, point, seconds)
+
+    def prep(item):
+        key, m, exps = item
+        t0 = time.time()
+        row, task, point = _new_row(key, m, exps, ctx), None, None
+        try:
+            adapter = ctx.adapter(m["compiler"])
+            task = Task(m, ctx.cache, ctx.timeout)
+            point = adapter.prepare_point(task)
+        except Exception as e:
+            _fail(row, e)
+        prepared.append((row, task, point, time.time() - t0))
+
+    for it in need:
+        prep(it)
+    if any(p is not None and not p.done for _, _, p, _ in prepared):
+        for it in present:
+            prep(it)
+    timed = [p for _, _, p, _ in prepared if p is not None and not p.done]
+    try:
+        rounds = None
+        if timed:
+            m0 = prepared[0][0]["config"]
+            iters, warmup = m0["iters"], m0["warmup"]
+            rounds = measure.time_group(timed, warmup, iters)
+            stamp = envinfo.now_utc()
+            completed = sum(1 for p in timed if p.error is None)
+        out = []
+        for row, task, point, secs in prepared:
+            if point is None:
+                out.append(_close(row, secs))
+                continue
+            try:
+                res = dict(point.result)
+                if not point.done:
+                    if point.error is not None:
+                        raise point.error
+                    res.update(measure.summarize(point.samples))
+                    timing = res.setdefault("timing", {})
+                    timing["warmup"] = row["config"]["warmup"]
+                    timing["rewarm_per_turn"] = measure.REWARM if len(timed) > 1 else 0
+                    if len(timed) > 1:
+                        res["interleave"] = {"group": group_id(row["config"]),
+                                             "rounds": rounds["rounds"],
+                                             "extra_rounds": rounds["extra_rounds"],
+                                             "rows": completed, "timed_at": stamp}
+                    elif rounds["extra_rounds"]:
+                        timing["extra_rounds"] = rounds["extra_rounds"]
+                _derive_point(res, row["config"], task, ctx)
+                _set_result(row, res)
+            except Exception as e:
+                _fail(row, e)
+            out.append(_close(row, secs + point.run_s))
+        _same_graphs(out)
+        return out
+    finally:
+        for _, _, point, _ in prepared:
+            if point is not None:
+                try:
+                    point.release()
+                except Exception:
+                    pass
+
+
+def _same_graphs(rows):
+    """graph_same on each measured ncc row whose configuration is another
+    row's plus --disable-pass flags: true when both optimized graphs hash
+    the same (the passes turned off changed nothing), with graph_same_as
+    naming that row's configuration."""
+    hashes = {r["config"]["config"]: r["result"].get("graph_hash") for r in rows
+              if r["config"]["compiler"] == "ncc" and r["status"] in results.MEASURED}
+    for r in rows:
+        cfg = r["config"]["config"]
+        if cfg not in hashes or not hashes[cfg] or "--disable-pass=" not in cfg:
+            continue
+        base = " ".join(t for t in cfg.split() if not t.startswith("--disable-pass="))
+        if hashes.get(base):
+            r["result"]["graph_same"] = hashes[cfg] == hashes[base]
+            r["result"]["graph_same_as"] = "ncc:" + base
 
 
 def _derive_point(res, m, task, ctx):
@@ -178,11 +376,12 @@ def parse_shard(text):
 
 
 def shard_items(items, shard):
-    """Every n-th measurement from the i-th, in expansion order: balanced,
-    and the same split in every shard as long as all run the same spec
-    with the same ncc (the expansion depends on nothing else)."""
+    """The measurements of every n-th group from the i-th, in expansion
+    order: a group is never split, and every shard computes the same split
+    as long as all run the same spec with the same ncc (the expansion
+    depends on nothing else)."""
     i, n = shard
-    return [it for j, it in enumerate(items) if j % n == i]
+    return [it for j, g in enumerate(group_items(items)) if j % n == i for it in g]
 
 
 def _needs_run(row, retry_errors):
@@ -191,38 +390,53 @@ def _needs_run(row, retry_errors):
     return retry_errors and row["status"] in ("error", "timeout")
 
 
-def run_isolated(key, m, experiments, ctx, timeout):
-    """execute() in a child process with a hard time limit."""
-    payload = json.dumps({"key": key, "m": m, "experiments": experiments,
-                          "out_dir": ctx.out_dir, "ncc": ctx.ncc.path if ctx.ncc else None,
-                          "threads": ctx.threads, "timeout": ctx.timeout, "env": ctx.env,
-                          "spec": ctx.spec_id})
+def _error_row(key, m, experiments, ctx, status, reason, seconds):
+    row = _new_row(key, m, experiments, ctx)
+    row.update(status=status, reason=reason)
+    return _close(row, seconds)
+
+
+def run_isolated(need, present, ctx, timeout):
+    """execute_group() in a child process with a hard time limit
+    (`timeout` per row of the group).  On a crash or timeout each needed
+    row gets an error or timeout row; the present rows stand."""
+    payload = json.dumps({"need": need, "present": present, "out_dir": ctx.out_dir,
+                          "ncc": ctx.ncc.path if ctx.ncc else None, "threads": ctx.threads,
+                          "timeout": ctx.timeout, "env": ctx.env, "spec": ctx.spec_id})
     t0 = time.time()
+    limit = timeout * (len(need) + len(present))
     try:
         p = subprocess.run([sys.executable, EXPERIMENT_SCRIPT, "_row"], input=payload.encode(),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-        lines = [l for l in p.stdout.decode("utf-8", "replace").splitlines()
-                 if l.startswith("{")]
-        if p.returncode == 0 and lines:
-            return json.loads(lines[-1])
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=limit)
+        rows = []
+        for line in p.stdout.decode("utf-8", "replace").splitlines():
+            if line.startswith("{"):
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    pass
+        if p.returncode == 0 and {r.get("key") for r in rows} >= {k for k, _, _ in need}:
+            return rows
         reason = "child exited %d: %s" % (p.returncode, (p.stderr.decode("utf-8", "replace")
                                                            .strip().splitlines() or ["?"])[-1])
         status = "error"
     except subprocess.TimeoutExpired:
-        reason, status = "no result after %gs (row_timeout_s)" % timeout, "timeout"
-    return {"schema": results.SCHEMA_VERSION, "key": key, "experiments": experiments,
-            "config": m, "status": status, "valid": False, "reason": reason, "hint": None,
-            "result": None, "env": ctx.env, "spec": ctx.spec_id,
-            "started": envinfo.now_utc(), "wall_s": round(time.time() - t0, 3)}
+        reason = "no result after %gs (row_timeout_s x %d rows of the group)" % (
+            limit, len(need) + len(present))
+        status = "timeout"
+    return [_error_row(k, m, e, ctx, status, reason, time.time() - t0) for k, m, e in need]
 
 
 def row_child(stdin=sys.stdin, stdout=sys.stdout):
-    """`bench/experiment _row`: one measurement from JSON on stdin."""
+    """`bench/experiment _row`: one group from JSON on stdin, a row per line."""
     req = json.loads(stdin.read())
     ncc = Ncc(req["ncc"], req["timeout"]) if req["ncc"] else None
     ctx = Context(req["out_dir"], ncc, req["threads"], req["timeout"], req["env"], req["spec"])
-    row = execute(req["key"], req["m"], req["experiments"], ctx)
-    stdout.write(json.dumps(row, sort_keys=True, default=results._jsonable) + "\n")
+    need = [tuple(it) for it in req["need"]]
+    present = [tuple(it) for it in req["present"]]
+    for row in execute_group(need, present, ctx):
+        stdout.write(json.dumps(row, sort_keys=True, default=results._jsonable) + "\n")
+    stdout.flush()
     return 0
 
 
@@ -265,9 +479,11 @@ class Sweep:
             os.replace(self.results_path, self.results_path + ".old")
             self._say("moved the old results to %s.old (--no-resume)" % self.results_path)
         items = shard_items(specmod.expand(self.resolved), self.shard)
+        self.groups = group_items(items)
         todo = [it for it in items if _needs_run(existing.get(it[0]), self.retry_errors)]
-        self._say("%s: %d measurements%s, %d already in %s, %d to run; %d thread(s)%s"
-                  % (self.resolved["name"], len(items),
+        self._say("%s: %d measurements in %d groups%s, %d already in %s, %d to run; "
+                  "%d thread(s)%s"
+                  % (self.resolved["name"], len(items), len(self.groups),
                      " in shard %d/%d" % self.shard if self.shard[1] > 1 else "",
                      len(items) - len(todo), self.results_path, len(todo), threads,
                      ", pinned to CPU %s" % ",".join(map(str, pinned)) if pinned else ""))
@@ -277,29 +493,48 @@ class Sweep:
         return todo
 
     def run(self, todo):
+        """Measure `todo` group by group (the rows of a group that are
+        already measured are re-timed with it when needed)."""
         bar = Progress(len(todo), self.log or sys.stderr, enabled=self.progress)
         counts = {}
-        for key, m, exps in todo:
-            lab = label(m)
-            bar.start(lab)
+        todo_keys = {k for k, _, _ in todo}
+        groups = getattr(self, "groups", None) or group_items(todo)
+        for group in groups:
+            need = [it for it in group if it[0] in todo_keys]
+            if not need:
+                continue
+            present = [it for it in group if it[0] not in todo_keys and
+                       (self.existing.get(it[0]) or {}).get("status") in results.MEASURED]
+            bar.start(label(need[0][1]) + (" (+%d in its group)" % (len(group) - 1)
+                                           if len(group) > 1 else ""))
             if self.isolate:
-                row = run_isolated(key, m, exps, self.ctx, self.spec["row_timeout_s"])
+                rows = run_isolated(need, present, self.ctx, self.spec["row_timeout_s"])
             else:
-                row = execute(key, m, exps, self.ctx)
-            old = self.existing.get(key)
-            if not (old and old["status"] == row["status"] == "skipped" and
-                    old.get("reason") == row.get("reason")):
-                results.append_row(self.results_path, row)  # (an unchanged skip is not repeated)
-            counts[row["status"]] = counts.get(row["status"], 0) + 1
-            bar.finish(lab + ("" if row["valid"] else "  (%s)" % (row["reason"] or "")[:100]),
-                       row["status"], row["wall_s"])
+                rows = execute_group(need, present, self.ctx)
+            extra = len(rows) - len(need)
+            if extra > 0:
+                bar.total += extra
+                self._say_retimed(extra, group)
+            for row in rows:
+                old = self.existing.get(row["key"])
+                if not (old and old["status"] == row["status"] == "skipped" and
+                        old.get("reason") == row.get("reason")):
+                    results.append_row(self.results_path, row)  # (an unchanged skip is not repeated)
+                self.existing[row["key"]] = row
+                counts[row["status"]] = counts.get(row["status"], 0) + 1
+                lab = label(row["config"])
+                bar.finish(lab + ("" if row["valid"] else "  (%s)" % (row["reason"] or "")[:100]),
+                           row["status"], row["wall_s"])
         bar.close()
         return counts
+
+    def _say_retimed(self, n, group):
+        self._say("note: %d measured row(s) of group %s re-timed with the new ones"
+                  % (n, group_id(group[0][1])))
 
     def report(self):
         rows = list(results.index(results.read_rows(self.results_path)).values())
         return report.write(self.out_dir, self.resolved, rows, plots=self.plots)
-
 
 def _write_json(path, obj):
     tmp = path + ".tmp"

@@ -5,8 +5,10 @@ thread count), compile(task, mode, batch), prepare(), run(), to_numpy();
 the base class turns those into the two measurement kinds with one timing
 protocol for everybody (measure.py):
 
-  point     compile -> first result (checked against ncc ref) -> warm-up ->
-            timed runs
+  point     compile -> first result (checked against ncc ref): prepare_point
+            gives a measure.Point; the runner then times the Points of one
+            model and batch together in interleaved rounds (measure.py);
+            measure_point does both for one row alone
   sequence  E6: the batch sizes of the sequence in order.  "symbolic"
             compiles once (symbolic batch) and then meets each new shape;
             "static" compiles a static-batch model for every shape.  Each
@@ -16,7 +18,9 @@ protocol for everybody (measure.py):
 
 mode is "default" (the symbolic-batch ONNX model, or the framework's own
 default), "symbolic" or "static"; batch is the static batch, else None.
-The ncc adapter drives the command line instead and overrides both.
+The ncc adapter implements the same interface over libncc in this process
+(ncclib.py); it overrides prepare_point (ncc's own figures, and the
+`ncc bench` fallback) and measure_sequence (the command line).
 """
 import importlib.metadata
 
@@ -88,7 +92,10 @@ class Adapter:
 
     # Measurements -------------------------------------------------------------
 
-    def measure_point(self, task):
+    def prepare_point(self, task):
+        """Compile, first run and check of a point measurement: a
+        measure.Point, not yet timed (the runner times the Points of one
+        model and batch together, in rounds).  The caller releases it."""
         m = task.m
         why = self.supports(m["config"], m["shape_mode"])
         if why:
@@ -97,21 +104,28 @@ class Adapter:
         x = task.input(batch)
         ref = task.reference(batch)
         static = batch if m["shape_mode"] == "static" else None
-        handles = []
+        return measure.prepare_in_process(
+            lambda: self.compile(task, m["config"], m["shape_mode"], static),
+            self.prepare, self.run, self.to_numpy, x,
+            lambda y: measure.compare(ref, y, m["rtol"], m["atol"]),
+            repeats=m.get("compile_repeats", 1), release_fn=self.release)
 
-        def compile_fn():
-            h = self.compile(task, m["config"], m["shape_mode"], static)
-            handles.append(h)
-            return h
-
+    def measure_point(self, task):
+        """A point measurement on its own: prepare_point, then `warmup` and
+        `iters` timed runs (a group of one)."""
+        m = task.m
+        p = self.prepare_point(task)
         try:
-            return measure.time_in_process(
-                compile_fn, self.prepare, self.run, self.to_numpy, x, m["warmup"],
-                m["iters"], lambda y: measure.compare(ref, y, m["rtol"], m["atol"]),
-                repeats=m.get("compile_repeats", 1), release_fn=self.release)
+            if p.done:
+                return p.result
+            measure.time_rounds([p], m["warmup"], m["iters"])
+            if p.error is not None:
+                raise p.error
+            res = dict(p.result)
+            res.update(measure.summarize(p.samples))
+            return res
         finally:
-            if handles:  # earlier repeats were released by time_in_process
-                self.release(handles[-1])
+            p.release()
 
     def measure_sequence(self, task):
         m = task.m

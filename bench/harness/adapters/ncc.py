@@ -1,21 +1,56 @@
-"""bench/harness/adapters/ncc.py — ncc through its command line.
+"""bench/harness/adapters/ncc.py — ncc, in this process through libncc.
 
 A configuration is the target followed by ncc pipeline flags, exactly as
 they would be typed: "ref", "cpu -O0", "cpu -O2 --disable-pass=cse".  A
 pass that this ncc does not have (say 'fusion' before it exists) makes the
 row skipped with that reason rather than failed.
 
-Per point measurement (each a fresh process, NCC_NUM_THREADS set):
-  1. `ncc run` with the seeded input: the output is checked against the
-     reference (ncc ref -O0) before anything is timed;
-  2. `ncc bench --json --time-passes --batch B --input x=...`: latency
-     statistics, kernels, the passes that ran with their times, and the
-     graph statistics after the last pass (MFLOP, MB moved, peak MB);
-  3. the first result, when `ncc bench` does not report `first_run_ms`
-     itself: a cold `ncc bench --warmup 0 --iters 1`, whose compile_ms is
-     model file -> ready module and whose one run is the first run
-     (compile_repeats such runs, medians taken, as for every compiler).
-compile_ms of the row = build + first run, as for every other compiler.
+Point measurements run ncc in-process, as every vendor runs (ncclib.py:
+the build's libncc.a linked into a shared library and loaded with ctypes).
+compile() is what `ncc bench` does before it times (model file -> graph,
+the pass pipeline, the target's backend), so build_ms is ncc bench's
+compile_ms; prepare/run/to_numpy/release make ncc an ordinary in-process
+adapter, and the base class's protocol applies unchanged: first run,
+check against the reference, then timing in rounds interleaved with the
+other rows of the same model and batch (runner.py, measure.py), with the
+same clock and the same output policy (fresh outputs per call) as the
+vendors.
+
+Why in-process rather than the alternatives:
+  * `ncc bench --json` per row (what the harness did): ncc timed in C into
+    preallocated outputs, vendors in Python with fresh outputs, and each
+    row in its own minutes — not comparable and not interleavable;
+  * `ncc bench` per round: a compile per round, a cold process per round,
+    and still the C clock;
+  * a persistent ncc worker over a pipe: interleavable, but the pipe's
+    round trip (tens of microseconds) is either inside the time (more than
+    a small block's run) or outside it (the C clock again);
+  * an --emit=lib library per row (docs/AOT.md): the same Python call as
+    here, but only for compiled targets with a kernel for every op — no
+    `ref` (the baseline of every report), no reference-kernel fallback —
+    and it times the AOT runtime rather than the JIT `ncc bench` and
+    `ncc run` use.
+libncc in-process covers every target and every model `ncc bench` runs,
+with the JIT it uses.
+
+Fallback: when libncc cannot be loaded here (no libncc.a beside the binary,
+a sanitizer build, no C compiler to link it; or NCC_HARNESS_INPROCESS=0),
+point rows are measured each on its own through the command
+line: `ncc run` checks the output, `ncc bench --json --time-passes` times
+it, a cold `ncc bench --warmup 0 --iters 1` gives the first run.  Such rows
+are not interleaved; result.timing says how they were timed and why.
+
+Sequence measurements (E6) use the command line: separate
+processes per shape.
+
+Besides the vendors' fields a point row gets kernels (compiled + run on
+reference kernels), host_kernels, module_threads, passes, pass_ms, graph
+{nodes, kernels, mflop, mb_moved, peak_mb} after the last pass (from the
+pipeline's --time-passes report) and graph_hash (ncc_graph_hash of the
+optimized graph: equal up to naming).  The runner compares the hashes of a
+group: a row with passes disabled whose graph is the one of the same
+configuration without them gets graph_same = true (the report then says
+"no change", whatever the timing shows).
 """
 import os
 import shlex
@@ -23,8 +58,8 @@ import tempfile
 
 import numpy as np
 
-from .. import measure
-from ..nccbin import NccError
+from .. import measure, ncclib, stats
+from ..nccbin import NccError, parse_time_passes
 from .base import Adapter, Skipped, sequence_result, sequence_step
 
 
@@ -67,6 +102,24 @@ class NccAdapter(Adapter):
         Adapter.__init__(self, threads)
         self.ncc = ncc
         self._targets = None
+        self.lib_dir = None   # where the shared libncc is linked (runner: DIR/cache)
+        self._lib = None      # NccLib, or the Unavailable that says why not
+
+    def inprocess(self):
+        """The loaded libncc, or None (then self.no_lib_reason says why)."""
+        if self._lib is None:
+            try:
+                if os.environ.get("NCC_HARNESS_INPROCESS", "1") == "0":
+                    raise ncclib.Unavailable("NCC_HARNESS_INPROCESS=0")
+                d = self.lib_dir or os.path.join(tempfile.gettempdir(), "ncc-harness-lib")
+                self._lib = ncclib.NccLib(ncclib.shared_library(self.ncc.path, d))
+            except ncclib.Unavailable as e:
+                self._lib = e
+        return None if isinstance(self._lib, ncclib.Unavailable) else self._lib
+
+    @property
+    def no_lib_reason(self):
+        return str(self._lib) if isinstance(self._lib, ncclib.Unavailable) else None
 
     @classmethod
     def check_config(cls, config):
@@ -144,7 +197,10 @@ class NccAdapter(Adapter):
         res = {"compile_ms": build + first, "build_ms": build, "first_run_ms": first,
                "latency_ms": main["latency_ms"], "cv": main["cv"],
                "check": info, "check_ok": ok, "kernels": main.get("kernels"),
-               "passes": main.get("passes"), "ncc_compile_ms": main.get("compile_ms")}
+               "passes": main.get("passes"), "ncc_compile_ms": main.get("compile_ms"),
+               "noisy": stats.noisy(main["cv"])}
+        if main.get("samples_ms"):  # an ncc bench that reports every run
+            res.update(measure.summarize(main["samples_ms"]))
         table = main.get("pass_table") or []
         if table:
             last = table[-1]
@@ -153,14 +209,69 @@ class NccAdapter(Adapter):
             res["pass_ms"] = {r["name"]: r["ms"] for r in table[1:] if r["ms"] is not None}
         return res
 
-    def measure_point(self, task):
-        m = task.m
-        flags = self._flags(m["config"])
+    # The in-process interface (base.Adapter) ---------------------------------
+
+    def compile(self, task, config, mode, batch):
+        lib = self.inprocess()
+        if lib is None:
+            raise ncclib.Unavailable(self.no_lib_reason)
+        target, opt, passes, disabled = _pipeline_of(self._flags(config))
+        stats_batch = batch or (task.m.get("batch") if hasattr(task, "m") else None) or 1
         try:
-            return self._one_shape(task, flags, m["batch"], m["shape_mode"] == "static",
-                                   m["warmup"], m["iters"])
-        except NccError as e:
-            raise _classify(e)
+            return lib.compile(task.model_path(batch), target, opt, passes, disabled,
+                               self.threads, stats_batch, time_passes=True)
+        except ncclib.NccLibError as e:
+            raise _classify(NccError(e.status, "ncc: error: %s" % e.message,
+                                     ["(libncc)", config]))
+
+    def prepare(self, module, x):
+        return module.inputs([x])
+
+    def run(self, module, xin):
+        return module.run(xin)
+
+    def to_numpy(self, out):
+        return out.numpy(0)
+
+    def release(self, module):
+        module.free()
+
+    def warm_configs(self):
+        return ["cpu -O2", "ref"]
+
+    # Measurements -------------------------------------------------------------
+
+    def prepare_point(self, task):
+        """In-process: the base protocol plus ncc's figures from the module
+        (a Point to be timed in rounds).  Without libncc: the command line,
+        timed here on its own (a Point that is already done)."""
+        m = task.m
+        flags = self._flags(m["config"])  # Skipped for a missing pass or target
+        if self.inprocess() is None:
+            try:
+                res = self._one_shape(task, flags, m["batch"], m["shape_mode"] == "static",
+                                      m["warmup"], m["iters"])
+            except NccError as e:
+                raise _classify(e)
+            res["timing"] = {"where": "ncc bench subprocess",
+                             "clock": "ncc's own, around each ncc_module_run_into",
+                             "outputs": "preallocated (written in place)",
+                             "why": "libncc not loadable in-process: %s" % self.no_lib_reason}
+            return measure.Point(None, res, done=True)
+        p = Adapter.prepare_point(self, task)
+        mod = p.handle
+        res = p.result
+        res.update({"kernels": mod.kernels + mod.host_kernels, "host_kernels": mod.host_kernels,
+                    "module_threads": mod.threads, "passes": list(mod.passes),
+                    "graph_hash": mod.graph_hash,
+                    "ncc_compile_ms": res["build_ms"]})
+        table, _ = parse_time_passes(mod.pass_report)
+        if table:
+            last = table[-1]
+            res["graph"] = {k: last[k] for k in ("nodes", "kernels", "mflop", "mb_moved",
+                                                 "peak_mb")}
+            res["pass_ms"] = {r["name"]: r["ms"] for r in table[1:] if r["ms"] is not None}
+        return p
 
     def measure_sequence(self, task):
         """Separate processes per shape; "symbolic" charges the compile of
@@ -181,6 +292,21 @@ class NccAdapter(Adapter):
         except NccError as e:
             raise _classify(e)
         return sequence_result(steps, m["runs_per_shape"])
+
+
+def _pipeline_of(flags):
+    """(target, -O level, --passes list or None, [disabled]) of _flags()."""
+    target, opt, passes, disabled = "cpu", 2, None, []
+    for f in flags:
+        if f.startswith("--target="):
+            target = f.split("=", 1)[1]
+        elif f in ("-O0", "-O1", "-O2", "-O3"):
+            opt = int(f[2])
+        elif f.startswith("--passes="):
+            passes = f.split("=", 1)[1]
+        elif f.startswith("--disable-pass="):
+            disabled.append(f.split("=", 1)[1])
+    return target, opt, passes, disabled
 
 
 class NccUnsupported(Skipped):

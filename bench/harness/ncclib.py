@@ -1,0 +1,351 @@
+"""bench/harness/ncclib.py — libncc in the harness's own process, via ctypes.
+
+Why: the vendors are timed in this process, one Python call per run, with
+time.perf_counter around it; `ncc bench` times itself in C, in another
+process, writing into preallocated outputs.  Loading libncc here lets ncc
+be compiled, checked and timed exactly like a vendor (adapters/ncc.py), and
+lets its runs be interleaved with the vendors' in rounds (runner.py).
+
+The library: the build makes libncc.a only, but compiles it position
+independent (CMakeLists.txt), so shared_library() links the libncc.a found
+beside the ncc binary, whole, into a shared object with the libraries its
+ncc.pc lists (LLVM, protobuf-c), once per libncc.a content, under the
+sweep's cache directory.  Nothing is compiled: one link, about a second.
+
+It is refused (Unavailable, with the reason; the ncc adapter then falls
+back to `ncc bench` in a subprocess) when there is no libncc.a beside the
+binary, when the build is a sanitizer build (the ASan or TSan runtime would
+have to be loaded first), or when the link or the load fails.
+
+What a compile does mirrors the driver (tools/ncc/cmd_bench.c,
+pipeline.c, env.c): ncc_graph_load, the pass pipeline of the flags (-O
+level, --passes, --disable-pass) with the target's layout block, then
+ncc_module_compile_opts with the thread count (and NCC_VECTOR_WIDTH /
+NCC_KERNEL_REUSE when set, as `ncc` reads them).
+"""
+import ctypes
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+
+NCC_MAX_RANK = 8
+
+# ncc_dtype (include/ncc.h) -> numpy dtype name.
+DTYPES = {1: "float32", 2: "float16", 3: "float64", 4: "int8", 5: "uint8", 6: "int32",
+          7: "int64", 8: "bool", 9: "int16", 10: "uint16", 11: "uint32", 12: "uint64"}
+NP_TO_DTYPE = {v: k for k, v in DTYPES.items()}
+
+
+class Unavailable(Exception):
+    """libncc cannot be used in this process; the reason says why."""
+
+
+class NccLibError(RuntimeError):
+    """A libncc call failed: status (the driver's exit code) and message."""
+
+    def __init__(self, status, message):
+        RuntimeError.__init__(self, "status %d: %s" % (status, message))
+        self.status, self.message = status, message
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int), ("rank", ctypes.c_int),
+                ("dims", ctypes.c_int64 * NCC_MAX_RANK), ("data", ctypes.c_void_p),
+                ("owns_data", ctypes.c_int)]
+
+
+class Options(ctypes.Structure):
+    """The leading fields of ncc_options; `_tail` leaves room for fields a
+    later libncc appends (ncc_options_init writes its own size)."""
+    _fields_ = [("size", ctypes.c_size_t), ("num_threads", ctypes.c_int),
+                ("vector_width", ctypes.c_int), ("kernel_reuse", ctypes.c_int),
+                ("dump", ctypes.c_uint), ("_tail", ctypes.c_char * 1024)]
+
+
+def _sanitized(build_dir):
+    try:
+        text = open(os.path.join(build_dir, "CMakeCache.txt"), encoding="utf-8",
+                    errors="replace").read()
+    except OSError:
+        return None
+    for key in ("NCC_SANITIZE", "NCC_TSAN"):
+        m = re.search(r"^%s:[A-Z]+=(.*)$" % key, text, re.M)
+        if m and m.group(1).strip().upper() in ("ON", "1", "TRUE", "YES"):
+            return key
+    return None
+
+
+def _link_libs(build_dir):
+    """The libraries libncc.a needs, from ncc.pc's Libs.private."""
+    try:
+        for line in open(os.path.join(build_dir, "ncc.pc"), encoding="utf-8"):
+            if line.startswith("Libs.private:"):
+                return shlex.split(line.split(":", 1)[1])
+    except OSError:
+        pass
+    return ["-lpthread", "-lm"]
+
+
+def shared_library(ncc_path, cache_dir):
+    """Path of a shared libncc made from the libncc.a beside `ncc_path`
+    (linked once per content into cache_dir); raises Unavailable."""
+    build_dir = os.path.dirname(os.path.abspath(ncc_path))
+    archive = os.path.join(build_dir, "libncc.a")
+    if not os.path.isfile(archive):
+        raise Unavailable("no libncc.a beside %s" % ncc_path)
+    san = _sanitized(build_dir)
+    if san:
+        raise Unavailable("%s is a sanitizer build (%s)" % (ncc_path, san))
+    with open(archive, "rb") as f:
+        digest = hashlib.sha1(f.read()).hexdigest()[:16]
+    os.makedirs(cache_dir, exist_ok=True)
+    out = os.path.join(cache_dir, "libncc-%s.so" % digest)
+    if os.path.exists(out):
+        return out
+    tmp = "%s.%d.tmp" % (out, os.getpid())
+    cmd = [os.environ.get("CC") or "cc", "-shared", "-o", tmp, "-Wl,--whole-archive", archive,
+           "-Wl,--no-whole-archive"] + _link_libs(build_dir)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise Unavailable("linking a shared libncc failed: %s" % e)
+    if p.returncode != 0:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        err = p.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise Unavailable("linking a shared libncc failed: %s" % (err[0] if err else p.returncode))
+    os.replace(tmp, out)
+    return out
+
+
+def _env_int(name, allowed):
+    v = os.environ.get(name, "")
+    try:
+        n = int(v)
+    except ValueError:
+        return None
+    return n if n in allowed else None
+
+
+class Graph:
+    """An ncc_graph owned by Python (freed by free())."""
+
+    def __init__(self, lib, ptr):
+        self.lib, self.ptr = lib, ptr
+
+    def free(self):
+        if self.ptr:
+            self.lib.c.ncc_graph_free(self.ptr)
+            self.ptr = None
+
+
+class Module:
+    """A compiled model: its graph (which it borrows), the module, and what
+    the compile reported."""
+
+    def __init__(self, lib, graph, ptr, passes, pass_report):
+        self.lib, self.graph, self.ptr = lib, graph, ptr
+        self.passes, self.pass_report = passes, pass_report
+        # the optimized graph up to naming (ir/hash.c): equal hashes, same program
+        self.graph_hash = "%016x" % lib.c.ncc_graph_hash(graph.ptr)
+        c = lib.c
+        self.n_in = c.ncc_graph_num_inputs(graph.ptr)
+        self.n_out = c.ncc_graph_num_outputs(graph.ptr)
+        self.kernels = c.ncc_module_num_kernels(ptr)
+        self.host_kernels = c.ncc_module_num_host_kernels(ptr)
+        self.threads = c.ncc_module_num_threads(ptr)
+
+    def inputs(self, arrays):
+        """The arrays as an ncc_tensor array (borrowing their memory; keep
+        the returned pair alive while it is used)."""
+        import numpy as np
+        if len(arrays) != self.n_in:
+            raise ValueError("the model has %d inputs, %d given" % (self.n_in, len(arrays)))
+        keep = [np.ascontiguousarray(a) for a in arrays]
+        arr = (Tensor * max(1, self.n_in))()
+        for t, a in zip(arr, keep):
+            if a.ndim > NCC_MAX_RANK or a.dtype.name not in NP_TO_DTYPE:
+                raise ValueError("input of dtype %s rank %d" % (a.dtype, a.ndim))
+            t.dtype, t.rank = NP_TO_DTYPE[a.dtype.name], a.ndim
+            for d, n in enumerate(a.shape):
+                t.dims[d] = n
+            t.data, t.owns_data = a.ctypes.data, 0
+        return arr, keep
+
+    def run(self, inputs):
+        """One run with outputs the library allocates (fresh, as a vendor's
+        run returns new arrays); returns the Outputs (freed when dropped)."""
+        out = (Tensor * max(1, self.n_out))()
+        st = self.lib.c.ncc_module_run(self.ptr, inputs[0], self.n_in, out, self.n_out)
+        if st:
+            raise self.lib.error(st)
+        return Outputs(self.lib, out, self.n_out)
+
+    def free(self):
+        if self.ptr:
+            self.lib.c.ncc_module_free(self.ptr)
+            self.ptr = None
+        self.graph.free()
+
+
+class Outputs:
+    """The output tensors of one run; their storage is freed with this object."""
+
+    def __init__(self, lib, arr, n):
+        self.lib, self.arr, self.n = lib, arr, n
+
+    def numpy(self, i=0):
+        import numpy as np
+        t = self.arr[i]
+        shape = tuple(t.dims[d] for d in range(t.rank))
+        dt = np.dtype(DTYPES.get(t.dtype, "float32"))
+        count = 1
+        for n in shape:
+            count *= n
+        if count == 0 or not t.data:
+            return np.zeros(shape, dt)
+        buf = (ctypes.c_char * (count * dt.itemsize)).from_address(t.data)
+        return np.frombuffer(buf, dt).reshape(shape).copy()
+
+    def __del__(self):
+        for i in range(self.n):
+            self.lib.c.ncc_tensor_free(ctypes.byref(self.arr[i]))
+        self.n = 0
+
+
+class NccLib:
+    """The loaded library."""
+
+    def __init__(self, path):
+        try:
+            c = ctypes.CDLL(path)
+        except OSError as e:
+            raise Unavailable("cannot load %s: %s" % (path, e))
+        self.path, self.c = path, c
+        vp, i, cp = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
+        sig = {
+            "ncc_error_message": (cp, []),
+            "ncc_graph_load": (i, [cp, ctypes.POINTER(vp)]),
+            "ncc_graph_free": (None, [vp]),
+            "ncc_graph_num_inputs": (i, [vp]),
+            "ncc_graph_num_outputs": (i, [vp]),
+            "ncc_graph_hash": (ctypes.c_uint64, [vp]),
+            "ncc_options_init": (None, [ctypes.POINTER(Options)]),
+            "ncc_pipeline_new": (i, [i, ctypes.POINTER(vp)]),
+            "ncc_pipeline_free": (None, [vp]),
+            "ncc_pipeline_set_passes": (i, [vp, cp]),
+            "ncc_pipeline_disable": (i, [vp, cp]),
+            "ncc_pipeline_check": (i, [vp]),
+            "ncc_pipeline_set_layout_block": (None, [vp, i]),
+            "ncc_target_layout_block": (i, [cp]),
+            "ncc_pipeline_set_stats_batch": (None, [vp, ctypes.c_int64]),
+            "ncc_pipeline_set_time_passes": (None, [vp, i]),
+            "ncc_pipeline_run": (i, [vp, vp]),
+            "ncc_pipeline_report": (None, [vp, vp]),
+            "ncc_pipeline_num_ran": (i, [vp]),
+            "ncc_pipeline_ran_name": (cp, [vp, i]),
+            "ncc_module_compile_opts": (i, [vp, cp, ctypes.POINTER(Options), ctypes.POINTER(vp)]),
+            "ncc_module_run": (i, [vp, ctypes.POINTER(Tensor), i, ctypes.POINTER(Tensor), i]),
+            "ncc_module_num_kernels": (i, [vp]),
+            "ncc_module_num_host_kernels": (i, [vp]),
+            "ncc_module_num_threads": (i, [vp]),
+            "ncc_module_free": (None, [vp]),
+            "ncc_tensor_free": (None, [ctypes.POINTER(Tensor)]),
+        }
+        try:
+            for name, (res, args) in sig.items():
+                fn = getattr(c, name)
+                fn.restype, fn.argtypes = res, args
+        except AttributeError as e:
+            raise Unavailable("%s lacks %s" % (path, e))
+        libc = ctypes.CDLL(None)
+        self._tmpfile, self._fclose = libc.tmpfile, libc.fclose
+        self._tmpfile.restype, self._tmpfile.argtypes = vp, []
+        self._fclose.argtypes = [vp]
+        self._fileno = libc.fileno
+        self._fileno.argtypes = [vp]
+        self._fflush = libc.fflush
+        self._fflush.argtypes = [vp]
+
+    def error(self, status):
+        msg = self.c.ncc_error_message()
+        return NccLibError(status, msg.decode("utf-8", "replace") if msg else "")
+
+    def _check(self, status):
+        if status:
+            raise self.error(status)
+
+    def load(self, path):
+        g = ctypes.c_void_p()
+        self._check(self.c.ncc_graph_load(os.fsencode(path), ctypes.byref(g)))
+        return Graph(self, g.value)
+
+    def _pipeline(self, target, opt_level, passes, disabled, batch, time_passes):
+        p = ctypes.c_void_p()
+        self._check(self.c.ncc_pipeline_new(opt_level, ctypes.byref(p)))
+        try:
+            if passes is not None:
+                self._check(self.c.ncc_pipeline_set_passes(p, passes.encode()))
+            for d in disabled:
+                self._check(self.c.ncc_pipeline_disable(p, d.encode()))
+            self._check(self.c.ncc_pipeline_check(p))
+        except NccLibError:
+            self.c.ncc_pipeline_free(p)
+            raise
+        width = _env_int("NCC_VECTOR_WIDTH", (1, 4, 8, 16))
+        block = width if width and target in ("cpu", "ref") else \
+            self.c.ncc_target_layout_block(target.encode())
+        self.c.ncc_pipeline_set_layout_block(p, block)
+        self.c.ncc_pipeline_set_stats_batch(p, batch)
+        self.c.ncc_pipeline_set_time_passes(p, 1 if time_passes else 0)
+        return p
+
+    def compile(self, path, target, opt_level=2, passes=None, disabled=(), threads=1,
+                batch=1, time_passes=True):
+        """Model file -> Module, as `ncc bench` compiles (pipeline, then the
+        target's backend); `pass_report` is the --time-passes table text."""
+        p = self._pipeline(target, opt_level, passes, disabled, batch, time_passes)
+        g = None
+        try:
+            g = self.load(path)
+            self._check(self.c.ncc_pipeline_run(p, g.ptr))
+            ran = [self.c.ncc_pipeline_ran_name(p, k).decode()
+                   for k in range(self.c.ncc_pipeline_num_ran(p))]
+            report = self._report(p) if time_passes else ""
+            o = Options()
+            self.c.ncc_options_init(ctypes.byref(o))
+            o.num_threads = threads
+            width = _env_int("NCC_VECTOR_WIDTH", (1, 4, 8, 16))
+            if width:
+                o.vector_width = width
+            if os.environ.get("NCC_KERNEL_REUSE") == "0":
+                o.kernel_reuse = 0
+            m = ctypes.c_void_p()
+            self._check(self.c.ncc_module_compile_opts(g.ptr, target.encode(), ctypes.byref(o),
+                                                       ctypes.byref(m)))
+        except BaseException:
+            if g is not None:
+                g.free()
+            raise
+        finally:
+            self.c.ncc_pipeline_free(p)
+        return Module(self, g, m.value, ran, report)
+
+    def _report(self, p):
+        """ncc_pipeline_report's text (it writes to a FILE *: a tmpfile)."""
+        f = self._tmpfile()
+        if not f:
+            return ""
+        try:
+            self.c.ncc_pipeline_report(p, f)
+            self._fflush(f)
+            fd = os.dup(self._fileno(f))
+        finally:
+            self._fclose(f)
+        with os.fdopen(fd, "rb") as r:
+            r.seek(0)
+            return r.read().decode("utf-8", "replace")

@@ -143,5 +143,8 @@ def measure_batch(engines, info, batch, feeds, opts, log):
 
 
 def _line(e):
-    s = str(e).strip().splitlines()
-    return (s[0] if s else type(e).__name__)[:300]
+    """The telling line of an exception: its first 'error:' line if any
+    (compiler tools put the diagnostic under a generic first line)."""
+    s = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
+    errs = [l for l in s if "error:" in l]
+    return ((errs or s)[0] if s else type(e).__name__)[:300]

@@ -177,7 +177,7 @@ def _run(args):
     order = ["onnxruntime"] + [a for a in against if a != "onnxruntime"]
     for v in order:
         eng = VENDORS[v](threads)
-        rec = {"key": v, "name": v, "kind": "vendor", "config": getattr(eng, "config", None),
+        rec = {"key": v, "name": v, "kind": "vendor", "config": getattr(eng, "onnx_config", None),
                "reference_only": v not in against}
         compilers.append(rec)
         try:

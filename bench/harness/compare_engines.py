@@ -83,10 +83,10 @@ class InProcess:
 
 class OrtEngine(InProcess, OrtAdapter):
     """onnxruntime with every graph optimisation (ORT_ENABLE_ALL)."""
-    config = "ALL"
+    onnx_config = "ALL"
 
     def compile_file(self, model):
-        return OrtAdapter.compile(self, _FileTask(model), self.config, "default", None)
+        return OrtAdapter.compile(self, _FileTask(model), self.onnx_config, "default", None)
 
     def prepare_feeds(self, sess, feeds):
         return dict(feeds)
@@ -99,10 +99,10 @@ class OrtEngine(InProcess, OrtAdapter):
 
 
 class OpenVinoEngine(InProcess, OpenVinoAdapter):
-    config = "CPU"
+    onnx_config = "CPU"
 
     def compile_file(self, model):
-        return OpenVinoAdapter.compile(self, _FileTask(model), self.config, "default", None)
+        return OpenVinoAdapter.compile(self, _FileTask(model), self.onnx_config, "default", None)
 
     def prepare_feeds(self, req, feeds):
         return dict(feeds)
@@ -117,10 +117,10 @@ class OpenVinoEngine(InProcess, OpenVinoAdapter):
 
 
 class TvmEngine(InProcess, TvmAdapter):
-    config = "llvm"
+    onnx_config = "llvm"
 
     def compile_file(self, model):
-        return TvmAdapter.compile(self, _FileTask(model), self.config, "default", None)
+        return TvmAdapter.compile(self, _FileTask(model), self.onnx_config, "default", None)
 
     def prepare_feeds(self, fn, feeds):
         return [TvmAdapter.prepare(self, fn, v) for v in feeds.values()]
@@ -137,10 +137,10 @@ class TvmEngine(InProcess, TvmAdapter):
 
 
 class IreeEngine(InProcess, IreeAdapter):
-    config = "llvm-cpu"
+    onnx_config = "llvm-cpu"
 
     def compile_file(self, model):
-        return IreeAdapter.compile(self, _FileTask(model), self.config, "default", None)
+        return IreeAdapter.compile(self, _FileTask(model), self.onnx_config, "default", None)
 
     def prepare_feeds(self, h, feeds):
         return [IreeAdapter.prepare(self, h, v) for v in feeds.values()]
@@ -157,7 +157,7 @@ class IreeEngine(InProcess, IreeAdapter):
 class InductorEngine(InProcess, InductorAdapter):
     """torch.compile of the ONNX model converted by onnx2torch (when that
     package is installed and knows every op of the model)."""
-    config = "default"
+    onnx_config = "default"
 
     def load(self):
         InductorAdapter.load(self)
@@ -247,7 +247,7 @@ class NccEngine:
 
     def __init__(self, threads, ncc, config, output_names, timeout):
         self.threads, self.ncc, self.timeout = threads, ncc, timeout
-        self.config = config
+        self.config = self.onnx_config = config
         self.adapter = NccAdapter(threads, ncc=ncc)
         self.output_names = output_names
         self.name = "ncc"

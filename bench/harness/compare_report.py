@@ -86,7 +86,8 @@ def batch_tables(res):
     tabs.append(("compile time (ms)", ["compiler", "build", "first run", "compile"], comp,
                  "build = model file to a ready-to-run object; first run = the first call "
                  "(lazy compilers such as torch.compile compile inside it); compile = both. "
-                 "ncc's build is measured inside `ncc bench` (no process start-up)."))
+                 "ncc's build is measured inside `ncc bench` (no process start-up) and its "
+                 "first run is the first timed run of a fresh process."))
     rank = {k: i + 1 for i, k in enumerate(res["ranking"])}
     lat = []
     for r in sorted((r for r in rows if r.get("latency_ms")),
@@ -105,22 +106,31 @@ def batch_tables(res):
                                   "inputs/s", "n", "note"], lat,
                  "median of the per-round samples with its 95% confidence interval "
                  "(order statistics; with fewer than 6 rounds it is the min..max); "
-                 "cv = std/mean over rounds. Two medians whose CIs overlap may not differ: "
-                 "see the ratios."))
-    keys = [r["compiler"] for r in rows if r.get("latency_ms")]
+                 "cv = std/mean over rounds; rank only for rows that match and are not noisy. "
+                 "Vendors are timed from Python (a few us of call overhead per run), ncc "
+                 "inside `ncc bench`, one process per round (its compile is not timed)."))
+    # ncc first, so each line reads "ncc / vendor"; each pair once (B/A is its inverse)
+    keys = sorted((r["compiler"] for r in rows if r.get("latency_ms")),
+                  key=lambda k: (not k.startswith("ncc:"),))
     pairs = [e for e in res["ratios"] if keys.index(e["a"]) < keys.index(e["b"])]
+    pairs.sort(key=lambda e: (keys.index(e["a"]), keys.index(e["b"])))
     tabs.append(("ratios (latency of A / latency of B, paired by round)",
                  ["A", "B", "A/B [95% CI]", "A is"],
                  [[e["a"], e["b"], _ratio(e), e["verdict"]] for e in pairs],
                  "The median of the per-round ratios with its 95% CI. Below 1: A is faster. "
                  "\"within noise\": the interval holds 1, so this run shows no real "
-                 "difference."))
+                 "difference. Noisy or mismatching rows are listed too: read them with care."))
     if res["fastest_vendor"]:
         tabs.append(("against the fastest vendor (%s)" % res["fastest_vendor"],
                      ["compiler", "latency / %s [95% CI]" % res["fastest_vendor"], "verdict"],
                      [[e["a"], _ratio(e), e["verdict"]] for e in res["vs_fastest_vendor"]],
                      "Fastest vendor = the ranked (matching, not noisy) vendor with the "
                      "lowest median. Below 1 and \"faster\": beats every vendor here."))
+    else:
+        tabs.append(("against the fastest vendor", ["compiler", "ratio", "verdict"], [],
+                     "No vendor could be ranked (each is noisy, mismatching or did not run): "
+                     "rerun with more --rounds on a quieter machine, or read the pairwise "
+                     "ratios above."))
     return tabs
 
 

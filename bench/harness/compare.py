@@ -146,5 +146,7 @@ def _line(e):
     """The telling line of an exception: its first 'error:' line if any
     (compiler tools put the diagnostic under a generic first line)."""
     s = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
+    # OpenVINO nests its message under "Exception from src/...cpp:N:" lines
+    s = [l for l in s if not (l.startswith("Exception from") and l.endswith(":"))] or s
     errs = [l for l in s if "error:" in l]
     return ((errs or s)[0] if s else type(e).__name__)[:300]

@@ -100,6 +100,14 @@ def main(argv=None):
         return _main(argv)
     except UsageError as e:
         return _fail(e)
+    except KeyboardInterrupt:
+        sys.stderr.write("bench/compare: interrupted\n")
+        return 130
+    except Exception as e:  # a bug here must still be one line, not a traceback
+        if os.environ.get("NCC_COMPARE_DEBUG"):
+            raise
+        return _fail("internal error: %s: %s (NCC_COMPARE_DEBUG=1 shows the traceback)"
+                     % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
 
 
 def _main(argv):
@@ -160,6 +168,9 @@ def _run(args):
     else:
         feeds_by_batch = {b: info.feeds(b, dims, given, args.seed) for b in batches}
 
+    if threads > allowed:
+        notes.append("--threads %d is more than the %d CPUs this process may use"
+                     % (threads, allowed))
     # Threads and pinning before any vendor is imported.
     from . import envinfo
     pinned = envinfo.apply_threads(threads, not args.no_pin)
@@ -190,6 +201,9 @@ def _run(args):
                 timed.add(v)
         except Skipped as e:
             rec.update(status="skipped", reason=e.reason, hint=e.hint)
+        except Exception as e:  # a broken install: Core() failing, say
+            rec.update(status="skipped", reason="%s does not load (%s: %s)" % (
+                v, type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
     for c in ncc_configs:
         key = "ncc:" + c.replace(" ", "")
         rec = {"key": key, "name": "ncc", "kind": "ncc", "config": c}
@@ -216,6 +230,12 @@ def _run(args):
         log("bench/compare: batch %d" % b)
         results.append(compare.measure_batch(engines, info, b, feeds_by_batch[b], opts, log))
 
+    ran = [r for res in results for r in res["rows"] if r.get("check")]
+    if not ran:
+        why = "; ".join("%s: %s" % (r["compiler"], r.get("reason", r["status"]))
+                        for r in results[0]["rows"]) if results else "no compiler loaded"
+        raise CompareError("no compiler could run %s (%s)" % (args.model, why or
+                                                              "no compiler loaded"))
     env = envinfo.collect(ncc, threads, pinned)
     env["threads"] = threads
     env["allowed_cpus"] = allowed

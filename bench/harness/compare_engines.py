@@ -286,7 +286,7 @@ class NccEngine:
         try:
             out, _ = self.ncc.check(args, env=self._env(), timeout=self.timeout)
         except NccError as e:
-            raise RuntimeError("ncc: %s" % e.line)
+            raise RuntimeError(e.line)
         import json
         line = [l for l in out.splitlines() if l.strip().startswith("{")]
         if not line:
@@ -312,7 +312,7 @@ class NccEngine:
             self.ncc.check(["run", model] + self.flags + inargs + ["--output-dir", d],
                            env=self._env(), timeout=self.timeout)
         except NccError as e:
-            raise RuntimeError("ncc: %s" % e.line)
+            raise RuntimeError(e.line)
         outs = [np.load(os.path.join(d, f + ".npy"), allow_pickle=False)
                 for f in output_files(self.output_names)]
         return h, outs

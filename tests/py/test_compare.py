@@ -200,6 +200,17 @@ def test_bad_model_and_usage():
     one_error_line(rc, err)
 
 
+def test_model_nobody_runs():
+    g = helper.make_graph(
+        [helper.make_node("NoSuchOp", ["x"], ["y"])], "bad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])])
+    bad = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "bad.onnx")
+    rc, out, err = compare(bad, "--against", "ort", "--ncc-configs", "ref", *FAST)
+    one_error_line(rc, err, "no compiler could run")
+    assert "NoSuchOp" in err
+
+
 def test_symbolic_dim_needs_dim_flag():
     seq = seq_model()
     rc, out, err = compare(seq, "--against", "ort", "--ncc-configs", "none", *FAST)

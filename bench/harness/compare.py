@@ -136,10 +136,25 @@ def measure_batch(engines, info, batch, feeds, opts, log):
     if fastest_vendor:
         vs_fastest = [ratio_entry(k, fastest_vendor, samples[k], samples[fastest_vendor])
                       for k in timed if k != fastest_vendor]
+        for e in vs_fastest:
+            e["break_even_runs"] = break_even(rows[e["a"]], rows[fastest_vendor], e["verdict"])
     return {"batch": batch, "inputs": {n: list(v.shape) for n, v in feeds.items()},
             "reference": ref_key, "rows": [rows[k] for k, _ in engines],
             "ranking": ranking, "fastest_vendor": fastest_vendor, "ratios": ratios,
             "vs_fastest_vendor": vs_fastest}
+
+
+def break_even(a, v, verdict):
+    """Runs after which compiler a's total time (compile + runs) drops
+    below vendor v's: 0 when a is faster and compiles no slower, None
+    ("never") when a is slower, or when the difference is within noise."""
+    if verdict != "faster":
+        return None
+    extra = a["compile_ms"] - v["compile_ms"]
+    if extra <= 0:
+        return 0
+    gain = v["latency_ms"]["median"] - a["latency_ms"]["median"]
+    return int(extra / gain) + 1 if gain > 0 else None
 
 
 def _line(e):

@@ -122,16 +122,25 @@ def batch_tables(res):
                  "difference. Noisy or mismatching rows are listed too: read them with care."))
     if res["fastest_vendor"]:
         tabs.append(("against the fastest vendor (%s)" % res["fastest_vendor"],
-                     ["compiler", "latency / %s [95% CI]" % res["fastest_vendor"], "verdict"],
-                     [[e["a"], _ratio(e), e["verdict"]] for e in res["vs_fastest_vendor"]],
+                     ["compiler", "latency / %s [95% CI]" % res["fastest_vendor"], "verdict",
+                      "break-even runs"],
+                     [[e["a"], _ratio(e), e["verdict"], _be(e)]
+                      for e in res["vs_fastest_vendor"]],
                      "Fastest vendor = the ranked (matching, not noisy) vendor with the "
-                     "lowest median. Below 1 and \"faster\": beats every vendor here."))
+                     "lowest median. Below 1 and \"faster\": beats every vendor here. "
+                     "Break-even: runs after which compile + runs costs less than the "
+                     "fastest vendor's (0: from the first; never: not faster)."))
     else:
         tabs.append(("against the fastest vendor", ["compiler", "ratio", "verdict"], [],
                      "No vendor could be ranked (each is noisy, mismatching or did not run): "
                      "rerun with more --rounds on a quieter machine, or read the pairwise "
                      "ratios above."))
     return tabs
+
+
+def _be(e):
+    v = e.get("break_even_runs")
+    return "never" if v is None else str(v)
 
 
 def _fmt_table(header, rows):

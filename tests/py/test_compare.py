@@ -42,6 +42,7 @@ SRC = os.environ.get("NCC_SRC") or os.path.dirname(os.path.dirname(os.path.dirna
 COMPARE = os.path.join(SRC, "bench", "compare")
 sys.path.insert(0, os.path.join(SRC, "bench"))
 
+from harness import compare as cmpmod  # noqa: E402
 from harness import stats  # noqa: E402
 from harness.compare_model import ModelInfo  # noqa: E402
 
@@ -151,6 +152,10 @@ def test_json_structure_and_statistics():
         if fv:
             assert fv == "onnxruntime"
             assert [e["a"] for e in res["vs_fastest_vendor"]] == ["ncc:ref"]
+            e = res["vs_fastest_vendor"][0]
+            assert "break_even_runs" in e
+            if e["verdict"] != "faster":
+                assert e["break_even_runs"] is None
     assert os.path.isfile(os.path.join(outdir, "report.md"))
     with open(os.path.join(outdir, "results.json")) as f:
         assert json.load(f)["batches"][0]["batch"] == 1
@@ -182,6 +187,67 @@ def test_mismatch_is_caught():
                            *FAST, env=env)
     assert rc == 3, (rc, out)
     assert [l for l in out.splitlines() if l.split()[:2] == ["ncc:ref", "MISMATCH"]], out
+
+
+CALLS = []
+
+
+class FakeEngine:
+    """Deterministic latencies and compile times, for the ranking logic."""
+
+    def __init__(self, lat, compile_ms, kind="vendor", out=1.0):
+        self.lat, self.kind, self.out = lat, kind, out
+        self.build_ms_override, self.first_ms_override = compile_ms, 0.0
+        self.r = 0
+
+    def build(self, model, feeds):
+        return None
+
+    def first(self, h, feeds):
+        return None, [np.full((2, 2), self.out, np.float32)]
+
+    def block(self, h, prep, warmup, k):
+        v = self.lat[self.r % len(self.lat)]
+        self.r += 1
+        CALLS.append(self)
+        return [v] * k
+
+    def release(self, h):
+        pass
+
+
+def test_ranking_fastest_vendor_break_even():
+    class Info:
+        path, outputs = "m.onnx", ["y"]
+    engines = [("onnxruntime", FakeEngine([10.0, 10.1, 9.9], 50.0)),
+               ("openvino", FakeEngine([8.0, 8.1, 7.9], 60.0)),
+               ("jumpy", FakeEngine([1.0, 20.0], 1.0)),          # fastest median, noisy
+               ("wrong", FakeEngine([2.0, 2.1], 1.0, out=2.0)),  # fast but mismatching
+               ("ncc:cpu-O2", FakeEngine([5.0, 5.05, 4.95], 160.0, kind="ncc"))]
+    kinds = {k: e.kind for k, e in engines}
+    del CALLS[:]
+    opts = {"reference": "onnxruntime", "timed": set(kinds), "rounds": 12, "runs": 2,
+            "warmup": 0, "rtol": 1e-3, "atol": 1e-4, "kinds": kinds}
+    res = cmpmod.measure_batch(engines, Info(), 1, {"x": np.zeros((1, 2), np.float32)}, opts,
+                               lambda s: None)
+    rows = {r["compiler"]: r for r in res["rows"]}
+    assert rows["jumpy"]["noisy"] and rows["wrong"]["status"] == "mismatch"
+    assert res["ranking"] == ["ncc:cpu-O2", "openvino", "onnxruntime"], res["ranking"]
+    assert res["fastest_vendor"] == "openvino"
+    vs = {e["a"]: e for e in res["vs_fastest_vendor"]}
+    assert vs["ncc:cpu-O2"]["verdict"] == "faster" and vs["onnxruntime"]["verdict"] == "slower"
+    # ncc compiles 100 ms longer and gains ~3 ms a run: 34 runs to break even
+    assert vs["ncc:cpu-O2"]["break_even_runs"] == 34, vs["ncc:cpu-O2"]
+    assert vs["onnxruntime"]["break_even_runs"] is None
+    r = [e for e in res["ratios"] if (e["a"], e["b"]) == ("ncc:cpu-O2", "onnxruntime")][0]
+    assert abs(r["ratio"] - 0.5) < 0.01 and r["verdict"] == "faster", r
+    # interleaved: every round runs each compiler once, round r starting with
+    # the r-th (mod 5), so no compiler is always first after another's block
+    assert all(len(rows[k]["samples_ms"]) == 12 for k in kinds)
+    n = len(engines)
+    firsts = [CALLS[i * n] for i in range(12)]
+    assert firsts == [engines[r % n][1] for r in range(12)]
+    assert all(len(set(map(id, CALLS[i * n:(i + 1) * n]))) == n for i in range(12))
 
 
 def test_bad_model_and_usage():

@@ -122,7 +122,7 @@ def batch_tables(res):
                  "difference. Noisy or mismatching rows are listed too: read them with care."))
     if res["fastest_vendor"]:
         tabs.append(("against the fastest vendor (%s)" % res["fastest_vendor"],
-                     ["compiler", "latency / %s [95% CI]" % res["fastest_vendor"], "verdict",
+                     ["compiler", "latency / %s [95%% CI]" % res["fastest_vendor"], "verdict",
                       "break-even runs"],
                      [[e["a"], _ratio(e), e["verdict"], _be(e)]
                       for e in res["vs_fastest_vendor"]],

@@ -43,6 +43,7 @@ COMPARE = os.path.join(SRC, "bench", "compare")
 sys.path.insert(0, os.path.join(SRC, "bench"))
 
 from harness import compare as cmpmod  # noqa: E402
+from harness import compare_report  # noqa: E402
 from harness import stats  # noqa: E402
 from harness.compare_model import ModelInfo  # noqa: E402
 
@@ -248,6 +249,18 @@ def test_ranking_fastest_vendor_break_even():
     firsts = [CALLS[i * n] for i in range(12)]
     assert firsts == [engines[r % n][1] for r in range(12)]
     assert all(len(set(map(id, CALLS[i * n:(i + 1) * n]))) == n for i in range(12))
+    # the reports render every table, the fastest-vendor one included
+    doc = {"model": "m.onnx", "settings": {"threads": 2, "pinned_cpus": [0, 1], "rounds": 12,
+                                           "runs_per_round": 2, "warmup": 0, "rtol": 1e-3,
+                                           "atol": 1e-4},
+           "env": {"allowed_cpus": 2, "cpu_model": "test"}, "inputs": [], "compilers": [],
+           "batches": [res]}
+    text = compare_report.text(doc)
+    assert "against the fastest vendor (openvino)" in text and "break-even runs" in text
+    assert "threads  2, pinned to CPUs 0,1" in text
+    line = [l for l in text.splitlines() if l.split()[:1] == ["ncc:cpu-O2"] and "34" in l]
+    assert line and "faster" in line[0], text
+    assert "| ncc:cpu-O2 |" in compare_report.markdown(doc)
 
 
 def test_bad_model_and_usage():

@@ -10,7 +10,7 @@ USAGE = """bench/compare MODEL.onnx [options]
 
 Your own ONNX model against the vendor compilers, in one command: outputs
 checked against onnxruntime first, then latency timed in interleaved rounds
-with a 95% confidence interval on every median and every ratio, compile time
+with a 95%% confidence interval on every median and every ratio, compile time
 split into build and first run, and a ratio table that says which
 differences are real ("within noise" when the interval holds 1).
 

@@ -290,6 +290,13 @@ def test_model_nobody_runs():
     assert "NoSuchOp" in err
 
 
+def test_help():
+    rc, out, err = compare("--help")
+    assert rc == 0 and not err, (rc, err)
+    for want in ("exit status:", "3  --strict", "--threads", "--dim NAME=VALUE", "95% confidence"):
+        assert want in out, want
+
+
 def test_symbolic_dim_needs_dim_flag():
     seq = seq_model()
     rc, out, err = compare(seq, "--against", "ort", "--ncc-configs", "none", *FAST)

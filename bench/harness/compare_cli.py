@@ -24,7 +24,8 @@ EPILOG = """inputs:
   in [0, 100), unless --input NAME=file.npy gives real data.
 
 compilers (--against): ort (onnxruntime, all graph optimisations; always
-  run: it is the reference), openvino, tvm, iree, inductor (needs the
+  run: it is the reference), ort-noopt (onnxruntime without graph
+  optimisations: the uncompiled baseline), openvino, tvm, iree, inductor (needs the
   onnx2torch package), xla (no ONNX frontend: skipped).  One not installed
   is reported as "skipped: why".  ncc runs as each --ncc-configs entry
   (TARGET-OLEVEL such as cpu-O2, or TARGET: ref).
@@ -188,7 +189,8 @@ def _run(args):
     order = ["onnxruntime"] + [a for a in against if a != "onnxruntime"]
     for v in order:
         eng = VENDORS[v](threads)
-        rec = {"key": v, "name": v, "kind": "vendor", "config": getattr(eng, "onnx_config", None),
+        rec = {"key": v, "name": v, "kind": eng.kind,
+               "config": getattr(eng, "onnx_config", None),
                "reference_only": v not in against}
         compilers.append(rec)
         try:
@@ -196,7 +198,7 @@ def _run(args):
             rec["version"] = eng.version()
             rec["status"] = "ok"
             engines.append((v, eng))
-            kinds[v] = "vendor"
+            kinds[v] = eng.kind
             if v in against:
                 timed.add(v)
         except Skipped as e:

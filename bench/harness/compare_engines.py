@@ -37,7 +37,8 @@ from .nccbin import NccError
 # --against names -> engine kind; aliases accepted.
 ALIASES = {"ort": "onnxruntime", "onnxruntime": "onnxruntime", "openvino": "openvino",
            "ov": "openvino", "tvm": "tvm", "iree": "iree", "inductor": "inductor",
-           "torch": "inductor", "xla": "xla"}
+           "torch": "inductor", "xla": "xla", "ort-noopt": "onnxruntime-noopt",
+           "onnxruntime-noopt": "onnxruntime-noopt"}
 
 
 class _FileTask:
@@ -96,6 +97,14 @@ class OrtEngine(InProcess, OrtAdapter):
 
     def outputs(self, out):
         return [np.asarray(o) for o in out]
+
+
+class OrtNoOptEngine(OrtEngine):
+    """onnxruntime with graph optimisations off (DISABLE_ALL): the model as
+    written, the "uncompiled" baseline; never the fastest vendor."""
+    name = "onnxruntime-noopt"
+    onnx_config = "DISABLE_ALL"
+    kind = "baseline"
 
 
 class OpenVinoEngine(InProcess, OpenVinoAdapter):
@@ -206,7 +215,7 @@ class XlaEngine(InProcess):
         return None
 
 
-VENDORS = {"onnxruntime": OrtEngine, "openvino": OpenVinoEngine, "tvm": TvmEngine,
+VENDORS = {"onnxruntime": OrtEngine, "onnxruntime-noopt": OrtNoOptEngine, "openvino": OpenVinoEngine, "tvm": TvmEngine,
            "iree": IreeEngine, "inductor": InductorEngine, "xla": XlaEngine}
 
 

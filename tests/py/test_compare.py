@@ -323,6 +323,25 @@ def test_int_inputs_and_static_batch():
     assert all(r["check"]["ok"] for r in doc["batches"][0]["rows"])
 
 
+def test_two_inputs_int_and_float():
+    emb = numpy_helper.from_array(np.arange(400, dtype=np.float32).reshape(100, 4) / 400, "E")
+    g = helper.make_graph(
+        [helper.make_node("Gather", ["E", "ids"], ["g"]),
+         helper.make_node("Add", ["g", "x"], ["y"])], "two",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 5]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 5, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5, 4])], [emb])
+    two = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "two.onnx")
+    rc, out, err = compare(two, "--against", "ort", "--ncc-configs", "ref", "--batch", "2",
+                           "--json", *FAST)
+    assert rc == 0, err
+    doc = json.loads(out)
+    res = doc["batches"][0]
+    assert res["inputs"] == {"ids": [2, 5], "x": [2, 5, 4]}
+    assert all(r["check"]["ok"] for r in res["rows"]), res["rows"]
+    assert [r["compiler"] for r in res["rows"]] == ["onnxruntime", "ncc:ref"]
+
+
 def test_input_file():
     x = np.full((2, 16), 0.5, dtype=np.float32)
     p = os.path.join(TMP, "x.npy")

@@ -239,6 +239,14 @@ def _run(args):
         raise CompareError("no compiler could run %s (%s)" % (args.model, why or
                                                               "no compiler loaded"))
     env = envinfo.collect(ncc, threads, pinned)
+    build = env["ncc"].get("build") or {}
+    san = build.get("sanitize") not in (None, "", "OFF", "0", "FALSE", "NO")
+    slow_type = build.get("build_type") not in (None, "", "Release", "RelWithDebInfo")
+    if (san or slow_type) and any(k.startswith("ncc:") for k in kinds):
+        notes.append("ncc at %s is a %s%s build: its timings measure that (build with "
+                     "-DCMAKE_BUILD_TYPE=Release for numbers)"
+                     % (ncc_path, build.get("build_type") or "default",
+                        " sanitizer (NCC_SANITIZE=%s)" % build["sanitize"] if san else ""))
     env["threads"] = threads
     env["allowed_cpus"] = allowed
     doc = {

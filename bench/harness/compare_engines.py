@@ -230,12 +230,13 @@ def _sanitize(name, idx):
 
 
 def output_files(names):
+    """The files of every output, made unique as cmd_run.c's make_unique
+    does (the later one gets "_<index>" appended until no clash)."""
     files = []
     for i, n in enumerate(names):
-        f = _sanitize(n, i)
-        k = 0
+        f, k = _sanitize(n, i), 0
         while f in files:
-            f = _sanitize(n, i)[:200] + "_%d" % (i + k)
+            f = f[:200] + "_%d" % (i + k)
             k += 1
         files.append(f)
     return files

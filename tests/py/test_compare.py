@@ -327,10 +327,12 @@ def test_two_inputs_int_and_float():
     emb = numpy_helper.from_array(np.arange(400, dtype=np.float32).reshape(100, 4) / 400, "E")
     g = helper.make_graph(
         [helper.make_node("Gather", ["E", "ids"], ["g"]),
-         helper.make_node("Add", ["g", "x"], ["y"])], "two",
+         helper.make_node("Add", ["g", "x"], ["out/y"]),
+         helper.make_node("Neg", ["x"], ["out_y"])], "two",
         [helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 5]),
          helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 5, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5, 4])], [emb])
+        [helper.make_tensor_value_info("out/y", TensorProto.FLOAT, ["N", 5, 4]),
+         helper.make_tensor_value_info("out_y", TensorProto.FLOAT, ["N", 5, 4])], [emb])
     two = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "two.onnx")
     rc, out, err = compare(two, "--against", "ort", "--ncc-configs", "ref", "--batch", "2",
                            "--json", *FAST)
@@ -340,6 +342,8 @@ def test_two_inputs_int_and_float():
     assert res["inputs"] == {"ids": [2, 5], "x": [2, 5, 4]}
     assert all(r["check"]["ok"] for r in res["rows"]), res["rows"]
     assert [r["compiler"] for r in res["rows"]] == ["onnxruntime", "ncc:ref"]
+    # ncc run writes out_y.npy and out_y_1.npy: read back in the right order
+    assert [o["name"] for o in res["rows"][1]["check"]["outputs"]] == ["out/y", "out_y"]
 
 
 def test_input_file():

@@ -264,17 +264,29 @@ def _run(args):
     }
     bad = [r for res in results for r in res["rows"] if r["status"] in ("mismatch", "failed")]
     doc["exit_status"] = 3 if (args.strict and bad) else 0
+    doc = _finite(doc)
     if args.json:
-        sys.stdout.write(json.dumps(doc, indent=1, default=_jsonable) + "\n")
+        sys.stdout.write(json.dumps(doc, indent=1, default=_jsonable, allow_nan=False) + "\n")
     else:
         sys.stdout.write(compare_report.text(doc))
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "results.json"), "w") as f:
-            f.write(json.dumps(doc, indent=1, default=_jsonable) + "\n")
+            f.write(json.dumps(doc, indent=1, default=_jsonable, allow_nan=False) + "\n")
         with open(os.path.join(args.out, "report.md"), "w") as f:
             f.write(compare_report.markdown(doc))
     return doc["exit_status"]
+
+
+def _finite(v):
+    """The document with NaN and infinities as null: strict JSON."""
+    if isinstance(v, float):
+        return v if v == v and v not in (float("inf"), float("-inf")) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
 
 
 def _jsonable(v):

@@ -24,7 +24,8 @@ def _err(v):
 
 
 def _ratio(e):
-    return "%.3f [%.3f, %.3f]" % (e["ratio"], e["ci"][0], e["ci"][1])
+    vals = [e["ratio"], e["ci"][0], e["ci"][1]]
+    return "%s [%s, %s]" % tuple("-" if v is None else "%.3f" % v for v in vals)
 
 
 def header_lines(doc):

@@ -43,7 +43,13 @@ def header_lines(doc):
                                                       s["warmup"]),
            "check    every output against onnxruntime, |a - ref| <= %g + %g * |ref|"
            % (s["atol"], s["rtol"])]
-    out += ["note     " + _txt(n, 300) for n in doc.get("notes", [])]
+    n = env.get("ncc") or {}
+    if n.get("path"):
+        b = n.get("build") or {}
+        out.append("ncc      %s at %s, %s build, commit %s%s" % (
+            _txt(n.get("version") or "?"), _txt(n["path"], 200), _txt(b.get("build_type") or "?"),
+            (n.get("commit") or "?")[:12], " (modified tree)" if n.get("dirty") else ""))
+    out += ["note     " + _txt(x, 300) for x in doc.get("notes", [])]
     for c in doc["compilers"]:
         what = "%s%s" % (c["name"], " (%s)" % _txt(c["config"]) if c.get("config") else "")
         if c.get("status") == "ok":

@@ -129,6 +129,7 @@ def _run(args):
                            % args.batch)
     if not batches or min(batches) < 1:
         raise CompareError("--batch expects positive integers, got '%s'" % args.batch)
+    batches = list(dict.fromkeys(batches))  # each size once, in the order given
     for flag, v, lo in (("--rounds", args.rounds, 1), ("--runs", args.runs, 1),
                         ("--warmup", args.warmup, 0)):
         if v < lo:

@@ -1,0 +1,12 @@
+# tests/compare.cmake — bench/compare, the user's own ONNX model against the
+# vendors: a tiny model through ncc and ONNX Runtime (JSON structure, checks,
+# CIs, ratio table), a planted output mismatch caught (--strict exits 3),
+# usage errors as one line with exit 1.  Label `compare`; exit 77 (skip)
+# when numpy/onnx/onnxruntime are missing.
+add_test(NAME compare.bench_compare
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/test_compare.py)
+set_tests_properties(compare.bench_compare PROPERTIES
+  ENVIRONMENT "${NCC_TEST_ENV}"
+  LABELS compare
+  TIMEOUT 300
+  SKIP_RETURN_CODE 77)

@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""tests/py/test_compare.py — bench/compare (the user's ONNX model against
+the vendors), label `compare` (tests/compare.cmake).
+
+  - a small generated model (two outputs, symbolic batch) through ncc and
+    onnxruntime at two batch sizes, few rounds: the JSON object's structure,
+    every check passing, lo <= median <= hi, a complete ratio table whose
+    ratios are the medians of the paired per-round ratios (computed here
+    from samples_ms, so an inverted ratio fails), --out files, the text
+    report's tables with their how-to-read lines;
+  - a planted mismatch (NCC_COMPARE_TEST_PERTURB scales one compiler's
+    outputs) is marked, left out of the ranking, exit 0, and --strict
+    exits 3;
+  - usage errors exit 1 with one "bench/compare: error:" line: a missing
+    or unreadable model, a symbolic non-batch dim without --dim (the line
+    names the flag), an unknown compiler;
+  - integer inputs get values in [0, 100); a static model runs once at its
+    own batch with a note.
+
+Uses $NCC (may be the suite's ASan build: tiny model, few rounds).  Prints
+"N passed, M failed"; exit 1 on a failure, 77 when numpy/onnx/onnxruntime
+are missing.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+try:
+    import numpy as np
+    import onnx
+    import onnxruntime  # noqa: F401
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as e:
+    print("skipped: %s (pip install -r tools/requirements.txt)" % e)
+    sys.exit(77)
+
+SRC = os.environ.get("NCC_SRC") or os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+COMPARE = os.path.join(SRC, "bench", "compare")
+sys.path.insert(0, os.path.join(SRC, "bench"))
+
+from harness import compare as cmpmod  # noqa: E402
+from harness import compare_report  # noqa: E402
+from harness import stats  # noqa: E402
+from harness.compare_model import ModelInfo  # noqa: E402
+
+TMP = tempfile.mkdtemp(prefix="ncc-test-compare-")
+FAST = ["--rounds", "6", "--runs", "2", "--warmup", "0", "--threads", "1", "--no-pin",
+        "--quiet"]
+
+
+def save(model, name):
+    model.ir_version = 8
+    p = os.path.join(TMP, name)
+    onnx.save(model, p)
+    return p
+
+
+def mlp_model():
+    rng = np.random.default_rng(1)
+    w = numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "W")
+    b = numpy_helper.from_array(rng.standard_normal((8,)).astype(np.float32), "B")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"]),
+             helper.make_node("Add", ["h", "B"], ["h2"]),
+             helper.make_node("Relu", ["h2"], ["y"]),
+             helper.make_node("Sigmoid", ["h2"], ["z"])]
+    g = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 8])], [w, b])
+    return save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "mlp.onnx")
+
+
+def seq_model():
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "seq",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "seq", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "seq", 4])])
+    return save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "seq.onnx")
+
+
+def static_ids_model():
+    emb = numpy_helper.from_array(np.arange(400, dtype=np.float32).reshape(100, 4), "E")
+    g = helper.make_graph(
+        [helper.make_node("Gather", ["E", "ids"], ["y"])], "ids",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [3, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5, 4])], [emb])
+    return save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "ids.onnx")
+
+
+def compare(*args, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([sys.executable, COMPARE] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=e, timeout=600)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def one_error_line(rc, err, want=None):
+    lines = [l for l in err.splitlines() if l.strip()]
+    assert rc == 1, (rc, err)
+    assert len(lines) == 1 and lines[0].startswith("bench/compare: error: "), err
+    if want:
+        assert want in lines[0], (want, lines[0])
+
+
+MLP = mlp_model()
+
+
+def run_json(*extra, env=None):
+    rc, out, err = compare(MLP, "--against", "ort", "--ncc-configs", "ref", "--batch", "1,3",
+                           "--json", *(FAST + list(extra)), env=env)
+    return rc, (json.loads(out) if out.strip().startswith("{") else None), err
+
+
+def test_json_structure_and_statistics():
+    outdir = os.path.join(TMP, "out")
+    rc, doc, err = run_json("--out", outdir)
+    assert rc == 0, err
+    for k in ("model", "settings", "inputs", "outputs", "compilers", "batches", "env"):
+        assert k in doc, k
+    assert doc["settings"]["threads"] == 1 and doc["env"]["threads"] == 1
+    assert doc["settings"]["pinned_cpus"] is None  # --no-pin
+    assert doc["outputs"] == ["y", "z"]
+    assert "standard normal" in doc["inputs"][0]["data"]
+    assert [b["batch"] for b in doc["batches"]] == [1, 3]
+    for res in doc["batches"]:
+        assert res["inputs"] == {"x": [res["batch"], 16]}
+        assert res["reference"] == "onnxruntime"
+        keys = [r["compiler"] for r in res["rows"]]
+        assert keys == ["onnxruntime", "ncc:ref"], keys
+        for r in res["rows"]:
+            assert r["status"] == "ok", r
+            assert r["check"]["ok"] and len(r["check"]["outputs"]) == 2
+            assert r["compile_ms"] == r["build_ms"] + r["first_run_ms"]
+            assert len(r["samples_ms"]) == 6 and r["interleave"]["rounds"] == 6
+            lo, hi = r["latency_ms"]["ci"]
+            assert lo <= r["latency_ms"]["median"] <= hi, r["latency_ms"]
+            assert r["latency_ms"]["median"] == stats.median(r["samples_ms"])
+            assert r["noisy"] == stats.noisy(r["cv"])
+        n = len(keys)
+        assert len(res["ratios"]) == n * (n - 1)
+        samples = {r["compiler"]: r["samples_ms"] for r in res["rows"]}
+        for e in res["ratios"]:
+            want = stats.median([a / b for a, b in zip(samples[e["a"]], samples[e["b"]])])
+            assert abs(e["ratio"] - want) <= 1e-9 * want, (e, want)
+            assert e["ci"][0] <= e["ratio"] <= e["ci"][1]
+            assert e["verdict"] == stats.verdict_ratio(*e["ci"])
+        fv = res["fastest_vendor"]
+        if fv:
+            assert fv == "onnxruntime"
+            assert [e["a"] for e in res["vs_fastest_vendor"]] == ["ncc:ref"]
+            e = res["vs_fastest_vendor"][0]
+            assert "break_even_runs" in e
+            if e["verdict"] != "faster":
+                assert e["break_even_runs"] is None
+    assert os.path.isfile(os.path.join(outdir, "report.md"))
+    with open(os.path.join(outdir, "results.json")) as f:
+        assert json.load(f)["batches"][0]["batch"] == 1
+
+
+def test_text_report():
+    rc, out, err = compare(MLP, "--against", "ort", "--ncc-configs", "ref", *FAST)
+    assert rc == 0, err
+    for title in ("outputs against onnxruntime", "compile time (ms)", "latency (ms)",
+                  "ratios (latency of A / latency of B", "threads  1, not pinned"):
+        assert title in out, title
+    assert out.count("how to read:") >= 4
+    assert not [l for l in out.splitlines() if "MISMATCH" in l and "how to read" not in l]
+
+
+def test_mismatch_is_caught():
+    env = {"NCC_COMPARE_TEST_PERTURB": "ncc:ref:1.01"}
+    rc, doc, err = run_json(env=env)
+    assert rc == 0, err
+    for res in doc["batches"]:
+        row = [r for r in res["rows"] if r["compiler"] == "ncc:ref"][0]
+        assert row["status"] == "mismatch" and not row["check"]["ok"], row
+        assert row["check"]["max_abs_err"] > 0
+        assert "ncc:ref" not in res["ranking"] and row["ranked"] is False
+        assert len(row["samples_ms"]) == 6  # still timed and shown
+    rc, doc, err = run_json("--strict", env=env)
+    assert rc == 3 and doc["exit_status"] == 3, (rc, err)
+    rc, out, err = compare(MLP, "--against", "ort", "--ncc-configs", "ref", "--strict",
+                           *FAST, env=env)
+    assert rc == 3, (rc, out)
+    assert [l for l in out.splitlines() if l.split()[:2] == ["ncc:ref", "MISMATCH"]], out
+
+
+CALLS = []
+
+
+class FakeEngine:
+    """Deterministic latencies and compile times, for the ranking logic."""
+
+    def __init__(self, lat, compile_ms, kind="vendor", out=1.0):
+        self.lat, self.kind, self.out = lat, kind, out
+        self.build_ms_override, self.first_ms_override = compile_ms, 0.0
+        self.r = 0
+
+    def build(self, model, feeds):
+        return None
+
+    def first(self, h, feeds):
+        return None, [np.full((2, 2), self.out, np.float32)]
+
+    def block(self, h, prep, warmup, k):
+        v = self.lat[self.r % len(self.lat)]
+        self.r += 1
+        CALLS.append(self)
+        return [v] * k
+
+    def release(self, h):
+        pass
+
+
+def test_ranking_fastest_vendor_break_even():
+    class Info:
+        path, outputs = "m.onnx", ["y"]
+    engines = [("onnxruntime", FakeEngine([10.0, 10.1, 9.9], 50.0)),
+               ("openvino", FakeEngine([8.0, 8.1, 7.9], 60.0)),
+               ("jumpy", FakeEngine([1.0, 20.0], 1.0)),          # fastest median, noisy
+               ("wrong", FakeEngine([2.0, 2.1], 1.0, out=2.0)),  # fast but mismatching
+               ("ncc:cpu-O2", FakeEngine([5.0, 5.05, 4.95], 160.0, kind="ncc"))]
+    kinds = {k: e.kind for k, e in engines}
+    del CALLS[:]
+    opts = {"reference": "onnxruntime", "timed": set(kinds), "rounds": 12, "runs": 2,
+            "warmup": 0, "rtol": 1e-3, "atol": 1e-4, "kinds": kinds}
+    res = cmpmod.measure_batch(engines, Info(), 1, {"x": np.zeros((1, 2), np.float32)}, opts,
+                               lambda s: None)
+    rows = {r["compiler"]: r for r in res["rows"]}
+    assert rows["jumpy"]["noisy"] and rows["wrong"]["status"] == "mismatch"
+    assert res["ranking"] == ["ncc:cpu-O2", "openvino", "onnxruntime"], res["ranking"]
+    assert res["fastest_vendor"] == "openvino"
+    vs = {e["a"]: e for e in res["vs_fastest_vendor"]}
+    assert vs["ncc:cpu-O2"]["verdict"] == "faster" and vs["onnxruntime"]["verdict"] == "slower"
+    # ncc compiles 100 ms longer and gains ~3 ms a run: 34 runs to break even
+    assert vs["ncc:cpu-O2"]["break_even_runs"] == 34, vs["ncc:cpu-O2"]
+    assert vs["onnxruntime"]["break_even_runs"] is None
+    r = [e for e in res["ratios"] if (e["a"], e["b"]) == ("ncc:cpu-O2", "onnxruntime")][0]
+    assert abs(r["ratio"] - 0.5) < 0.01 and r["verdict"] == "faster", r
+    # interleaved: every round runs each compiler once, round r starting with
+    # the r-th (mod 5), so no compiler is always first after another's block
+    assert all(len(rows[k]["samples_ms"]) == 12 for k in kinds)
+    n = len(engines)
+    firsts = [CALLS[i * n] for i in range(12)]
+    assert firsts == [engines[r % n][1] for r in range(12)]
+    assert all(len(set(map(id, CALLS[i * n:(i + 1) * n]))) == n for i in range(12))
+    # the reports render every table, the fastest-vendor one included
+    doc = {"model": "m.onnx", "settings": {"threads": 2, "pinned_cpus": [0, 1], "rounds": 12,
+                                           "runs_per_round": 2, "warmup": 0, "rtol": 1e-3,
+                                           "atol": 1e-4},
+           "env": {"allowed_cpus": 2, "cpu_model": "test"}, "inputs": [], "compilers": [],
+           "batches": [res]}
+    text = compare_report.text(doc)
+    assert "against the fastest vendor (openvino)" in text and "break-even runs" in text
+    assert "threads  2, pinned to CPUs 0,1" in text
+    line = [l for l in text.splitlines() if l.split()[:1] == ["ncc:cpu-O2"] and "34" in l]
+    assert line and "faster" in line[0], text
+    assert "| ncc:cpu-O2 |" in compare_report.markdown(doc)
+
+
+def test_bad_model_and_usage():
+    rc, out, err = compare(os.path.join(TMP, "nope.onnx"))
+    one_error_line(rc, err, "no such model file")
+    junk = os.path.join(TMP, "junk.onnx")
+    with open(junk, "wb") as f:
+        f.write(b"\x08\x07not a model\xff\xfe" * 10)
+    rc, out, err = compare(junk)
+    one_error_line(rc, err)
+    rc, out, err = compare(MLP, "--against", "nosuch")
+    one_error_line(rc, err, "unknown compiler 'nosuch'")
+    rc, out, err = compare(MLP, "--batch", "0")
+    one_error_line(rc, err, "--batch")
+    rc, out, err = compare("--bogus-flag")
+    one_error_line(rc, err)
+
+
+def test_model_nobody_runs():
+    g = helper.make_graph(
+        [helper.make_node("NoSuchOp", ["x"], ["y"])], "bad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])])
+    bad = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "bad.onnx")
+    rc, out, err = compare(bad, "--against", "ort", "--ncc-configs", "ref", *FAST)
+    one_error_line(rc, err, "no compiler could run")
+    assert "NoSuchOp" in err
+
+
+def test_help():
+    rc, out, err = compare("--help")
+    assert rc == 0 and not err, (rc, err)
+    for want in ("exit status:", "3  --strict", "--threads", "--dim NAME=VALUE", "95% confidence"):
+        assert want in out, want
+
+
+def test_symbolic_dim_needs_dim_flag():
+    seq = seq_model()
+    rc, out, err = compare(seq, "--against", "ort", "--ncc-configs", "none", *FAST)
+    one_error_line(rc, err, "--dim seq=VALUE")
+    rc, out, err = compare(seq, "--against", "ort", "--ncc-configs", "none", "--dim", "seq=7",
+                           "--json", *FAST)
+    assert rc == 0, err
+    assert json.loads(out)["batches"][0]["inputs"] == {"x": [1, 7, 4]}
+
+
+def test_int_inputs_and_static_batch():
+    ids = static_ids_model()
+    info = ModelInfo(ids)
+    feeds = info.feeds(1, {}, {}, 0)
+    v = feeds["ids"]
+    assert v.dtype == np.int64 and v.shape == (3, 5) and v.min() >= 0 and v.max() < 100
+    rc, out, err = compare(ids, "--against", "ort", "--ncc-configs", "ref", "--batch", "1,8",
+                           "--json", *FAST)
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert [b["batch"] for b in doc["batches"]] == [3]
+    assert any("--batch 1,8 ignored" in n for n in doc["notes"]), doc["notes"]
+    assert "integers in [0, 100)" in doc["inputs"][0]["data"]
+    assert all(r["check"]["ok"] for r in doc["batches"][0]["rows"])
+
+
+def test_two_inputs_int_and_float():
+    emb = numpy_helper.from_array(np.arange(400, dtype=np.float32).reshape(100, 4) / 400, "E")
+    g = helper.make_graph(
+        [helper.make_node("Gather", ["E", "ids"], ["g"]),
+         helper.make_node("Add", ["g", "x"], ["out/y"]),
+         helper.make_node("Neg", ["x"], ["out_y"])], "two",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 5]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 5, 4])],
+        [helper.make_tensor_value_info("out/y", TensorProto.FLOAT, ["N", 5, 4]),
+         helper.make_tensor_value_info("out_y", TensorProto.FLOAT, ["N", 5, 4])], [emb])
+    two = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "two.onnx")
+    rc, out, err = compare(two, "--against", "ort", "--ncc-configs", "ref", "--batch", "2",
+                           "--json", *FAST)
+    assert rc == 0, err
+    doc = json.loads(out)
+    res = doc["batches"][0]
+    assert res["inputs"] == {"ids": [2, 5], "x": [2, 5, 4]}
+    assert all(r["check"]["ok"] for r in res["rows"]), res["rows"]
+    assert [r["compiler"] for r in res["rows"]] == ["onnxruntime", "ncc:ref"]
+    # ncc run writes out_y.npy and out_y_1.npy: read back in the right order
+    assert [o["name"] for o in res["rows"][1]["check"]["outputs"]] == ["out/y", "out_y"]
+
+
+def test_input_file():
+    x = np.full((2, 16), 0.5, dtype=np.float32)
+    p = os.path.join(TMP, "x.npy")
+    np.save(p, x)
+    rc, out, err = compare(MLP, "--against", "ort", "--ncc-configs", "none", "--batch", "4",
+                           "--input", "x=" + p, "--json", *FAST)
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["batches"][0]["inputs"] == {"x": [4, 16]}
+    assert p in doc["inputs"][0]["data"]
+
+
+def main():
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
+    failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+            print("ok    %s" % name)
+        except Exception:
+            failed += 1
+            print("FAIL  %s" % name)
+            traceback.print_exc()
+    print("%d passed, %d failed" % (len(tests) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

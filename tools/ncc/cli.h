@@ -204,4 +204,24 @@ ncc_status cmd_check(const cli_opts *o);
 ncc_status cli_check_each_pass(const cli_opts *o);
 ncc_status cli_ablate(const cli_opts *o);
 
+/* ---- stats.c: a median's interval, cv, noise flags (docs/CLI.md) ---- */
+/* The rank k of the 95% order-statistic CI of a median of n samples: the
+ * interval is [k-th smallest, k-th largest]; 0 when n < 6 (no such
+ * interval exists: cli_median_ci then gives min..max). The definition of
+ * bench/harness/stats.py's median_ci. */
+int64_t cli_median_ci_rank(int64_t n);
+/* The 95% CI of the median of sorted[0..n) (ascending); NaN when n == 0. */
+void cli_median_ci(const double *sorted, int64_t n, double *lo, double *hi);
+double cli_median_sorted(const double *sorted, int64_t n);
+void cli_sort_doubles(double *x, int64_t n);
+/* Population standard deviation over the mean (0 when the mean is not > 0). */
+double cli_cv(const double *x, int64_t n);
+/* Above this cv a result is flagged noisy and should not be ranked
+ * (bench/harness/stats.py's CV_RANK_MAX). */
+#define CLI_CV_RANK_MAX 0.10
+bool cli_noisy(double cv);
+/* An ablation's verdict from the CI of its latency delta in %: "within
+ * noise" when it holds 0, else "slower without" / "faster without". */
+const char *cli_delta_verdict(double lo_pct, double hi_pct);
+
 #endif /* NCC_CLI_H */

@@ -27,6 +27,13 @@
  * (identical graph)" and neither compiled nor timed: its "effect" could
  * only be noise.
  *
+ * Per-round pairing removes drifting load, not what differs between two
+ * modules of the same code (where the JIT put the code, how the buffers
+ * line up): compiled twice, one graph can time a few % apart, reliably.
+ * So the baseline is compiled a second time and timed like a variant (the
+ * A/A control row); a pass whose delta interval overlaps the control's is
+ * "within A/A noise", whatever its own interval says.
+ *
  * `--batch 1,8`: the variants are compiled once (modules take any batch)
  * and timed at each batch in turn; one block per batch, then a summary of
  * pass x batch. Without --iters the ablation times CLI_ABLATE_ITERS rounds.
@@ -47,7 +54,7 @@ typedef struct vbatch {
 } vbatch;
 
 typedef struct variant {
-  const char *pass;               /* NULL for the baseline */
+  const char *pass;               /* NULL for the baseline and the control */
   const char *dropped[MAX_PASSES]; /* pass and its dependents */
   int n_dropped;
   const char *ran[MAX_PASSES];
@@ -65,8 +72,10 @@ typedef struct ablation {
   const cli_opts *o;
   int64_t iters;
   int64_t batch[CLI_MAX_BATCHES]; /* the batches the inputs bound */
-  int nv;
-  variant *v; /* v[0] is the baseline */
+  int nv;     /* variants: baseline, np passes, the control */
+  int np;
+  variant *v; /* v[0] is the baseline, v[1..np] the passes */
+  variant *ctl; /* v[np + 1], the baseline compiled again; NULL when np == 0 */
   int threads;
   cli_affinity affinity;
   bool ref_target;
@@ -220,8 +229,14 @@ static ncc_status measure(ablation *a, int bi, const ncc_tensor *in) {
   return st;
 }
 
-/* "const-fold (+bn-fold)" */
+#define CONTROL_LABEL "none (A/A: baseline again)"
+
+/* "const-fold (+bn-fold)"; the control's CONTROL_LABEL */
 static const char *variant_label(const variant *v, char *label, size_t cap) {
+  if (!v->pass) {
+    snprintf(label, cap, "%s", CONTROL_LABEL);
+    return label;
+  }
   int len = snprintf(label, cap, "%s", v->pass);
   for (int i = 1; i < v->n_dropped && len < (int)cap; i++)
     len += snprintf(label + len, cap - (size_t)len, "%s%s", i == 1 ? " (+" : ",",
@@ -231,6 +246,17 @@ static const char *variant_label(const variant *v, char *label, size_t cap) {
 }
 
 #define IDENTICAL_TEXT "no change (identical graph)"
+
+/* The CI's verdict, and "within A/A noise" when the interval overlaps the
+ * control's (the baseline against itself compiled again). */
+static const char *verdict(const ablation *a, const variant *v, int bi) {
+  const vbatch *r = &v->at[bi];
+  const char *w = cli_delta_verdict(r->delta_lo, r->delta_hi);
+  if (!a->ctl || v == a->ctl || strcmp(w, "within noise") == 0 || !(r->delta_lo <= r->delta_hi))
+    return w;
+  const vbatch *c = &a->ctl->at[bi];
+  return r->delta_lo <= c->delta_hi && c->delta_lo <= r->delta_hi ? "within A/A noise" : w;
+}
 
 /* "+12.3 [+10.1, +14.0]" */
 static const char *delta_text(const vbatch *r, char *buf, size_t cap) {
@@ -261,15 +287,15 @@ static void print_table(const ablation *a, int bi) {
          br->median, br->ci_lo, br->ci_hi, br->cv * 100,
          cli_noisy(br->cv) ? " (noisy)" : "", br->stats.kernels,
          br->stats.bytes_moved / 1e6, b->compile_ms);
-  if (a->nv == 1) {
+  if (a->np == 0) {
     printf("no passes to ablate\n");
     return;
   }
   /* "Δ" is two bytes of UTF-8 but one column: widen those fields by one. */
   printf("%-28s %10s %-25s %11s %13s %14s  %s\n", "disabled pass", "median ms",
          "Δ latency % [95% CI]", "Δ kernels", "Δ MB moved", "Δ compile ms", "verdict");
-  for (int k = 1; k < a->nv; k++) {
-    const variant *v = &a->v[k];
+  for (int k = 0; k <= a->np; k++) {
+    const variant *v = k ? &a->v[k] : a->ctl; /* the control first */
     const vbatch *r = &v->at[bi];
     char label[256], d[96];
     variant_label(v, label, sizeof label);
@@ -282,7 +308,7 @@ static void print_table(const ablation *a, int bi) {
     printf("%-28s %10.4f %-24s %+10d %+12.3f %+13.1f  %s\n", t, r->median,
            delta_text(r, d, sizeof d), r->stats.kernels - br->stats.kernels,
            (r->stats.bytes_moved - br->stats.bytes_moved) / 1e6,
-           v->compile_ms - b->compile_ms, cli_delta_verdict(r->delta_lo, r->delta_hi));
+           v->compile_ms - b->compile_ms, verdict(a, v, bi));
   }
 }
 
@@ -292,8 +318,8 @@ static void print_summary(const ablation *a) {
   printf("\nsummary: Δ latency without each pass (paired median ratio - 1, 95%% CI)\n");
   printf("%-28s %6s %-25s  %s\n", "disabled pass", "batch", "Δ latency % [95% CI]",
          "verdict");
-  for (int k = 1; k < a->nv; k++) {
-    const variant *v = &a->v[k];
+  for (int k = 0; k <= a->np; k++) {
+    const variant *v = k ? &a->v[k] : a->ctl;
     cli_text(variant_label(v, label, sizeof label), t, sizeof t);
     for (int bi = 0; bi < a->o->n_batches; bi++) {
       if (v->identical)
@@ -301,8 +327,7 @@ static void print_summary(const ablation *a) {
                IDENTICAL_TEXT);
       else
         printf("%-28s %6lld %-24s  %s\n", t, (long long)a->batch[bi],
-               delta_text(&v->at[bi], d, sizeof d),
-               cli_delta_verdict(v->at[bi].delta_lo, v->at[bi].delta_hi));
+               delta_text(&v->at[bi], d, sizeof d), verdict(a, v, bi));
     }
   }
 }
@@ -362,8 +387,21 @@ static void print_json(const ablation *a, int bi) {
   json_variant_core(b, bi);
   printf(", \"cv\": ");
   cli_json_number(br->cv);
-  printf(", \"noisy\": %s}, \"ablations\": [", cli_noisy(br->cv) ? "true" : "false");
-  for (int k = 1; k < a->nv; k++) {
+  printf(", \"noisy\": %s}, \"control\": ", cli_noisy(br->cv) ? "true" : "false");
+  if (a->ctl) {
+    const vbatch *c = &a->ctl->at[bi];
+    printf("{");
+    json_variant_core(a->ctl, bi);
+    printf(", \"delta_latency_pct\": ");
+    cli_json_number(c->delta_pct);
+    printf(", \"delta_latency_ci_pct\": ");
+    json_pair(c->delta_lo, c->delta_hi);
+    printf(", \"verdict\": \"%s\"}", verdict(a, a->ctl, bi));
+  } else {
+    printf("null");
+  }
+  printf(", \"ablations\": [");
+  for (int k = 1; k <= a->np; k++) {
     const variant *v = &a->v[k];
     const vbatch *r = &v->at[bi];
     printf("%s{\"pass\": ", k > 1 ? ", " : "");
@@ -379,8 +417,7 @@ static void print_json(const ablation *a, int bi) {
       printf(", \"delta_latency_ci_pct\": ");
       json_pair(r->delta_lo, r->delta_hi);
     }
-    printf(", \"verdict\": \"%s\"",
-           v->identical ? "no change" : cli_delta_verdict(r->delta_lo, r->delta_hi));
+    printf(", \"verdict\": \"%s\"", v->identical ? "no change" : verdict(a, v, bi));
     printf(", \"delta_kernels\": %d, \"delta_bytes_moved\": ",
            r->stats.kernels - br->stats.kernels);
     cli_json_number(r->stats.bytes_moved - br->stats.bytes_moved);
@@ -422,10 +459,15 @@ static ncc_status ablate(ablation *a) {
   a->ref_target = strcmp(ncc_module_target(a->v[0].m), "ref") == 0;
   cli_refk_collect(a->v[0].m, &a->refk);
   if (!a->ref_target) cli_refk_warn(&a->refk, a->o->model, a->o->target);
-  a->nv = 1 + a->v[0].n_ran;
-  for (int k = 1; k < a->nv && !st; k++) {
+  a->np = a->v[0].n_ran;
+  a->nv = a->np ? a->np + 2 : 1;
+  for (int k = 1; k <= a->np && !st; k++) {
     plan_drop(&a->v[0], &a->v[k], a->v[0].ran[k - 1]);
     st = compile_variant(a, &a->v[k]);
+  }
+  if (a->np && !st) { /* the A/A control: the baseline's pipeline again */
+    a->ctl = &a->v[a->np + 1];
+    st = compile_variant(a, a->ctl);
   }
   for (int bi = 0; bi < a->o->n_batches && !st; bi++) st = ablate_batch(a, bi);
   return st;
@@ -438,7 +480,7 @@ ncc_status cli_ablate(const cli_opts *o) {
   a->iters = o->iters_set ? o->iters : CLI_ABLATE_ITERS;
   cli_affinity_get(&a->affinity);
   /* One variant per pass plus the baseline; at most every registered pass. */
-  a->v = ncc_calloc((size_t)ncc_pass_count() + 1, sizeof *a->v);
+  a->v = ncc_calloc((size_t)ncc_pass_count() + 2, sizeof *a->v);
   ncc_status st = a->v ? ablate(a) : NCC_ERR_NOMEM;
   for (int bi = 0; bi < o->n_batches && !st; bi++) {
     if (o->json) {
@@ -450,8 +492,8 @@ ncc_status cli_ablate(const cli_opts *o) {
       print_table(a, bi);
     }
   }
-  if (!st && !o->json && o->n_batches > 1 && a->nv > 1) print_summary(a);
-  for (int k = 0; a->v && k <= ncc_pass_count(); k++) {
+  if (!st && !o->json && o->n_batches > 1 && a->np) print_summary(a);
+  for (int k = 0; a->v && k <= ncc_pass_count() + 1; k++) {
     ncc_module_free(a->v[k].m);
     ncc_graph_free(a->v[k].g);
     ncc_free(a->v[k].lat, 0);

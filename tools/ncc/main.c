@@ -123,7 +123,10 @@ static const char usage_bench[] =
     "                         95% CI and a verdict (\"within noise\" when the\n"
     "                         CI holds 0), kernels, bytes moved, compile time;\n"
     "                         a variant whose graph is identical to the\n"
-    "                         baseline's is \"no change\" and is not timed\n"
+    "                         baseline's is \"no change\" and is not timed;\n"
+    "                         the first row, the baseline compiled again (A/A),\n"
+    "                         shows what two compiles of one graph differ by:\n"
+    "                         a delta overlapping it is \"within A/A noise\"\n"
     THREADS_HELP MEMORY_HELP;
 
 static const char usage_check[] =

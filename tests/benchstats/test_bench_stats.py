@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """tests/benchstats/test_bench_stats.py -- what `ncc bench` says beside its
 numbers, so that a reader can tell an effect from noise: the median's 95%
-order-statistic CI (the definition of bench/harness/stats.py, used here as
-the oracle on the samples' own order statistics), the cv and its "noisy"
-flag, the thread count and the CPU pinning (the oracle: the affinity this
+order-statistic CI (lo <= median <= hi, min..max under 6 runs; its ranks
+against bench/harness/stats.py are tests/unit/test_cli_stats.c), the cv and
+its "noisy" flag (stats.noisy is the oracle), the thread count and the CPU pinning (the oracle: the affinity this
 test sets with os.sched_setaffinity), the count of nodes that ran on
 reference kernels (the oracle: `ncc check --target=cpu --json`), and
 --batch lists (one result per batch, a JSON array).

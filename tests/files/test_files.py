@@ -121,7 +121,11 @@ def test_zero_size(d):
         out = os.path.join(d, "zero_" + t)
         p = ncc("run", model, "--target=" + t, "--input", "x=" + xp,
                 "--output-dir", out, env=env)
-        ok = p.returncode == 0 and p.stderr == ""
+        # the one line `ncc run` prints when nodes run on reference kernels
+        # (Concat and ReduceSum of empty tensors do) is expected, nothing else
+        err = "".join(l for l in p.stderr.splitlines(True)
+                      if not (l.startswith("ncc: warning: ") and "reference kernels" in l))
+        ok = p.returncode == 0 and err == ""
         check(f"zero.{t}.exit", ok, f"rc={p.returncode} {p.stderr[-500:]}")
         if not ok:
             continue

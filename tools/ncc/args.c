@@ -90,6 +90,39 @@ static ncc_status set_count(const argp *a, const char *flag, const char *v,
   return NCC_OK;
 }
 
+/* --batch N or --batch N1,N2,...: each in [1, MAX_BATCH], no repeats. */
+static ncc_status set_batches(cli_opts *o, const char *v) {
+  o->batch_set = true;
+  o->n_batches = 0;
+  for (const char *s = v;;) {
+    const char *e = strchr(s, ',');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    char item[32];
+    int64_t b;
+    bool ok = len > 0 && len < sizeof item;
+    if (ok) {
+      memcpy(item, s, len);
+      item[len] = 0;
+      ok = cli_parse_int(item, 1, MAX_BATCH, &b);
+    }
+    if (!ok)
+      return ncc_error(NCC_ERR_USAGE,
+                       "--batch expects an integer from 1 to %d or a comma-separated "
+                       "list of them (e.g. 1,8), got '%s'", MAX_BATCH, v);
+    for (int i = 0; i < o->n_batches; i++)
+      if (o->batches[i] == b)
+        return ncc_error(NCC_ERR_USAGE, "--batch lists %lld twice in '%s'", (long long)b, v);
+    if (o->n_batches == CLI_MAX_BATCHES)
+      return ncc_error(NCC_ERR_USAGE, "--batch lists more than %d batch sizes",
+                       CLI_MAX_BATCHES);
+    o->batches[o->n_batches++] = b;
+    if (!e) break;
+    s = e + 1;
+  }
+  o->batch = o->batches[0];
+  return NCC_OK;
+}
+
 /* A tolerance: a finite decimal >= 0. */
 static ncc_status set_tolerance(const char *flag, const char *v, double *dst,
                                 bool *seen) {
@@ -176,11 +209,11 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
     o->output_dir = v;
     break;
   case OPT_EMIT: o->emit = v; break;
-  case OPT_BATCH:
-    o->batch_set = true;
-    return set_count(a, "--batch", v, 1, MAX_BATCH, &o->batch);
+  case OPT_BATCH: return set_batches(o, v);
   case OPT_WARMUP: return set_count(a, "--warmup", v, 0, MAX_COUNT, &o->warmup);
-  case OPT_ITERS: return set_count(a, "--iters", v, 1, MAX_COUNT, &o->iters);
+  case OPT_ITERS:
+    o->iters_set = true;
+    return set_count(a, "--iters", v, 1, MAX_COUNT, &o->iters);
   case OPT_JSON: o->json = true; break;
   case OPT_ABLATE: o->ablate = true; break;
   case OPT_CHECK_EACH_PASS: o->check_each_pass = true; break;
@@ -270,6 +303,8 @@ static void set_defaults(const cli_command *cmd, cli_opts *o) {
   o->opt_level = 2;
   o->output_dir = ".";
   o->batch = 1;
+  o->batches[0] = 1;
+  o->n_batches = 1;
   o->warmup = 3;
   o->iters = 20;
   o->rtol = 1e-4;

@@ -36,6 +36,12 @@ enum {
 
 typedef struct cli_opts cli_opts;
 
+/* At most this many batch sizes in one `--batch B1,B2,...` */
+#define CLI_MAX_BATCHES 16
+/* Timed rounds of `bench --ablate` without --iters: enough for a 95% CI of
+ * each paired ratio that excludes the outer third of the rounds. */
+#define CLI_ABLATE_ITERS 30
+
 typedef struct cli_command {
   const char *name;
   unsigned flags;
@@ -81,6 +87,10 @@ struct cli_opts {
   bool tol_set;      /* --rtol or --atol given */
   /* what libncc is given: the environment (env.c), then --threads */
   ncc_options lib;
+  /* bench --batch B1,B2,...: one result per batch (batch = batches[0]) */
+  int64_t batches[CLI_MAX_BATCHES];
+  int n_batches; /* 1 unless a list was given */
+  bool iters_set; /* --iters given (bench --ablate has its own default) */
 };
 
 /* ---- main.c ---- */
@@ -217,5 +227,58 @@ ncc_status cmd_ops(const cli_opts *o);
 /* `run --check-each-pass` (cmd_drift.c) and `bench --ablate` (cmd_ablate.c) */
 ncc_status cli_check_each_pass(const cli_opts *o);
 ncc_status cli_ablate(const cli_opts *o);
+
+/* ---- stats.c: a median's interval, cv, noise flags (docs/CLI.md) ---- */
+/* The rank k of the 95% order-statistic CI of a median of n samples: the
+ * interval is [k-th smallest, k-th largest]; 0 when n < 6 (no such
+ * interval exists: cli_median_ci then gives min..max). The definition of
+ * bench/harness/stats.py's median_ci. */
+int64_t cli_median_ci_rank(int64_t n);
+/* The 95% CI of the median of sorted[0..n) (ascending); NaN when n == 0. */
+void cli_median_ci(const double *sorted, int64_t n, double *lo, double *hi);
+double cli_median_sorted(const double *sorted, int64_t n);
+void cli_sort_doubles(double *x, int64_t n);
+/* Population standard deviation over the mean (0 when the mean is not > 0). */
+double cli_cv(const double *x, int64_t n);
+/* Above this cv a result is flagged noisy and should not be ranked
+ * (bench/harness/stats.py's CV_RANK_MAX). */
+#define CLI_CV_RANK_MAX 0.10
+bool cli_noisy(double cv);
+/* An ablation's verdict from the CI of its latency delta in %: "within
+ * noise" when it holds 0, else "slower without" / "faster without". */
+const char *cli_delta_verdict(double lo_pct, double hi_pct);
+
+/* ---- affinity.c: the CPUs this process may run on ---- */
+#define CLI_AFFINITY_MAX 1024
+typedef struct cli_affinity {
+  int online;  /* CPUs online */
+  int allowed; /* CPUs the affinity mask allows */
+  bool pinned; /* allowed < online */
+  int cpus[CLI_AFFINITY_MAX]; /* the allowed ones, ascending */
+} cli_affinity;
+void cli_affinity_get(cli_affinity *a);
+/* "0-3,6" into buf; returns buf. */
+const char *cli_affinity_ranges(const cli_affinity *a, char *buf, size_t cap);
+/* "pinned to CPUs 0-1" or "not pinned (16 CPUs allowed)" */
+void cli_affinity_text(const cli_affinity *a, char *buf, size_t cap);
+/* "pinned_cpus": [0, 1] | null, "cpus_allowed": N (no braces) */
+void cli_affinity_json(const cli_affinity *a);
+
+/* ---- refkernels.c: nodes a module runs on reference kernels ---- */
+#define CLI_REFK_OPS 32
+typedef struct cli_refk {
+  int nodes; /* not counting NCC_HOST_TARGET (target ref) */
+  int n_ops;
+  char op[CLI_REFK_OPS][64];
+  int count[CLI_REFK_OPS];
+  int other; /* nodes of ops beyond the first CLI_REFK_OPS */
+} cli_refk;
+void cli_refk_collect(const ncc_module *m, cli_refk *r);
+/* One "ncc: warning:" line on stderr when r->nodes > 0. */
+void cli_refk_warn(const cli_refk *r, const char *model, const char *target);
+/* "3 nodes (Gather x2, Shape x1)" or "none"; returns buf. */
+const char *cli_refk_text(const cli_refk *r, char *buf, size_t cap);
+/* "reference_kernels": {"nodes": N, "ops": {"Gather": 2}, ...} */
+void cli_refk_json(const cli_refk *r);
 
 #endif /* NCC_CLI_H */

@@ -4,7 +4,14 @@
  *
  * Percentiles interpolate linearly between order statistics (numpy's
  * default), cv is the population standard deviation over the mean, and
- * throughput is batch / median latency.
+ * throughput is batch / median latency. The median comes with its 95%
+ * order-statistic confidence interval (stats.c) and a cv above 10% flags
+ * the result as too noisy to rank. Every result names the thread count and
+ * the CPUs the process may run on, and counts the nodes that ran on
+ * reference kernels rather than compiled ones.
+ *
+ * `--batch 1,8` compiles once (the module takes any batch) and measures
+ * each batch in turn: one result per batch, a JSON array of them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,21 +22,25 @@
 
 #define MAX_PASSES_REPORTED 256
 
-typedef struct bench_result {
+/* What every batch's result shares: one compile. */
+typedef struct bench_common {
   const char *model, *target;
-  int64_t batch, warmup, iters;
+  int64_t warmup, iters;
   double compile_ms;
-  double median, p90, p99, min, mean, cv;
   int kernels;
   int threads; /* kernel threads the module runs with at most */
+  cli_affinity affinity;
+  bool ref_target; /* target ref: every node is a reference kernel */
+  cli_refk refk;
   const char *passes[MAX_PASSES_REPORTED];
   int n_passes;
-} bench_result;
+} bench_common;
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
+typedef struct bench_result {
+  const bench_common *c;
+  int64_t batch, warmup, iters;
+  double median, ci_lo, ci_hi, p90, p99, min, mean, cv;
+} bench_result;
 
 static double percentile(const double *sorted, int64_t n, double p) {
   double pos = p * (double)(n - 1);
@@ -40,14 +51,14 @@ static double percentile(const double *sorted, int64_t n, double p) {
 }
 
 static void compute_stats(double *lat, int64_t n, bench_result *r) {
-  qsort(lat, (size_t)n, sizeof *lat, cmp_double);
-  double sum = 0, sq = 0;
+  double sum = 0;
   for (int64_t i = 0; i < n; i++) sum += lat[i];
   r->mean = sum / (double)n;
-  for (int64_t i = 0; i < n; i++) sq += (lat[i] - r->mean) * (lat[i] - r->mean);
-  r->cv = r->mean > 0 ? sqrt(sq / (double)n) / r->mean : 0;
+  r->cv = cli_cv(lat, n);
+  cli_sort_doubles(lat, n);
   r->min = lat[0];
   r->median = percentile(lat, n, 0.5);
+  cli_median_ci(lat, n, &r->ci_lo, &r->ci_hi);
   r->p90 = percentile(lat, n, 0.9);
   r->p99 = percentile(lat, n, 0.99);
 }
@@ -81,10 +92,38 @@ static ncc_status measure(const ncc_graph *g, ncc_module *m,
   return st;
 }
 
+/* Whether --batch can set anything: some input's first dim is symbolic. */
+static bool has_batch_dim(const ncc_graph *g) {
+  for (int i = 0; i < ncc_graph_num_inputs(g); i++) {
+    ncc_value_info v;
+    if (!ncc_graph_input_info(g, i, &v) && v.rank > 0 && v.sym[0] >= 0) return true;
+  }
+  return false;
+}
+
+/* --batch on a model whose batch is fixed would report a batch (and a
+ * throughput) the inputs do not have: refuse it, unless it is that batch. */
+static ncc_status check_fixed_batch(const ncc_graph *g, const cli_opts *o) {
+  ncc_value_info v;
+  if (!o->batch_set || ncc_graph_num_inputs(g) == 0 || has_batch_dim(g) ||
+      ncc_graph_input_info(g, 0, &v))
+    return NCC_OK;
+  if (v.rank > 0 && v.dims[0] == o->batch) return NCC_OK;
+  return ncc_error(NCC_ERR_USAGE,
+                   "--batch %lld: the model's inputs have no symbolic first dim for "
+                   "--batch to set (input '%s' has rank %d%s); export the model with a "
+                   "dynamic batch axis",
+                   (long long)o->batch, v.name, v.rank,
+                   v.rank > 0 ? ", a fixed first dim" : "");
+}
+
 ncc_status cli_bench_inputs(const ncc_graph *g, const cli_opts *o,
                             ncc_tensor *in, int64_t *batch) {
   *batch = o->batch;
-  if (o->n_inputs == 0) return cli_inputs_random(g, o->batch, in);
+  if (o->n_inputs == 0) {
+    ncc_status st = check_fixed_batch(g, o);
+    return st ? st : cli_inputs_random(g, o->batch, in);
+  }
   ncc_status st = cli_inputs_load(g, o, in);
   if (st) return st;
   int64_t b = cli_inputs_batch(g, in);
@@ -110,16 +149,21 @@ static double throughput(const bench_result *r) {
 }
 
 static void print_json(const bench_result *r) {
+  const bench_common *c = r->c;
   printf("{\"model\": ");
-  cli_json_string(r->model);
+  cli_json_string(c->model);
   printf(", \"target\": ");
-  cli_json_string(r->target);
+  cli_json_string(c->target);
   printf(", \"batch\": %lld, \"compile_ms\": ", (long long)r->batch);
-  cli_json_number(r->compile_ms);
+  cli_json_number(c->compile_ms);
   printf(", \"warmup\": %lld, \"iters\": %lld, \"latency_ms\": {\"median\": ",
          (long long)r->warmup, (long long)r->iters);
   cli_json_number(r->median);
-  printf(", \"p90\": ");
+  printf(", \"ci\": [");
+  cli_json_number(r->ci_lo);
+  printf(", ");
+  cli_json_number(r->ci_hi);
+  printf("], \"p90\": ");
   cli_json_number(r->p90);
   printf(", \"p99\": ");
   cli_json_number(r->p99);
@@ -129,34 +173,45 @@ static void print_json(const bench_result *r) {
   cli_json_number(r->mean);
   printf("}, \"cv\": ");
   cli_json_number(r->cv);
-  printf(", \"throughput_per_s\": ");
+  printf(", \"noisy\": %s, \"throughput_per_s\": ", cli_noisy(r->cv) ? "true" : "false");
   cli_json_number(throughput(r));
-  printf(", \"kernels\": %d, \"threads\": %d, \"passes\": [", r->kernels, r->threads);
-  for (int i = 0; i < r->n_passes; i++) {
+  printf(", \"kernels\": %d, ", c->kernels);
+  if (c->ref_target) printf("\"reference_kernels\": null");
+  else cli_refk_json(&c->refk);
+  printf(", \"threads\": %d, ", c->threads);
+  cli_affinity_json(&c->affinity);
+  printf(", \"passes\": [");
+  for (int i = 0; i < c->n_passes; i++) {
     if (i) printf(", ");
-    cli_json_string(r->passes[i]);
+    cli_json_string(c->passes[i]);
   }
-  printf("]}\n");
+  printf("]}");
 }
 
 static void print_table(const bench_result *r) {
+  const bench_common *c = r->c;
   char t[CLI_TEXT_MAX];
-  printf("%-12s %s\n", "model", cli_text(r->model, t, sizeof t));
-  printf("%-12s %s\n", "target", cli_text(r->target, t, sizeof t));
+  printf("%-12s %s\n", "model", cli_text(c->model, t, sizeof t));
+  printf("%-12s %s\n", "target", cli_text(c->target, t, sizeof t));
   printf("%-12s %lld\n", "batch", (long long)r->batch);
-  printf("%-12s %.3f ms\n", "compile", r->compile_ms);
+  printf("%-12s %.3f ms\n", "compile", c->compile_ms);
   printf("%-12s %lld warm-up + %lld timed\n", "runs", (long long)r->warmup,
          (long long)r->iters);
-  printf("%-12s median %.4f  p90 %.4f  p99 %.4f  min %.4f  mean %.4f\n",
-         "latency ms", r->median, r->p90, r->p99, r->min, r->mean);
-  printf("%-12s %.2f %%\n", "cv", r->cv * 100);
+  printf("%-12s %.4f ms [%.4f, %.4f] 95%% CI%s\n", "median", r->median, r->ci_lo,
+         r->ci_hi, cli_median_ci_rank(r->iters) ? "" : " (under 6 runs: min..max)");
+  printf("%-12s p90 %.4f  p99 %.4f  min %.4f  mean %.4f\n", "latency ms", r->p90,
+         r->p99, r->min, r->mean);
+  printf("%-12s %.2f %%%s\n", "cv", r->cv * 100,
+         cli_noisy(r->cv) ? "  noisy (cv > 10%): do not rank" : "");
   printf("%-12s %.2f /s\n", "throughput", throughput(r));
-  printf("%-12s %d\n", "kernels", r->kernels);
-  printf("%-12s %d\n", "threads", r->threads);
+  printf("%-12s %d\n", "kernels", c->kernels);
+  if (!c->ref_target) printf("%-12s %s\n", "ref kernels", cli_refk_text(&c->refk, t, sizeof t));
+  cli_affinity_text(&c->affinity, t, sizeof t);
+  printf("%-12s %d, %s\n", "threads", c->threads, t);
   printf("%-12s", "passes");
-  if (r->n_passes == 0) printf(" (none)");
-  for (int i = 0; i < r->n_passes; i++)
-    printf("%s%s", i ? ", " : " ", cli_text(r->passes[i], t, sizeof t));
+  if (c->n_passes == 0) printf(" (none)");
+  for (int i = 0; i < c->n_passes; i++)
+    printf("%s%s", i ? ", " : " ", cli_text(c->passes[i], t, sizeof t));
   printf("\n");
 }
 
@@ -173,19 +228,29 @@ static ncc_status bench_module(const ncc_graph *g, ncc_module *m,
 }
 
 /* compile_ms covers model file -> ready-to-run module: load (timed from t0),
- * pipeline and backend compilation. */
-static ncc_status bench_loaded(ncc_graph *g, const cli_opts *o,
+ * pipeline and backend compilation. Then each batch is measured. */
+static ncc_status bench_loaded(ncc_graph *g, const cli_opts *o, bench_common *c,
                                bench_result *r, double t0) {
   ncc_module *m = NULL;
-  ncc_status st = cli_pipeline_run(g, o, o->batch, r->passes, MAX_PASSES_REPORTED,
-                                   &r->n_passes);
+  ncc_status st = cli_pipeline_run(g, o, o->batch, c->passes, MAX_PASSES_REPORTED,
+                                   &c->n_passes);
   if (!st) st = ncc_module_compile_opts(g, o->target, &o->lib, &m);
   if (!st) {
-    r->compile_ms = cli_now_ms() - t0;
+    c->compile_ms = cli_now_ms() - t0;
     /* Every node is a kernel: compiled, or run by a reference kernel. */
-    r->kernels = ncc_module_num_kernels(m) + ncc_module_num_host_kernels(m);
-    r->threads = ncc_module_num_threads(m);
-    st = bench_module(g, m, o, r);
+    c->kernels = ncc_module_num_kernels(m) + ncc_module_num_host_kernels(m);
+    c->threads = ncc_module_num_threads(m);
+    c->ref_target = strcmp(ncc_module_target(m), "ref") == 0;
+    cli_refk_collect(m, &c->refk);
+    if (!c->ref_target) cli_refk_warn(&c->refk, o->model, o->target);
+  }
+  for (int b = 0; b < o->n_batches && !st; b++) {
+    cli_opts ob = *o;
+    ob.batch = o->batches[b];
+    r[b].c = c;
+    r[b].warmup = o->warmup;
+    r[b].iters = o->iters;
+    st = bench_module(g, m, &ob, &r[b]);
   }
   ncc_module_free(m);
   return st;
@@ -194,21 +259,38 @@ static ncc_status bench_loaded(ncc_graph *g, const cli_opts *o,
 ncc_status cmd_bench(const cli_opts *o) {
   ncc_status st = cli_target_check(o->target);
   if (!st) st = cli_pipeline_check(o);
+  if (!st && o->n_batches > 1 && o->n_inputs > 0)
+    st = ncc_error(NCC_ERR_USAGE, "a --batch list needs generated inputs: "
+                                  "the --input files fix the batch");
   if (st) return st;
   if (o->ablate) return cli_ablate(o);
-  bench_result r;
-  memset(&r, 0, sizeof r);
-  r.model = o->model;
-  r.target = o->target;
-  r.warmup = o->warmup;
-  r.iters = o->iters;
+  bench_common *c = ncc_calloc(1, sizeof *c);
+  bench_result *r = ncc_calloc((size_t)o->n_batches, sizeof *r);
+  if (!c || !r) st = NCC_ERR_NOMEM;
   ncc_graph *g = NULL;
-  double t0 = cli_now_ms();
-  st = cli_load_model(o->model, &g);
-  if (!st) st = bench_loaded(g, o, &r, t0);
+  if (!st) {
+    c->model = o->model;
+    c->target = o->target;
+    c->warmup = o->warmup;
+    c->iters = o->iters;
+    cli_affinity_get(&c->affinity);
+    double t0 = cli_now_ms();
+    st = cli_load_model(o->model, &g);
+    if (!st) st = bench_loaded(g, o, c, r, t0);
+  }
   ncc_graph_free(g);
-  if (st) return st;
-  if (o->json) print_json(&r);
-  else print_table(&r);
-  return NCC_OK;
+  /* a list prints an array; a single batch its one object, as always */
+  for (int b = 0; b < o->n_batches && !st; b++) {
+    if (!o->json) {
+      if (b) printf("\n");
+      print_table(&r[b]);
+      continue;
+    }
+    printf("%s", o->n_batches == 1 ? "" : b ? ",\n " : "[");
+    print_json(&r[b]);
+    if (b == o->n_batches - 1) printf("%s\n", o->n_batches == 1 ? "" : "]");
+  }
+  ncc_free(c, 0);
+  ncc_free(r, 0);
+  return st;
 }

@@ -167,12 +167,23 @@ static ncc_status run_module(const ncc_graph *g, ncc_module *m,
   return st;
 }
 
+/* A compiled target that falls back to the interpreter for some nodes
+ * says so once: the result is right, but it is not all compiled code
+ * (and --emit=lib on the same model would fail). */
+static void warn_reference_kernels(const ncc_module *m, const cli_opts *o) {
+  if (strcmp(ncc_module_target(m), "ref") == 0) return;
+  cli_refk r;
+  cli_refk_collect(m, &r);
+  cli_refk_warn(&r, o->model, o->target);
+}
+
 static ncc_status run_loaded(ncc_graph *g, const cli_opts *o) {
   int n_ran;
   ncc_module *m = NULL;
   ncc_status st = cli_pipeline_run(g, o, 1, NULL, 0, &n_ran);
   if (!st) st = ncc_module_compile_opts(g, o->target, &o->lib, &m);
   if (!st) st = run_module(g, m, o);
+  if (!st) warn_reference_kernels(m, o);
   ncc_module_free(m);
   return st;
 }

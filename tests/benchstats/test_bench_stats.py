@@ -77,15 +77,18 @@ def test_ci_and_noise(relu):
         lo, hi = lat["ci"]
         check("ci: lo <= median <= hi", lo <= lat["median"] <= hi, lat)
         check("ci: min <= lo", lat["min"] <= lo, lat)
-    check("noisy is cv > 10%", j.get("noisy") == stats.noisy(j.get("cv")), j)
+    check("bench --json has robust_cv", isinstance(j.get("robust_cv"), (int, float)), j)
+    check("noisy is robust cv > 10%",
+          j.get("noisy") == (j.get("robust_cv", 0) > stats.CV_RANK_MAX), j)
     # the table: "median  X ms [lo, hi] 95% CI" and the cv row
     r = ncc("bench", relu, "--iters", "25", "--warmup", "1", "--target=ref")
     rows = {l.split()[0]: l for l in r.out.splitlines() if l.strip()}
     check("table: median row with its 95% CI",
           "95% CI" in rows.get("median", "") and "[" in rows.get("median", ""), r)
     cv = rows.get("cv", "")
-    noisy = "noisy (cv > 10%): do not rank" in cv
-    check("table: the noisy flag follows the cv", noisy == (float(cv.split()[1]) > 10), cv)
+    noisy = "noisy (robust cv > 10%): do not rank" in cv
+    rcv = cv.split("robust cv (MAD/median)")[-1].split()[0] if "robust cv" in cv else "nan"
+    check("table: the noisy flag follows the robust cv", noisy == (float(rcv) > 10), cv)
     # under 6 runs no 95% interval exists: min..max, and the table says so
     r = ncc("bench", relu, "--iters", "3", "--warmup", "0", "--target=ref", "--json")
     j = jload(r) or {}

@@ -73,6 +73,18 @@ static void test_sorted_median_cv(void **state) {
   double c[] = {1, 3}; /* mean 2, population sd 1 */
   assert_true(fabs(cli_cv(c, 2) - 0.5) < 1e-12);
   assert_true(cli_noisy(0.11) && !cli_noisy(0.10));
+  /* robust cv: 1.4826 MAD / median. {1..5}: median 3, MAD 1. One huge
+   * outlier among 20 equal runs does not move it; a bimodal sample does. */
+  const double r5[] = {1, 2, 3, 4, 5};
+  assert_true(fabs(cli_robust_cv(r5, 5) - 1.4826 / 3) < 1e-12);
+  double one_out[20], bimodal[20];
+  for (int i = 0; i < 20; i++) {
+    one_out[i] = i < 19 ? 1.0 + 0.001 * i : 50.0;
+    bimodal[i] = i < 10 ? 1.0 : 2.0;
+  }
+  assert_false(cli_noisy(cli_robust_cv(one_out, 20)));
+  assert_true(cli_cv(one_out, 20) > 1.0); /* while the plain cv explodes */
+  assert_true(cli_noisy(cli_robust_cv(bimodal, 20)));
 }
 
 static void test_verdict(void **state) {

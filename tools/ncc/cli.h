@@ -240,10 +240,13 @@ double cli_median_sorted(const double *sorted, int64_t n);
 void cli_sort_doubles(double *x, int64_t n);
 /* Population standard deviation over the mean (0 when the mean is not > 0). */
 double cli_cv(const double *x, int64_t n);
-/* Above this cv a result is flagged noisy and should not be ranked
- * (bench/harness/stats.py's CV_RANK_MAX). */
+/* 1.4826 * median absolute deviation / median of sorted[0..n): the cv a
+ * normal sample with that spread would have, blind to rare outliers. */
+double cli_robust_cv(const double *sorted, int64_t n);
+/* Above this robust cv a result is flagged noisy and should not be ranked
+ * (bench/harness/stats.py's CV_RANK_MAX and noisy()). */
 #define CLI_CV_RANK_MAX 0.10
-bool cli_noisy(double cv);
+bool cli_noisy(double robust_cv);
 /* An ablation's verdict from the CI of its latency delta in %: "within
  * noise" when it holds 0, else "slower without" / "faster without". */
 const char *cli_delta_verdict(double lo_pct, double hi_pct);

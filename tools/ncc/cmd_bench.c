@@ -5,8 +5,8 @@
  * Percentiles interpolate linearly between order statistics (numpy's
  * default), cv is the population standard deviation over the mean, and
  * throughput is batch / median latency. The median comes with its 95%
- * order-statistic confidence interval (stats.c) and a cv above 10% flags
- * the result as too noisy to rank. Every result names the thread count and
+ * order-statistic confidence interval (stats.c) and a robust cv (MAD over
+ * median) above 10% flags the result as too noisy to rank. Every result names the thread count and
  * the CPUs the process may run on, and counts the nodes that ran on
  * reference kernels rather than compiled ones.
  *
@@ -39,7 +39,7 @@ typedef struct bench_common {
 typedef struct bench_result {
   const bench_common *c;
   int64_t batch, warmup, iters;
-  double median, ci_lo, ci_hi, p90, p99, min, mean, cv;
+  double median, ci_lo, ci_hi, p90, p99, min, mean, cv, rcv;
 } bench_result;
 
 static double percentile(const double *sorted, int64_t n, double p) {
@@ -56,6 +56,7 @@ static void compute_stats(double *lat, int64_t n, bench_result *r) {
   r->mean = sum / (double)n;
   r->cv = cli_cv(lat, n);
   cli_sort_doubles(lat, n);
+  r->rcv = cli_robust_cv(lat, n);
   r->min = lat[0];
   r->median = percentile(lat, n, 0.5);
   cli_median_ci(lat, n, &r->ci_lo, &r->ci_hi);
@@ -173,7 +174,9 @@ static void print_json(const bench_result *r) {
   cli_json_number(r->mean);
   printf("}, \"cv\": ");
   cli_json_number(r->cv);
-  printf(", \"noisy\": %s, \"throughput_per_s\": ", cli_noisy(r->cv) ? "true" : "false");
+  printf(", \"robust_cv\": ");
+  cli_json_number(r->rcv);
+  printf(", \"noisy\": %s, \"throughput_per_s\": ", cli_noisy(r->rcv) ? "true" : "false");
   cli_json_number(throughput(r));
   printf(", \"kernels\": %d, ", c->kernels);
   if (c->ref_target) printf("\"reference_kernels\": null");
@@ -201,8 +204,8 @@ static void print_table(const bench_result *r) {
          r->ci_hi, cli_median_ci_rank(r->iters) ? "" : " (under 6 runs: min..max)");
   printf("%-12s p90 %.4f  p99 %.4f  min %.4f  mean %.4f\n", "latency ms", r->p90,
          r->p99, r->min, r->mean);
-  printf("%-12s %.2f %%%s\n", "cv", r->cv * 100,
-         cli_noisy(r->cv) ? "  noisy (cv > 10%): do not rank" : "");
+  printf("%-12s %.2f %%, robust cv (MAD/median) %.2f %%%s\n", "cv", r->cv * 100, r->rcv * 100,
+         cli_noisy(r->rcv) ? "  noisy (robust cv > 10%): do not rank" : "");
   printf("%-12s %.2f /s\n", "throughput", throughput(r));
   printf("%-12s %d\n", "kernels", c->kernels);
   if (!c->ref_target) printf("%-12s %s\n", "ref kernels", cli_refk_text(&c->refk, t, sizeof t));

@@ -105,8 +105,8 @@ static const char usage_bench[] =
     "Run a model repeatedly and report its latency. Without --input, inputs\n"
     "are random (seeded), with a symbolic first dimension set to --batch.\n"
     "The median comes with its 95% confidence interval (order statistics:\n"
-    "with 20 runs, the 6th to the 15th fastest); a cv above 10% is flagged\n"
-    "\"noisy: do not rank\". Every result names the thread count, the CPUs\n"
+    "with 20 runs, the 6th to the 15th fastest); a robust cv (1.4826 MAD /\n"
+    "median) above 10% is flagged \"noisy: do not rank\". Every result names the thread count, the CPUs\n"
     "the process may run on, and the nodes that ran on reference kernels\n"
     "instead of compiled ones (also a warning on stderr).\n"
     "\n" TARGET_HELP PIPELINE_HELP INPUT_HELP

@@ -1,6 +1,7 @@
 /* tools/ncc/stats.c — the statistics `ncc bench` reports beside a median:
  * a distribution-free 95% confidence interval from order statistics, the
- * coefficient of variation and the "too noisy to rank" flag.
+ * coefficient of variation and the "too noisy to rank" flag (on the robust
+ * cv, MAD over median, as bench/harness/stats.py's noisy).
  *
  * The interval is the binomial (order-statistic) one: of n samples, the
  * k-th smallest and the k-th largest bound the median with probability
@@ -78,7 +79,24 @@ double cli_cv(const double *x, int64_t n) {
   return mean > 0 ? sqrt(sq / (double)n) / mean : 0;
 }
 
-bool cli_noisy(double cv) { return cv > CLI_CV_RANK_MAX; }
+/* 1.4826 * MAD / median: the standard deviation of a normal distribution
+ * with the same median absolute deviation, over the median. Unlike the cv,
+ * one interrupt-length outlier among 20 runs does not move it, so it flags
+ * timings whose bulk is spread (bimodal, drifting), not rare stalls. */
+double cli_robust_cv(const double *sorted, int64_t n) {
+  if (n <= 0) return 0;
+  double med = cli_median_sorted(sorted, n);
+  if (!(med > 0)) return 0;
+  double *dev = malloc((size_t)n * sizeof *dev);
+  if (!dev) return 0;
+  for (int64_t i = 0; i < n; i++) dev[i] = fabs(sorted[i] - med);
+  cli_sort_doubles(dev, n);
+  double mad = cli_median_sorted(dev, n);
+  free(dev);
+  return 1.4826 * mad / med;
+}
+
+bool cli_noisy(double robust_cv) { return robust_cv > CLI_CV_RANK_MAX; }
 
 const char *cli_delta_verdict(double lo_pct, double hi_pct) {
   if (!(lo_pct <= hi_pct)) return "unknown"; /* NaN: nothing measured */

@@ -6,7 +6,7 @@
   (Conv on cpu) and known reference-only ops (NonZero everywhere, Gather,
   and every op on ref); --target=T keeps one column; a bad target is exit 1
   with a suggestion; the table's last lines count the ops.
-- Misspelt pass, target and command names get "did you mean 'x'?"; a name
+- Misspelt pass, target, command and option names get "did you mean 'x'?"; a name
   far from every known one gets no suggestion.
 - `-o DIR/SUB/FILE` creates the missing directories for compile (every
   --emit kind that this build can make), import and opt; a compile that
@@ -166,6 +166,15 @@ def test_did_you_mean():
     p = ncc("frobnicate")
     check("ncc frobnicate: no suggestion",
           one_error(p, 1, "frobnicate") and "did you mean" not in p.stderr, p.stderr)
+    p = ncc("bench", m, "--iter", "5")
+    check("--iter suggests --iters",
+          one_error(p, 1, "unknown option '--iter'; did you mean '--iters'?"), p.stderr)
+    p = ncc("opt", m, "--disable-passes=fusion")
+    check("--disable-passes=fusion suggests --disable-pass",
+          one_error(p, 1, "did you mean '--disable-pass'?"), p.stderr)
+    p = ncc("import", m, "--bach")
+    check("an option of another command is not suggested (import has no --batch)",
+          one_error(p, 1, "unknown option '--bach'") and "did you mean" not in p.stderr, p.stderr)
 
 
 def failing_lib_model(path):

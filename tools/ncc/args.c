@@ -235,6 +235,25 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
   return NCC_OK;
 }
 
+/* "unknown option", naming the nearest option of this command when one is
+ * close (ncc_suggest): `--disable-passes` -> "did you mean '--disable-pass'?". */
+static ncc_status unknown_long(argp *a, const char *arg, size_t n) {
+  enum { MAX_OPTS = sizeof long_opts / sizeof long_opts[0] };
+  const char *names[MAX_OPTS];
+  int k = 0;
+  for (size_t i = 0; i < MAX_OPTS; i++)
+    if (long_opts[i].group & a->cmd->flags) names[k++] = long_opts[i].name;
+  char word[64];
+  const char *near = NULL;
+  if (n < sizeof word) {
+    memcpy(word, arg, n);
+    word[n] = 0;
+    near = ncc_suggest(word, names, k);
+  }
+  if (near) return bad(a, "unknown option '%s'; did you mean '--%s'?", a->argv[a->i], near);
+  return bad(a, "unknown option '%s'", a->argv[a->i]);
+}
+
 /* `--name[=value]` at argv[a->i]. */
 static ncc_status parse_long(argp *a) {
   const char *arg = a->argv[a->i] + 2;
@@ -245,9 +264,9 @@ static ncc_status parse_long(argp *a) {
     if (strlen(long_opts[k].name) == n &&
         memcmp(long_opts[k].name, arg, n) == 0)
       lo = &long_opts[k];
-  if (!lo || !(lo->group & a->cmd->flags))
-    return lo ? bad(a, "option '--%s' does not apply to this command", lo->name)
-              : bad(a, "unknown option '%s'", a->argv[a->i]);
+  if (lo && !(lo->group & a->cmd->flags))
+    return bad(a, "option '--%s' does not apply to this command", lo->name);
+  if (!lo) return unknown_long(a, arg, n);
   if (!lo->takes_value) {
     if (eq) return bad(a, "option '--%s' takes no value", lo->name);
     return apply_long(a, lo, NULL);

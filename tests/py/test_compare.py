@@ -8,6 +8,15 @@ the vendors), label `compare` (tests/compare.cmake).
     ratios are the medians of the paired per-round ratios (computed here
     from samples_ms, so an inverted ratio fails), --out files, the text
     report's tables with their how-to-read lines;
+  - ncc is timed in-process through libncc exactly like onnxruntime (same
+    timing record, one sample per round on both sides, ncc's kernel
+    figures) when libncc loads here (a Release build); with
+    NCC_HARNESS_INPROCESS=0 (or a sanitizer build) the command-line
+    fallback, still interleaved and paired, is labelled in the JSON, the
+    notes, the compiler line and the latency table;
+  - the ranking logic on deterministic self-timed rows: a bimodal row is
+    noisy and not ranked, a row with one outlier among its rounds is
+    ranked (robust cv), the start of each round rotates;
   - a planted mismatch (NCC_COMPARE_TEST_PERTURB scales one compiler's
     outputs) is marked, left out of the ranking, exit 0, and --strict
     exits 3;

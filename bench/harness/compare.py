@@ -92,6 +92,9 @@ def measure_batch(engines, info, batch, feeds, opts, log):
                 ref_out = row["_outs"]
         ref_key = _check(rows, engines, ref_out, info, opts)
         timed = [k for k, _ in engines if k in points and k in opts["timed"]]
+        for k, p in points.items():  # the reference only: freed before the rounds
+            if k not in timed:
+                p.release()
         rounds = {"rounds": 0, "extra_rounds": 0}
         if timed:
             log("  %d interleaved rounds of %s" % (opts["rounds"], ", ".join(timed)))

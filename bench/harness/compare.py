@@ -1,38 +1,39 @@
 """bench/harness/compare.py — the user's ONNX model against the vendors:
 the measurement behind bench/compare (compare_cli.py parses, compare_report
-prints).
+prints).  The timing is the experiment harness's own (measure.py), so a
+bench/compare row and a harness row are measured alike.
 
 Per batch size, in this order:
-  1. build and first run of every compiler (build_ms, first_run_ms,
-     compile_ms = both), each reported apart;
+  1. build and first run of every compiler (measure.time_first: build_ms =
+     model file to ready object — for ncc graph load + pass pipeline +
+     compile through libncc in this process —, first_run_ms = input
+     preparation + the first call, compile_ms = both), each reported apart;
   2. outputs checked FIRST: onnxruntime (every optimisation) is the
      reference, an oracle outside ncc; every output of every compiler is
      compared with rtol/atol; a mismatching compiler is still timed and
      shown but left out of the ranking and of "fastest vendor";
-  3. latency in interleaved rounds: round r runs a block (warm-up, then k
-     runs) of each compiler in turn, starting with a different compiler
-     each round, so slow drift of the machine hits every side alike; the
-     round's sample is the block median, so samples_ms[r] of all rows are
-     paired;
-  4. per row: median with its 95% order-statistic CI, cv, noisy flag
-     (stats.py); noisy rows are shown but not ranked;
+  3. latency in interleaved rounds (measure.time_group): `warmup` untimed
+     calls of each compiler, then R rounds; in round r the compilers take
+     turns starting from the r-th (mod n), a turn being one untimed
+     re-warm call and ONE timed call — time.perf_counter around one Python
+     call, fresh outputs, the garbage collector paused — so samples_ms[r]
+     of all rows come from round r and are paired; when a row is noisy
+     after R rounds, R more and if need be R more (adaptive, as the
+     harness; interleave.extra_rounds says so).  ncc's call is
+     ncc_module_run through ncclib, like a vendor's; only where libncc
+     cannot be loaded does ncc run as a process per round (self-timed,
+     compare_engines.NccCliEngine; row["timing"] says so);
+  4. per row (measure.summarize): median with its 95% order-statistic CI,
+     cv (std/mean), robust cv (1.4826 MAD/median) and the noisy flag
+     (stats.noisy: the robust cv above stats.CV_RANK_MAX); noisy rows are
+     shown but not ranked;
   5. ratios: every compiler against every other and against the fastest
      vendor, the paired per-round ratio with its CI and a verdict (faster /
      slower / within noise).
 """
-import time
-
-from . import stats
+from . import measure, stats
 from .adapters.base import Skipped
 from .compare_engines import check_outputs, perturb
-
-
-def _row_stats(samples):
-    med = stats.median(samples)
-    lo, hi = stats.median_ci(samples)
-    cv = stats.cv(samples)
-    return {"median": med, "ci": [lo, hi], "min": min(samples),
-            "mean": sum(samples) / len(samples)}, cv
 
 
 def ratio_entry(a, b, sa, sb):
@@ -40,88 +41,87 @@ def ratio_entry(a, b, sa, sb):
     return {"a": a, "b": b, "ratio": r, "ci": [lo, hi], "verdict": stats.verdict_ratio(lo, hi)}
 
 
+def prepare(eng, path, feeds):
+    """(measure.Point, outputs as arrays) of one compiler: built, run once,
+    not yet timed.  An engine with an own_point method (ncc's command
+    line fallback) gives both itself."""
+    own = getattr(eng, "own_point", None)
+    if own is not None:
+        return own(path, feeds)
+    h, prep, out, build_ms, first_ms = measure.time_first(
+        lambda: eng.build(path, feeds), eng.prepare_feeds, eng.call, feeds)
+    try:
+        outs = eng.outputs(out)
+        del out
+        res = {"build_ms": build_ms, "first_run_ms": first_ms,
+               "compile_ms": build_ms + first_ms, "timing": dict(eng.timing)}
+        extras = getattr(eng, "row_extras", None)
+        if extras:
+            res.update(extras(h))
+    except BaseException:
+        eng.release(h)
+        raise
+    p = measure.Point(lambda: eng.call(h, prep), res, lambda: eng.release(h))
+    p.handle = h
+    return p, outs
+
+
 def measure_batch(engines, info, batch, feeds, opts, log):
     """The rows, ranking and ratios of one batch size.  engines: [(key,
     engine)] already loaded; the reference is the engine keyed
     opts['reference'] (timed only when it is in opts['timed'])."""
-    rows = {}
-    handles = {}
+    rows, points = {}, {}
     ref_out = None
-    for key, eng in engines:
-        row = {"compiler": key, "batch": batch, "status": "ok"}
-        rows[key] = row
-        try:
-            log("  %s: build + first run" % key)
-            t0 = time.perf_counter()
-            h = eng.build(info.path, feeds)
-            t1 = time.perf_counter()
-            prep, outs = eng.first(h, feeds)
-            t2 = time.perf_counter()
-        except Skipped as e:
-            row.update(status="skipped", reason=e.reason)
-            continue
-        except Exception as e:  # a compiler failing on this model is a result
-            row.update(status="failed", reason=_line(e))
-            continue
-        build = getattr(eng, "build_ms_override", None)
-        first = getattr(eng, "first_ms_override", None)
-        row["build_ms"] = build if build is not None else (t1 - t0) * 1e3
-        row["first_run_ms"] = first if first is not None else (t2 - t1) * 1e3
-        row["compile_ms"] = row["build_ms"] + row["first_run_ms"]
-        handles[key] = (eng, h, prep)
-        row["_outs"] = perturb(key, outs)
-        if key == opts["reference"]:
-            ref_out = row["_outs"]
-    # 2. outputs against the reference, before any timing
-    ref_key = opts["reference"]
-    if ref_out is None:  # onnxruntime could not run it: the first that did is the yardstick
-        ok_keys = [k for k, _ in engines if "_outs" in rows[k]]
-        ref_key = ok_keys[0] if ok_keys else None
-        ref_out = rows[ref_key]["_outs"] if ref_key else None
-    for key, row in rows.items():
-        outs = row.pop("_outs", None)
-        if outs is None:
-            continue
-        ok, per = check_outputs(ref_out, outs, info.outputs, opts["rtol"], opts["atol"])
-        errs_a = [p["max_abs_err"] for p in per if p["max_abs_err"] is not None]
-        errs_r = [p["max_rel_err"] for p in per if p["max_rel_err"] is not None]
-        row["check"] = {"ok": ok, "reference": ref_key, "rtol": opts["rtol"],
-                        "atol": opts["atol"], "outputs": per,
-                        "max_abs_err": max(errs_a) if errs_a else None,
-                        "max_rel_err": max(errs_r) if errs_r else None}
-        if not ok:
-            row["status"] = "mismatch"
-    # 3. interleaved rounds
-    timed = [k for k, _ in engines if k in handles and k in opts["timed"]]
-    samples = {k: [] for k in timed}
-    runs = {k: [] for k in timed}
-    R = opts["rounds"]
-    for r in range(R):
-        order = timed[r % len(timed):] + timed[:r % len(timed)] if timed else []
-        log("  round %d/%d" % (r + 1, R))
-        for key in order:
-            eng, h, prep = handles[key]
+    try:
+        for key, eng in engines:
+            row = {"compiler": key, "batch": batch, "status": "ok"}
+            rows[key] = row
             try:
-                lat = eng.block(h, prep, opts["warmup"], opts["runs"])
-            except Exception as e:
-                rows[key].update(status="failed", reason="timing: " + _line(e))
-                timed.remove(key)
+                log("  %s: build + first run" % key)
+                p, outs = prepare(eng, info.path, feeds)
+            except Skipped as e:
+                row.update(status="skipped", reason=e.reason)
                 continue
-            samples[key].append(stats.median(lat))
-            runs[key] += lat
-    for key, (eng, h, _) in handles.items():
-        try:
-            eng.release(h)
-        except Exception:
-            pass
-    for key in timed:
-        row = rows[key]
-        s = samples[key]
-        row["samples_ms"] = s
-        row["runs_ms"] = runs[key]
-        row["interleave"] = {"group": "batch%d" % batch, "rounds": len(s)}
-        row["latency_ms"], row["cv"] = _row_stats(s)
-        row["noisy"] = stats.noisy(row["cv"])
+            except Exception as e:  # a compiler failing on this model is a result
+                row.update(status="failed", reason=_line(e))
+                continue
+            points[key] = p
+            row.update(p.result)
+            row["_outs"] = perturb(key, outs)
+            if key == opts["reference"]:
+                ref_out = row["_outs"]
+        ref_key = _check(rows, engines, ref_out, info, opts)
+        timed = [k for k, _ in engines if k in points and k in opts["timed"]]
+        for k, p in points.items():  # the reference only: freed before the rounds
+            if k not in timed:
+                p.release()
+        rounds = {"rounds": 0, "extra_rounds": 0}
+        if timed:
+            log("  %d interleaved rounds of %s" % (opts["rounds"], ", ".join(timed)))
+            rounds = measure.time_group([points[k] for k in timed], opts["warmup"],
+                                        opts["rounds"], adaptive=opts.get("adaptive", True))
+            if rounds["extra_rounds"]:
+                log("  noisy: %d more rounds" % rounds["extra_rounds"])
+    finally:
+        for p in points.values():
+            try:
+                p.release()
+            except Exception:
+                pass
+    samples = {}
+    for key in list(timed):
+        p, row = points[key], rows[key]
+        if p.error is not None:
+            row.update(status="failed", reason="timing: " + _line(p.error))
+            timed.remove(key)
+            continue
+        samples[key] = p.samples
+        row.update(measure.summarize(p.samples))
+        row["timing"]["warmup"] = opts["warmup"]
+        row["timing"]["rewarm_per_turn"] = (0 if p.self_timed else
+                                            measure.REWARM if len(timed) > 1 else 0)
+        row["interleave"] = {"group": "batch%d" % batch, "rounds": len(p.samples),
+                             "extra_rounds": rounds["extra_rounds"]}
         row["throughput_per_s"] = batch / (row["latency_ms"]["median"] / 1e3)
     # 4. ranking and 5. ratios
     rankable = [k for k in timed if rows[k]["status"] == "ok" and not rows[k]["noisy"]]
@@ -142,6 +142,30 @@ def measure_batch(engines, info, batch, feeds, opts, log):
             "reference": ref_key, "rows": [rows[k] for k, _ in engines],
             "ranking": ranking, "fastest_vendor": fastest_vendor, "ratios": ratios,
             "vs_fastest_vendor": vs_fastest}
+
+
+def _check(rows, engines, ref_out, info, opts):
+    """Step 2: every row's outputs against the reference's (before any
+    timing); returns the reference's key."""
+    ref_key = opts["reference"]
+    if ref_out is None:  # onnxruntime could not run it: the first that did is the yardstick
+        ok_keys = [k for k, _ in engines if "_outs" in rows[k]]
+        ref_key = ok_keys[0] if ok_keys else None
+        ref_out = rows[ref_key]["_outs"] if ref_key else None
+    for key, row in rows.items():
+        outs = row.pop("_outs", None)
+        if outs is None:
+            continue
+        ok, per = check_outputs(ref_out, outs, info.outputs, opts["rtol"], opts["atol"])
+        errs_a = [p["max_abs_err"] for p in per if p["max_abs_err"] is not None]
+        errs_r = [p["max_rel_err"] for p in per if p["max_rel_err"] is not None]
+        row["check"] = {"ok": ok, "reference": ref_key, "rtol": opts["rtol"],
+                        "atol": opts["atol"], "outputs": per,
+                        "max_abs_err": max(errs_a) if errs_a else None,
+                        "max_rel_err": max(errs_r) if errs_r else None}
+        if not ok:
+            row["status"] = "mismatch"
+    return ref_key
 
 
 def break_even(a, v, verdict):

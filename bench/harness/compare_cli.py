@@ -12,7 +12,9 @@ Your own ONNX model against the vendor compilers, in one command: outputs
 checked against onnxruntime first, then latency timed in interleaved rounds
 with a 95%% confidence interval on every median and every ratio, compile time
 split into build and first run, and a ratio table that says which
-differences are real ("within noise" when the interval holds 1).
+differences are real ("within noise" when the interval holds 1).  Every
+compiler, ncc included (libncc in this process), is timed the same way: one
+call per timed run, interleaved call by call.
 
   bench/compare model.onnx --against ort,openvino --threads 2 --batch 1,8
 """
@@ -28,7 +30,17 @@ compilers (--against): ort (onnxruntime, all graph optimisations; always
   optimisations: the uncompiled baseline), openvino, tvm, iree, inductor (needs the
   onnx2torch package), xla (no ONNX frontend: skipped).  One not installed
   is reported as "skipped: why".  ncc runs as each --ncc-configs entry
-  (TARGET-OLEVEL such as cpu-O2, or TARGET: ref).
+  (TARGET-OLEVEL such as cpu-O2, or TARGET: ref), in this process through
+  libncc (the libncc.a beside the ncc binary, linked once into a shared
+  library); where that cannot load (a sanitizer build, NCC_HARNESS_INPROCESS=0)
+  it runs as one `ncc bench` process per round, and the report says so.
+
+timing:
+  --warmup untimed calls of each compiler, then --rounds rounds; in each
+  round every compiler takes one turn (one untimed re-warm call, then one
+  timed call), the first turn rotating from round to round.  When a row's
+  robust cv (1.4826 * MAD / median) is above 0.10 after the rounds, the
+  batch gets as many rounds again, twice at most (--fixed-rounds: never).
 
 exit status:
   0  done (mismatches are reported but do not fail without --strict)
@@ -68,12 +80,11 @@ def build_parser():
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="real data for an input (repeatable)")
     p.add_argument("--rounds", type=int, default=20,
-                   help="interleaved rounds = samples per compiler (default 20)")
-    p.add_argument("--runs", type=int, default=5,
-                   help="timed runs per compiler per round; their median is the round's "
-                        "sample (default 5)")
-    p.add_argument("--warmup", type=int, default=1,
-                   help="untimed runs before each round's block (default 1)")
+                   help="interleaved rounds = timed calls per compiler (default 20)")
+    p.add_argument("--warmup", type=int, default=3,
+                   help="untimed calls of each compiler before the rounds (default 3)")
+    p.add_argument("--fixed-rounds", action="store_true",
+                   help="no extra rounds when a row is noisy")
     p.add_argument("--rtol", type=float, default=1e-3, help="output check (default 1e-3)")
     p.add_argument("--atol", type=float, default=1e-4, help="output check (default 1e-4)")
     p.add_argument("--seed", type=int, default=0, help="random input seed (default 0)")
@@ -130,8 +141,7 @@ def _run(args):
     if not batches or min(batches) < 1:
         raise CompareError("--batch expects positive integers, got '%s'" % args.batch)
     batches = list(dict.fromkeys(batches))  # each size once, in the order given
-    for flag, v, lo in (("--rounds", args.rounds, 1), ("--runs", args.runs, 1),
-                        ("--warmup", args.warmup, 0)):
+    for flag, v, lo in (("--rounds", args.rounds, 1), ("--warmup", args.warmup, 0)):
         if v < lo:
             raise CompareError("%s must be at least %d, got %d" % (flag, lo, v))
     if args.rtol < 0 or args.atol < 0:
@@ -178,9 +188,9 @@ def _run(args):
     pinned = envinfo.apply_threads(threads, not args.no_pin)
 
     from .adapters.base import Skipped
-    from .compare_engines import VENDORS, NccEngine
+    from .compare_engines import VENDORS, load_ncc_engine
     from .nccbin import Ncc, find_ncc
-    from . import compare, compare_report
+    from . import compare, compare_report, measure
     log = (lambda s: None) if args.quiet else (lambda s: sys.stderr.write(s + "\n"))
     ncc_path = find_ncc(args.ncc)
     ncc = Ncc(ncc_path, timeout=args.timeout) if ncc_path else None
@@ -211,9 +221,8 @@ def _run(args):
         key = "ncc:" + c.replace(" ", "")
         rec = {"key": key, "name": "ncc", "kind": "ncc", "config": c}
         compilers.append(rec)
-        eng = NccEngine(threads, ncc, c, info.outputs, args.timeout)
         try:
-            eng.load()
+            eng = load_ncc_engine(threads, ncc, c, info.outputs, args.timeout)
         except ValueError as e:
             raise CompareError("--ncc-configs: %s" % e)
         except Skipped as e:
@@ -221,13 +230,18 @@ def _run(args):
             continue
         rec["version"] = eng.version()
         rec["status"] = "ok"
+        rec["timing"] = dict(eng.timing)
+        if eng.timing.get("why") and not any("ncc bench` process" in n for n in notes):
+            notes.append("ncc is timed through its command line, one `ncc bench` process per "
+                         "round with ncc's own clock (not in-process like the vendors): %s"
+                         % eng.timing["why"])
         engines.append((key, eng))
         kinds[key] = "ncc"
         timed.add(key)
 
     opts = {"reference": "onnxruntime", "timed": timed, "rounds": args.rounds,
-            "runs": args.runs, "warmup": args.warmup, "rtol": args.rtol, "atol": args.atol,
-            "kinds": kinds}
+            "warmup": args.warmup, "adaptive": not args.fixed_rounds, "rtol": args.rtol,
+            "atol": args.atol, "kinds": kinds}
     results = []
     for b in batches:
         log("bench/compare: batch %d" % b)
@@ -252,8 +266,9 @@ def _run(args):
     env["allowed_cpus"] = allowed
     doc = {
         "tool": "bench/compare", "model": args.model, "created": envinfo.now_utc(),
-        "settings": {"batches": batches, "rounds": args.rounds, "runs_per_round": args.runs,
-                     "warmup": args.warmup, "rtol": args.rtol, "atol": args.atol,
+        "settings": {"batches": batches, "rounds": args.rounds,
+                     "adaptive_rounds": not args.fixed_rounds, "warmup": args.warmup,
+                     "rewarm_per_turn": measure.REWARM, "rtol": args.rtol, "atol": args.atol,
                      "seed": args.seed, "dims": dims, "threads": threads,
                      "pinned_cpus": pinned, "reference": "onnxruntime"},
         "inputs": info.describe(given, args.seed, given_paths),

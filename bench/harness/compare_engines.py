@@ -3,24 +3,38 @@ for bench/compare.
 
 The harness adapters (adapters/*.py) take generated single-input blocks;
 here they are subclassed, not edited, to take any ONNX file with named
-inputs and every output.  Each engine has the same four steps:
+inputs and every output.  Each engine has the same steps, which compare.py
+hands to the harness's timing code (measure.time_first, measure.Point,
+measure.time_group):
 
-  load()                  import the framework (adapters' Skipped if absent)
-  build(model, feeds)     model file -> ready object        (build_ms)
-  first(h, feeds)         the first call, outputs as arrays  (first_run_ms)
-  block(h, feeds, w, k)   w untimed then k timed runs: [ms] (one round)
+  load()                    import the framework (adapters' Skipped if absent)
+  build(model, feeds)       model file -> ready object          (build_ms)
+  prepare_feeds(h, feeds)   the inputs in the framework's form  } first_run_ms:
+  call(h, prep)             one run, returning its outputs      } prepare + call
+  outputs(out)              a call's outputs as numpy arrays
+  release(h)
 
-ncc runs through its command line (adapters.ncc's flag checks, nccbin's
-runner): a round is one `ncc bench --json` process whose median is the
-round's sample, so its compile is paid once per round but never timed.
+ncc is one of them (NccEngine): libncc in this process through ncclib.py,
+exactly as the harness's ncc adapter runs it — build = graph load + pass
+pipeline + compile (adapters.ncc.NccAdapter.compile), a call =
+ncc_module_run with outputs libncc allocates, fresh on every call like a
+vendor's.  So ncc is timed like every vendor: one Python call per timed
+run, interleaved call by call with them.  Where libncc cannot be loaded
+here (a sanitizer build, no libncc.a beside the binary, no C compiler to
+link it, NCC_HARNESS_INPROCESS=0) NccCliEngine takes its place: `ncc run`
+for the outputs, and a self-timed turn per round, one `ncc bench --warmup 1
+--iters 1 --json` process whose own latency is the round's sample (its
+compile is paid every round, never timed); its rows say so in
+row["timing"].
 
 Test hook (tests/py/test_compare.py): NCC_COMPARE_TEST_PERTURB=KEY:FACTOR
 multiplies the outputs of compiler KEY by FACTOR, to prove a mismatch is
 caught.
 """
+import json
 import os
+import shutil
 import tempfile
-import time
 
 import numpy as np
 
@@ -51,32 +65,15 @@ class _FileTask:
         return self.path
 
 
-def _timed_block(run, warmup, k):
-    for _ in range(warmup):
-        run()
-    lat = []
-    for _ in range(k):
-        t = time.perf_counter()
-        run()
-        lat.append((time.perf_counter() - t) * 1e3)
-    return lat
-
-
 class InProcess:
     """Shared steps of an in-process engine: subclasses give compile_file,
     prepare_feeds, call and outputs."""
     kind = "vendor"
+    timing = measure.IN_PROCESS
 
     def build(self, model, feeds):
         self.input_names = list(feeds)
         return self.compile_file(model)
-
-    def first(self, h, feeds):
-        prep = self.prepare_feeds(h, feeds)
-        return prep, self.outputs(self.call(h, prep))
-
-    def block(self, h, prep, warmup, k):
-        return _timed_block(lambda: self.call(h, prep), warmup, k)
 
     def release(self, h):
         pass
@@ -252,8 +249,9 @@ def ncc_config_flags(config):
 
 
 class NccEngine:
-    """ncc through `ncc run` (outputs) and `ncc bench --json` (timing)."""
+    """ncc in this process through libncc (the harness's ncc adapter)."""
     kind = "ncc"
+    timing = dict(measure.IN_PROCESS, via="libncc in-process (bench/harness/ncclib.py)")
 
     def __init__(self, threads, ncc, config, output_names, timeout):
         self.threads, self.ncc, self.timeout = threads, ncc, timeout
@@ -261,9 +259,10 @@ class NccEngine:
         self.adapter = NccAdapter(threads, ncc=ncc)
         self.output_names = output_names
         self.name = "ncc"
-        self._dirs = []
 
     def load(self):
+        """The flag checks of the harness (ValueError for a malformed
+        configuration, Skipped for a pass or target this ncc lacks)."""
         self.adapter.load()
         why = NccAdapter.check_config(ncc_config_flags(self.config))
         if why:
@@ -276,68 +275,122 @@ class NccEngine:
     def version(self):
         return self.ncc.version() if self.ncc else None
 
+    def build(self, model, feeds):
+        mod = self.adapter.compile(_FileTask(model), ncc_config_flags(self.config),
+                                   "default", None)
+        self._out_names = mod.output_names()
+        return mod
+
+    def prepare_feeds(self, mod, feeds):
+        names = mod.input_names()
+        missing = [n for n in names if n not in feeds]
+        if missing:
+            raise RuntimeError("ncc's graph has inputs %s, the model's are %s"
+                               % (names, list(feeds)))
+        return mod.inputs([feeds[n] for n in names])
+
+    def call(self, mod, prep):
+        return mod.run(prep)
+
+    def outputs(self, out):
+        arrays = [out.numpy(i) for i in range(out.n)]
+        # in the model's output order (check_outputs pairs them by position)
+        names = self._out_names
+        if sorted(names) == sorted(self.output_names) and len(set(names)) == len(names):
+            arrays = [arrays[names.index(n)] for n in self.output_names]
+        return arrays
+
+    def release(self, mod):
+        mod.free()
+
+    def row_extras(self, mod):
+        """ncc's own figures for the row: kernels compiled and run on
+        reference kernels, threads, passes, the optimized graph's hash."""
+        return {"ncc": {"kernels": mod.kernels, "reference_kernels": mod.host_kernels,
+                        "module_threads": mod.threads, "passes": list(mod.passes),
+                        "graph_hash": mod.graph_hash}}
+
+
+class NccCliEngine(NccEngine):
+    """ncc through its command line, when libncc cannot be loaded here:
+    `ncc run` for the outputs, a cold `ncc bench` for build and first run,
+    and per round a self-timed `ncc bench --warmup 1 --iters 1` process."""
+
+    def __init__(self, eng, why):
+        NccEngine.__init__(self, eng.threads, eng.ncc, eng.config, eng.output_names,
+                           eng.timeout)
+        self.flags, self.why = eng.flags, why
+        self.timing = {"where": "ncc bench subprocess per round",
+                       "clock": "ncc's own, around each ncc_module_run_into",
+                       "outputs": "preallocated (written in place)",
+                       "why": "libncc not loadable in-process: %s" % why}
+        self._dirs = []
+
     def _env(self):
         return {"NCC_NUM_THREADS": str(self.threads)}
 
-    def _inputs(self, feeds):
-        d = tempfile.mkdtemp(prefix="ncc-compare-")
+    def _tmp(self, prefix):
+        d = tempfile.mkdtemp(prefix=prefix)
         self._dirs.append(d)
-        args = []
-        for i, (name, v) in enumerate(feeds.items()):
-            p = os.path.join(d, "in%d.npy" % i)
-            np.save(p, v)
-            args += ["--input", "%s=%s" % (name, p)]
-        return args
+        return d
 
-    def _bench(self, h, warmup, iters):
-        model, inargs = h
+    def _bench(self, model, inargs, warmup, iters):
         args = ["bench", model] + self.flags + inargs + [
             "--warmup", str(warmup), "--iters", str(iters), "--json"]
         try:
             out, _ = self.ncc.check(args, env=self._env(), timeout=self.timeout)
         except NccError as e:
             raise RuntimeError(e.line)
-        import json
         line = [l for l in out.splitlines() if l.strip().startswith("{")]
         if not line:
             raise RuntimeError("ncc bench printed no JSON object")
         return json.loads(line[-1])
 
-    def build(self, model, feeds):
-        """ncc compiles inside each process: build_ms is the compile_ms of
-        a cold one-run `ncc bench`, and its run is the first run."""
-        h = (model, self._inputs(feeds))
-        cold = self._bench(h, 0, 1)
-        self._cold = cold
-        self.build_ms_override = cold["compile_ms"]
-        return h
-
-    def first(self, h, feeds):
-        cold = self._cold
-        self.first_ms_override = cold.get("first_run_ms") or cold["latency_ms"]["median"]
-        model, inargs = h
-        d = tempfile.mkdtemp(prefix="ncc-compare-out-")
-        self._dirs.append(d)
+    def own_point(self, model, feeds):
+        """(measure.Point, outputs): build_ms and first_run_ms from a cold
+        one-run `ncc bench` (compile_ms, then its first run), the outputs
+        from `ncc run`, and a self-timed Point for the rounds."""
+        d = self._tmp("ncc-compare-")
+        inargs = []
+        for i, (name, v) in enumerate(feeds.items()):
+            p = os.path.join(d, "in%d.npy" % i)
+            np.save(p, v)
+            inargs += ["--input", "%s=%s" % (name, p)]
+        cold = self._bench(model, inargs, 0, 1)
+        first = cold.get("first_run_ms")
+        first = first if first is not None else cold["latency_ms"]["median"]
+        out_dir = self._tmp("ncc-compare-out-")
         try:
-            self.ncc.check(["run", model] + self.flags + inargs + ["--output-dir", d],
+            self.ncc.check(["run", model] + self.flags + inargs + ["--output-dir", out_dir],
                            env=self._env(), timeout=self.timeout)
         except NccError as e:
             raise RuntimeError(e.line)
-        outs = [np.load(os.path.join(d, f + ".npy"), allow_pickle=False)
+        outs = [np.load(os.path.join(out_dir, f + ".npy"), allow_pickle=False)
                 for f in output_files(self.output_names)]
-        return h, outs
+        res = {"build_ms": cold["compile_ms"], "first_run_ms": first,
+               "compile_ms": cold["compile_ms"] + first, "timing": dict(self.timing)}
+        if cold.get("kernels") is not None:
+            res["ncc"] = {"kernels": cold.get("kernels"), "passes": cold.get("passes")}
+        p = measure.Point(
+            lambda: self._bench(model, inargs, measure.REWARM, 1)["latency_ms"]["median"],
+            res, self._cleanup, self_timed=True)
+        return p, outs
 
-    def block(self, h, prep, warmup, k):
-        """One round: a fresh process; its median stands for the block
-        (ncc bench reports no per-run samples)."""
-        r = self._bench(h, warmup, k)
-        return [r["latency_ms"]["median"]]
-
-    def release(self, h):
-        import shutil
+    def _cleanup(self):
         for d in self._dirs:
             shutil.rmtree(d, ignore_errors=True)
         self._dirs = []
+
+
+def load_ncc_engine(threads, ncc, config, output_names, timeout):
+    """The loaded ncc engine of one configuration: in-process when libncc
+    loads here, else the command line (NccCliEngine, its reason in
+    .timing["why"]).  Raises as NccEngine.load."""
+    eng = NccEngine(threads, ncc, config, output_names, timeout)
+    eng.load()
+    if eng.adapter.inprocess() is None:
+        return NccCliEngine(eng, eng.adapter.no_lib_reason)
+    return eng
 
 
 def perturb(key, outs):

@@ -2,6 +2,7 @@
 text (stdout) and Markdown (--out DIR/report.md): the same tables, each
 followed by a line or two on how to read it.  Names from the model or the
 user reach the output through _txt (printable, one line)."""
+from . import stats
 
 
 def _txt(s, limit=120):
@@ -38,9 +39,11 @@ def header_lines(doc):
            "inputs   " + "; ".join("%s %s %s: %s" % (
                _txt(i["name"]), i["dtype"], "[%s]" % ",".join(_txt(d) for d in i["declared"]),
                _txt(i["data"])) for i in doc["inputs"]),
-           "timing   %d interleaved rounds x %d runs (+%d warm-up) per compiler per batch; "
-           "a round's sample is its block's median" % (s["rounds"], s["runs_per_round"],
-                                                      s["warmup"]),
+           "timing   %d warm-up calls, then %d interleaved rounds per batch%s: a turn per "
+           "compiler per round, one re-warm call then one timed call (perf_counter, fresh "
+           "outputs, GC paused)" % (s["warmup"], s["rounds"],
+                                    " (+%d, twice at most, while a row is noisy)" % s["rounds"]
+                                    if s.get("adaptive_rounds") else ""),
            "check    every output against onnxruntime, |a - ref| <= %g + %g * |ref|"
            % (s["atol"], s["rtol"])]
     n = env.get("ncc") or {}
@@ -54,6 +57,12 @@ def header_lines(doc):
         what = "%s%s" % (c["name"], " (%s)" % _txt(c["config"]) if c.get("config") else "")
         if c.get("status") == "ok":
             role = ", reference only, not timed" if c.get("reference_only") else ""
+            t = c.get("timing") or {}
+            if t.get("via"):
+                role += ", %s" % _txt(t["via"])
+            elif t.get("why"):
+                role += ", FALLBACK: %s, %s (%s)" % (_txt(t["where"]), _txt(t["clock"]),
+                                                     _txt(t["why"], 200))
             out.append("compiler %s: %s%s" % (what, _txt(c.get("version") or "version unknown"),
                                              role))
         else:
@@ -90,11 +99,15 @@ def batch_tables(res):
                  "still timed but left out of the ranking."))
     comp = [[r["compiler"], _ms(r.get("build_ms")), _ms(r.get("first_run_ms")),
              _ms(r.get("compile_ms"))] for r in rows if r.get("compile_ms") is not None]
-    tabs.append(("compile time (ms)", ["compiler", "build", "first run", "compile"], comp,
-                 "build = model file to a ready-to-run object; first run = the first call "
-                 "(lazy compilers such as torch.compile compile inside it); compile = both. "
-                 "ncc's build is measured inside `ncc bench` (no process start-up) and its "
-                 "first run is the first timed run of a fresh process."))
+    cli = [r["compiler"] for r in rows if (r.get("timing") or {}).get("why")]
+    how = ("build = model file to a ready-to-run object (ncc: graph load + pass pipeline + "
+           "compile, through libncc in this process); first run = input preparation and the "
+           "first call (lazy compilers such as torch.compile compile inside it); compile = "
+           "both.")
+    if cli:
+        how += (" %s ran through the command line: its build is `ncc bench`'s compile_ms "
+                "and its first run the first run of a fresh process." % ", ".join(cli))
+    tabs.append(("compile time (ms)", ["compiler", "build", "first run", "compile"], comp, how))
     rank = {k: i + 1 for i, k in enumerate(res["ranking"])}
     lat = []
     for r in sorted((r for r in rows if r.get("latency_ms")),
@@ -103,19 +116,33 @@ def batch_tables(res):
         notes = []
         if r["status"] == "mismatch":
             notes.append("mismatch: not ranked")
+        rcv = _rcv(r)
         if r.get("noisy"):
-            notes.append("noisy (cv > 0.10): not ranked")
+            notes.append("noisy (robust cv > %.2f): not ranked" % stats.CV_RANK_MAX)
+        if (r.get("timing") or {}).get("why"):
+            notes.append("ncc bench process per round")
+        k = r.get("ncc") or {}
+        if k.get("reference_kernels") and not r["compiler"].startswith("ncc:ref"):
+            notes.append("%d of %d nodes on reference kernels" % (
+                k["reference_kernels"], k["reference_kernels"] + (k.get("kernels") or 0)))
         lat.append([str(rank.get(r["compiler"], "-")), r["compiler"], _ms(l["median"]),
-                    "[%s, %s]" % (_ms(l["ci"][0]), _ms(l["ci"][1])), "%.3f" % r["cv"],
+                    "[%s, %s]" % (_ms(l["ci"][0]), _ms(l["ci"][1])),
+                    "-" if rcv is None else "%.3f" % rcv, "%.3f" % r["cv"],
                     "%.1f" % r["throughput_per_s"], str(len(r["samples_ms"])),
                     ", ".join(notes)])
-    tabs.append(("latency (ms)", ["rank", "compiler", "median", "95% CI", "cv",
-                                  "inputs/s", "n", "note"], lat,
-                 "median of the per-round samples with its 95% confidence interval "
-                 "(order statistics; with fewer than 6 rounds it is the min..max); "
-                 "cv = std/mean over rounds; rank only for rows that match and are not noisy. "
-                 "Vendors are timed from Python (a few us of call overhead per run), ncc "
-                 "inside `ncc bench`, one process per round (its compile is not timed)."))
+    how = ("median of the timed calls (one per round) with its 95%% confidence interval "
+           "(order statistics; with fewer than 6 rounds it is the min..max); robust cv = "
+           "1.4826 x MAD / median (one outlier barely moves it), cv = std/mean; a row whose "
+           "robust cv exceeds %.2f is noisy: shown, not ranked. Rank only for rows that "
+           "match and are not noisy. Every compiler, ncc included (libncc in this process), "
+           "is timed alike: perf_counter around one Python call (a few us of call overhead "
+           "on every side), fresh outputs, interleaved call by call." % stats.CV_RANK_MAX)
+    if cli:
+        how += (" Except %s: libncc could not be loaded here, so each round ran one `ncc "
+                "bench` process timed by ncc's own clock (no Python call overhead, "
+                "preallocated outputs): compare it with care." % ", ".join(cli))
+    tabs.append(("latency (ms)", ["rank", "compiler", "median", "95% CI", "robust cv", "cv",
+                                  "inputs/s", "n", "note"], lat, how))
     # ncc first, so each line reads "ncc / vendor"; each pair once (B/A is its inverse)
     keys = sorted((r["compiler"] for r in rows if r.get("latency_ms")),
                   key=lambda k: (not k.startswith("ncc:"),))
@@ -143,6 +170,13 @@ def batch_tables(res):
                      "rerun with more --rounds on a quieter machine, or read the pairwise "
                      "ratios above."))
     return tabs
+
+
+def _rcv(r):
+    v = r.get("robust_cv")
+    if v is None and r.get("samples_ms"):
+        v = stats.robust_cv(r["samples_ms"])
+    return v
 
 
 def _be(e):

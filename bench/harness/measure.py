@@ -35,6 +35,11 @@ ncclib):
             A Point timed alone (n = 1) needs no re-warm run: its previous
             run was its own: plain `warmup` then `iters` timed runs.
 
+A self-timed Point (Point.self_timed: a subprocess that reports its own
+latency, as bench/compare's ncc fallback `ncc bench` per round) takes its
+turns like the others, but its call returns the sample in ms and nothing
+runs untimed for it: each call is a fresh process that warms itself.
+
 Timing is identical for every compiler: time.perf_counter around one Python
 call that returns the outputs, with Python's cyclic garbage collector
 paused during the rounds (as timeit does; reference counting still frees
@@ -153,9 +158,10 @@ class Point:
     Point made `done` (a row timed elsewhere, e.g. by `ncc bench`) has its
     whole result and takes no part in rounds."""
 
-    def __init__(self, run_once, result, release=None, done=False):
+    def __init__(self, run_once, result, release=None, done=False, self_timed=False):
         self.run_once, self.result, self._release = run_once, result, release
         self.done = done
+        self.self_timed = self_timed  # run_once() returns its own latency (ms)
         self.samples = []
         self.error = None      # the exception that stopped its runs, if any
         self.run_s = 0.0       # wall seconds spent in its warm-up and turns
@@ -225,6 +231,11 @@ def _turn(p, untimed, timed):
         return
     t0 = time.perf_counter()
     try:
+        if p.self_timed:
+            if timed:
+                p.samples.append(float(p.run_once()))
+            p.run_s += time.perf_counter() - t0
+            return
         for _ in range(untimed):
             p.run_once()
         if timed:
@@ -237,10 +248,11 @@ def _turn(p, untimed, timed):
 
 
 def time_group(points, warmup, rounds, adaptive=True, cv_max=None):
-    """time_rounds, then, when the group is noisy (a row's cv above
-    cv_max, default stats.CV_RANK_MAX), R more rounds and, if still noisy,
-    R more: at most 2R extra, once.  Returns {"rounds", "extra_rounds",
-    "wall_s"}; "extra_rounds" > 0 says the adaptive extension ran."""
+    """time_rounds, then, when the group is noisy (a row's robust cv,
+    stats.robust_cv, above cv_max, default stats.CV_RANK_MAX: the rule of
+    the noisy flag), R more rounds and, if still noisy, R more: at most 2R
+    extra, once.  Returns {"rounds", "extra_rounds", "wall_s"};
+    "extra_rounds" > 0 says the adaptive extension ran."""
     cv_max = statsmod.CV_RANK_MAX if cv_max is None else cv_max
     wall = time_rounds(points, warmup, rounds)
     extra = 0
@@ -251,20 +263,22 @@ def time_group(points, warmup, rounds, adaptive=True, cv_max=None):
 
 
 def _group_cv(points):
-    cvs = [statsmod.cv(p.samples) for p in points
+    """The largest robust cv of the group's timed rows."""
+    cvs = [statsmod.robust_cv(p.samples) for p in points
            if p.error is None and not p.done and p.samples]
     return max(cvs) if cvs else 0.0
 
 
 def summarize(samples):
     """The timed part of a point result from its latencies, in order:
-    latency_ms {median, p90, p99, min, mean, ci: [lo, hi]}, cv, noisy,
-    samples_ms."""
+    latency_ms {median, p90, p99, min, mean, ci: [lo, hi]}, cv (std/mean),
+    robust_cv (1.4826 MAD/median), noisy (stats.noisy on the samples: the
+    robust cv above stats.CV_RANK_MAX), samples_ms."""
     lat, cv = latency_stats(samples)
     lo, hi = statsmod.median_ci(samples)
     lat["ci"] = [lo, hi]
-    return {"latency_ms": lat, "cv": cv, "noisy": statsmod.noisy(cv),
-            "samples_ms": [float(v) for v in samples]}
+    return {"latency_ms": lat, "cv": cv, "robust_cv": statsmod.robust_cv(samples),
+            "noisy": statsmod.noisy(cv, samples), "samples_ms": [float(v) for v in samples]}
 
 
 def time_in_process(compile_fn, prepare_fn, run_fn, to_numpy, x, warmup, iters, check_fn,

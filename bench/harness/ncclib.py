@@ -159,6 +159,16 @@ class Module:
         self.host_kernels = c.ncc_module_num_host_kernels(ptr)
         self.threads = c.ncc_module_num_threads(ptr)
 
+    def input_names(self):
+        """The graph's input names, in the order inputs() takes them."""
+        return [_name(self.lib.c.ncc_graph_input_name(self.graph.ptr, i))
+                for i in range(self.n_in)]
+
+    def output_names(self):
+        """The graph's output names, in the order of a run's Outputs."""
+        return [_name(self.lib.c.ncc_graph_output_name(self.graph.ptr, i))
+                for i in range(self.n_out)]
+
     def inputs(self, arrays):
         """The arrays as an ncc_tensor array (borrowing their memory; keep
         the returned pair alive while it is used)."""
@@ -190,6 +200,10 @@ class Module:
             self.lib.c.ncc_module_free(self.ptr)
             self.ptr = None
         self.graph.free()
+
+
+def _name(b):
+    return b.decode("utf-8", "replace") if b else ""
 
 
 class Outputs:
@@ -233,6 +247,8 @@ class NccLib:
             "ncc_graph_free": (None, [vp]),
             "ncc_graph_num_inputs": (i, [vp]),
             "ncc_graph_num_outputs": (i, [vp]),
+            "ncc_graph_input_name": (cp, [vp, i]),
+            "ncc_graph_output_name": (cp, [vp, i]),
             "ncc_graph_hash": (ctypes.c_uint64, [vp]),
             "ncc_options_init": (None, [ctypes.POINTER(Options)]),
             "ncc_pipeline_new": (i, [i, ctypes.POINTER(vp)]),

@@ -6,7 +6,8 @@ One spelling everywhere, so a reader learns it once (the report's
   1.23 ms [1.20, 1.27]         median latency and its 95% CI
   2.10× [2.01, 2.20]           a ratio with its 95% CI
   1.02× [0.97, 1.08] (within noise)   the interval holds 1: no real difference
-  … ⚠ noisy (cv 0.36)          a row too noisy to rank (left out of rankings)
+  … ⚠ noisy (robust cv 0.14, cv 0.36)   a row too noisy to rank (left out
+                               of rankings): robust cv = 1.4826·MAD/median
 """
 from . import report_rows as rr
 
@@ -41,12 +42,20 @@ def table(header, rows):
     return "\n".join(out)
 
 
+def cv_text(row):
+    """'robust cv 0.14, cv 0.36' (what the row has of the two), or ''."""
+    rc, c = rr.robust_cv(row), rr.cv(row)
+    parts = (["robust cv %.2f" % rc] if rc is not None else []) + \
+        (["cv %.2f" % c] if c is not None else [])
+    return ", ".join(parts)
+
+
 def noisy_mark(row):
-    """' ⚠ noisy (cv 0.36)' for a noisy valid row, else ''."""
+    """' ⚠ noisy (robust cv 0.14, cv 0.36)' for a noisy valid row, else ''."""
     if not rr.valid(row) or not rr.is_noisy(row):
         return ""
-    c = rr.cv(row)
-    return " ⚠ noisy%s" % (" (cv %.2f)" % c if c is not None else "")
+    t = cv_text(row)
+    return " ⚠ noisy%s" % (" (%s)" % t if t else "")
 
 
 def fms(row, unit=" ms"):

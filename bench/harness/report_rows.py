@@ -9,8 +9,11 @@ its uncertainty the same way:
 * a ratio of two rows with its CI (stats.ratio_ci): paired per-round ratios
   when both rows were timed interleaved in the same group (same
   interleave.group, same number of samples), else the seeded bootstrap;
-* a noisy flag: row.noisy, else stats.noisy(cv); a noisy row is shown,
-  flagged, and left out of every ranking and best-of choice.
+* a noisy flag: stats.noisy(cv, samples_ms) — the robust cv (1.4826 *
+  MAD / median) above stats.CV_RANK_MAX — recomputed from the samples so
+  rows of every age follow one rule; row.noisy for rows without samples,
+  else the plain cv.  A noisy row is shown, flagged, and left out of every
+  ranking and best-of choice.
 
 The row fields may sit in row["result"] (where the runner writes measured
 figures) or at the top of the row; both are read, result first.
@@ -108,9 +111,22 @@ def cv(row):
     return float(v) if isinstance(v, (int, float)) else None
 
 
+def robust_cv(row):
+    """1.4826 * MAD / median of the row's samples (the row's robust_cv
+    when it has no samples), or None."""
+    s = samples(row)
+    if s:
+        return stats.robust_cv(s)
+    v = field(row, "robust_cv")
+    return float(v) if isinstance(v, (int, float)) else None
+
+
 def is_noisy(row):
     if row is None:
         return False
+    s = samples(row)
+    if s:
+        return stats.noisy(cv(row), s)
     n = field(row, "noisy")
     if isinstance(n, bool):
         return n

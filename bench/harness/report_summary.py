@@ -55,7 +55,9 @@ def summary(spec, rows, R):
                     "%s (%d pts)" % (F.fx(metrics.geomean(s["speedups"])), len(s["speedups"]))
                     if s["speedups"] else "–",
                     F.fnum(_median(s["build"])), F.fnum(_median(s["first"]))])
-    return ("Rows per compiler configuration by status; \"noisy\" rows (cv above %.2f) are "
+    return ("Rows per compiler configuration by status; \"noisy\" rows (robust cv, "
+            "1.4826·MAD/median of the timed runs, above %.2f; the plain cv for rows "
+            "recorded without their runs) are "
             "reported but left out of the geometric mean and of every ranking. Geomean "
             "speed-up over the baseline across the points both measured: above 1 is faster. "
             "Build = model to ready-to-run object, first run = the first call (where lazy "
@@ -69,9 +71,12 @@ READING = (
     "`2.10× [2.01, 2.20]`: paired per-round ratios when the two rows were timed in "
     "interleaved rounds, a bootstrap otherwise. **(within noise)** means the interval "
     "holds 1 (or 0 for a Δ): the difference is not distinguishable from the timing noise "
-    "and should not be reported as an effect. **⚠ noisy (cv …)** marks a row whose "
-    "coefficient of variation exceeds %.2f: it is shown but left out of rankings, Kendall τ, "
-    "geometric means and \"fastest\"/\"best\" choices." % rr.stats.CV_RANK_MAX)
+    "and should not be reported as an effect. **⚠ noisy (robust cv …, cv …)** marks a row "
+    "whose robust cv (MAD/median: 1.4826 × the median absolute deviation of its timed runs "
+    "over their median, which one outlier among them barely moves) exceeds %.2f; the plain "
+    "cv (std/mean) is shown beside it, and decides for rows recorded without their runs. "
+    "A noisy row is shown but left out of rankings, Kendall τ, geometric means and "
+    "\"fastest\"/\"best\" choices." % rr.stats.CV_RANK_MAX)
 
 
 def _row_label(r):
@@ -89,7 +94,7 @@ def flagged(rows):
              for r in bad[:200]]
     if len(bad) > 200:
         lines.append("- … and %d more (see results.jsonl)" % (len(bad) - 200))
-    lines += ["- **noisy** %s: cv %s, not ranked" % (_row_label(r), F.fnum(rr.cv(r), 2))
+    lines += ["- **noisy** %s: %s, not ranked" % (_row_label(r), F.cv_text(r) or "cv –")
               for r in noisy[:200]]
     if len(noisy) > 200:
         lines.append("- … and %d more noisy rows" % (len(noisy) - 200))
@@ -148,7 +153,7 @@ def environment(rows):
 
 DEFINITIONS = (
     "Latency: median of the timed runs after warm-up, with a 95% order-statistic CI (p90, "
-    "p99, min, cv and the samples in results.jsonl). Compile time: model file to first "
+    "p99, min, cv, robust cv and the samples in results.jsonl). Compile time: model file to first "
     "result = build (to a ready-to-run object) + first run, the same for every compiler "
     "(lazy compilers compile inside their first call). Speed-up S = t_baseline / t, and "
     "head-to-head S = t_vendor / t_ncc, each with a paired or bootstrap 95% CI. G(d) = "

@@ -16,7 +16,7 @@ A row (schema 1):
   reason, hint why it is not ok, and (skipped) how to install what is missing
   result       point: compile_ms (model -> first result), build_ms,
                first_run_ms, latency_ms {median, p90, p99, min, mean, ci},
-               cv, noisy, samples_ms, timing, [interleave],
+               cv, robust_cv, noisy, samples_ms, timing, [interleave],
                throughput_per_s, model_mflop, gflop_per_s, check {rtol, atol,
                max_abs_err, max_rel_err[, reason]} and, for ncc, kernels,
                host_kernels, passes, pass_ms, graph {nodes, kernels, mflop,
@@ -26,7 +26,11 @@ A row (schema 1):
     samples_ms   every timed latency (ms) in timing order
     latency_ms.ci  [lo, hi]: the 95% order-statistic interval of the median
                  (stats.median_ci; (min, max) below 6 samples)
-    noisy        stats.noisy(cv): cv above stats.CV_RANK_MAX, not to be ranked
+    cv           std / mean of samples_ms; robust_cv: 1.4826 * MAD / median
+                 of samples_ms (stats.robust_cv), which one outlier barely moves
+    noisy        stats.noisy(cv, samples_ms): the robust cv above
+                 stats.CV_RANK_MAX (the plain cv for rows without samples),
+                 not to be ranked
     interleave   {group, rounds, extra_rounds, rows, timed_at} when the row
                  was timed in rounds with other rows of its group (same
                  model, batch and settings; runner.py): samples_ms[i] of
@@ -52,7 +56,7 @@ A row (schema 1):
 Resuming keys rows by `key`; the last row of a key wins when a file has
 several (a skipped row is retried on resume and its new row appended; a
 group re-timed on resume appends new rows for all its measured rows).
-Rows written before samples_ms, ci, noisy, timing, interleave, threads and
+Rows written before samples_ms, ci, noisy, robust_cv, timing, interleave, threads and
 pinned_cpus existed lack them and are still valid rows.
 """
 import json

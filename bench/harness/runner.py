@@ -18,15 +18,16 @@ off) — form a group, timed together:
      warm-up, then `iters` rounds of one timed run per row with the start
      rotating), so a load that drifts during the group slows all rows
      alike and round i of every row can be paired;
-  3. adaptive repeats: when a row's cv is above stats.CV_RANK_MAX after
-     the R = iters rounds, the whole group runs R more rounds, and R more
-     if still noisy (at most 2R extra, once); interleave.extra_rounds says
-     so;
+  3. adaptive repeats: when a row's robust cv (stats.robust_cv, the rule
+     of the noisy flag) is above stats.CV_RANK_MAX after the R = iters
+     rounds, the whole group runs R more rounds, and R more if still noisy
+     (at most 2R extra, once); interleave.extra_rounds says so;
   4. every row gets result.samples_ms (its R [+ extra] latencies, in
-     round order), result.latency_ms.ci, result.cv, result.noisy, and —
-     when two or more rows were timed together — result.interleave
-     {group, rounds, extra_rounds, rows, timed_at}: the group id is a hash of the
-     shared configuration, so it is the same in every run of the spec.
+     round order), result.latency_ms.ci, result.cv, result.robust_cv,
+     result.noisy, and — when two or more rows were timed together —
+     result.interleave {group, rounds, extra_rounds, rows, timed_at}: the
+     group id is a hash of the shared configuration, so it is the same in
+     every run of the spec.
 
   5. ncc rows with --disable-pass flags whose optimized graph hashes like
      the row of the same configuration without them get graph_same

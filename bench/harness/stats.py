@@ -13,8 +13,14 @@ each one an interval and decides whether a difference is real.
   seeded percentile bootstrap of the ratio of medians.
 * Verdict: "within noise" when the interval of a ratio contains 1 (or of a
   delta contains 0); otherwise "faster" / "slower".
-* CV flag: rows whose coefficient of variation exceeds CV_RANK_MAX are
-  reported but left out of rankings and best-of choices.
+* Noise flag: rows whose spread exceeds CV_RANK_MAX are reported but left
+  out of rankings and best-of choices.  The spread is the robust cv
+  (robust_cv: 1.4826 * MAD / median, the cv a normal sample would have)
+  when the samples are at hand, so one outlier among 20 runs (an
+  interrupt, a page fault) does not flag a row whose median is steady;
+  rows kept without samples fall back to the plain cv (std / mean).  What
+  the robust cv misses (a minority mode, a drift) widens the median's CI,
+  and every ratio's verdict reads that.
 """
 import math
 import random
@@ -108,6 +114,28 @@ def cv(xs):
     return math.sqrt(sum((v - m) ** 2 for v in xs) / len(xs)) / m
 
 
-def noisy(cv_value):
-    """A row too noisy to rank."""
+def noisy(cv_value, samples=None):
+    """A row too noisy to rank: robust_cv(samples) above CV_RANK_MAX when
+    the samples are given, else the plain cv_value (rows without samples)."""
+    if samples:
+        return robust_cv(samples) > CV_RANK_MAX
     return cv_value is not None and cv_value > CV_RANK_MAX
+
+
+def mad(xs):
+    """Median absolute deviation from the median."""
+    m = median(xs)
+    return median([abs(float(v) - m) for v in xs])
+
+
+def robust_cv(xs):
+    """1.4826 * MAD / median: the spread of the bulk of the samples, scaled
+    so that it equals std / mean for normal samples; one outlier barely
+    moves it.  0 for no samples or a median of 0."""
+    xs = [float(v) for v in xs]
+    if not xs:
+        return 0.0
+    m = median(xs)
+    if m <= 0:
+        return 0.0
+    return 1.4826 * mad(xs) / m

@@ -8,6 +8,15 @@ the vendors), label `compare` (tests/compare.cmake).
     ratios are the medians of the paired per-round ratios (computed here
     from samples_ms, so an inverted ratio fails), --out files, the text
     report's tables with their how-to-read lines;
+  - ncc is timed in-process through libncc exactly like onnxruntime (same
+    timing record, one sample per round on both sides, ncc's kernel
+    figures) when libncc loads here (a Release build); with
+    NCC_HARNESS_INPROCESS=0 (or a sanitizer build) the command-line
+    fallback, still interleaved and paired, is labelled in the JSON, the
+    notes, the compiler line and the latency table;
+  - the ranking logic on deterministic self-timed rows: a bimodal row is
+    noisy and not ranked, a row with one outlier among its rounds is
+    ranked (robust cv), the start of each round rotates;
   - a planted mismatch (NCC_COMPARE_TEST_PERTURB scales one compiler's
     outputs) is marked, left out of the ranking, exit 0, and --strict
     exits 3;
@@ -44,11 +53,12 @@ sys.path.insert(0, os.path.join(SRC, "bench"))
 
 from harness import compare as cmpmod  # noqa: E402
 from harness import compare_report  # noqa: E402
+from harness import measure  # noqa: E402
 from harness import stats  # noqa: E402
 from harness.compare_model import ModelInfo  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="ncc-test-compare-")
-FAST = ["--rounds", "6", "--runs", "2", "--warmup", "0", "--threads", "1", "--no-pin",
+FAST = ["--rounds", "6", "--warmup", "0", "--threads", "1", "--no-pin",
         "--quiet"]
 
 
@@ -136,11 +146,16 @@ def test_json_structure_and_statistics():
             assert r["status"] == "ok", r
             assert r["check"]["ok"] and len(r["check"]["outputs"]) == 2
             assert r["compile_ms"] == r["build_ms"] + r["first_run_ms"]
-            assert len(r["samples_ms"]) == 6 and r["interleave"]["rounds"] == 6
+            # 6 rounds, plus 6 or 12 when some row was noisy (adaptive)
+            il = r["interleave"]
+            assert il["rounds"] in (6, 12, 18) and il["extra_rounds"] == il["rounds"] - 6, il
+            assert len(r["samples_ms"]) == il["rounds"] == res["rows"][0]["interleave"]["rounds"]
             lo, hi = r["latency_ms"]["ci"]
             assert lo <= r["latency_ms"]["median"] <= hi, r["latency_ms"]
-            assert r["latency_ms"]["median"] == stats.median(r["samples_ms"])
-            assert r["noisy"] == stats.noisy(r["cv"])
+            assert abs(r["latency_ms"]["median"] - stats.median(r["samples_ms"])) < 1e-12
+            assert r["robust_cv"] == stats.robust_cv(r["samples_ms"])
+            assert r["noisy"] == stats.noisy(r["cv"], r["samples_ms"])
+            assert r["build_ms"] > 0 and r["first_run_ms"] > 0, r
         n = len(keys)
         assert len(res["ratios"]) == n * (n - 1)
         samples = {r["compiler"]: r["samples_ms"] for r in res["rows"]}
@@ -162,6 +177,62 @@ def test_json_structure_and_statistics():
         assert json.load(f)["batches"][0]["batch"] == 1
 
 
+def _inprocess_expected():
+    """True when libncc can be loaded here (not a sanitizer build)."""
+    from harness import ncclib
+    if os.environ.get("NCC_HARNESS_INPROCESS", "1") == "0" or not os.environ.get("NCC"):
+        return False
+    try:
+        ncclib.NccLib(ncclib.shared_library(os.environ["NCC"], os.path.join(TMP, "lib")))
+        return True
+    except ncclib.Unavailable:
+        return False
+
+
+def _ncc_row(doc, b=0):
+    return [r for r in doc["batches"][b]["rows"] if r["compiler"] == "ncc:ref"][0]
+
+
+def test_ncc_in_process_like_the_vendors():
+    rc, doc, err = run_json("--batch", "2")
+    assert rc == 0, err
+    rec = [c for c in doc["compilers"] if c["key"] == "ncc:ref"][0]
+    row, ort = _ncc_row(doc), doc["batches"][0]["rows"][0]
+    if not _inprocess_expected():  # the suite's sanitizer build: the fallback's checks
+        assert rec["timing"]["why"], rec
+        return
+    assert rec["timing"]["where"] == "in-process" and "libncc" in rec["timing"]["via"], rec
+    assert not any("ncc bench` process" in n for n in doc["notes"]), doc["notes"]
+    for r in (row, ort):
+        t = r["timing"]
+        assert t["where"] == "in-process" and t["outputs"] == "fresh per call", t
+        assert t["rewarm_per_turn"] == 1 and t["warmup"] == 0, t
+    k = row["ncc"]
+    assert k["kernels"] + k["reference_kernels"] >= 1 and k["module_threads"] >= 1, row
+    assert len(row["samples_ms"]) == len(ort["samples_ms"]) == row["interleave"]["rounds"]
+
+
+def test_ncc_command_line_fallback():
+    env = {"NCC_HARNESS_INPROCESS": "0"}
+    rc, doc, err = run_json("--batch", "2", env=env)
+    assert rc == 0, err
+    rec = [c for c in doc["compilers"] if c["key"] == "ncc:ref"][0]
+    assert "NCC_HARNESS_INPROCESS=0" in rec["timing"]["why"], rec
+    assert any("ncc bench` process per round" in n for n in doc["notes"]), doc["notes"]
+    row, ort = _ncc_row(doc), doc["batches"][0]["rows"][0]
+    assert row["status"] == "ok" and row["check"]["ok"], row
+    assert row["timing"]["where"] == "ncc bench subprocess per round", row["timing"]
+    assert row["timing"]["rewarm_per_turn"] == 0 and ort["timing"]["where"] == "in-process"
+    # still interleaved, one sample per round on both sides: paired ratios
+    assert len(row["samples_ms"]) == len(ort["samples_ms"]) == row["interleave"]["rounds"]
+    rc, out, err = compare(MLP, "--against", "ort", "--ncc-configs", "ref", *FAST, env=env)
+    assert rc == 0, err
+    assert "FALLBACK: ncc bench subprocess per round" in out, out
+    lat = out.split("\nlatency (ms)")[1]
+    assert [l for l in lat.splitlines() if l.split()[1:2] == ["ncc:ref"]
+            and "ncc bench process per round" in l], lat
+
+
 def test_text_report():
     rc, out, err = compare(MLP, "--against", "ort", "--ncc-configs", "ref", *FAST)
     assert rc == 0, err
@@ -181,7 +252,7 @@ def test_mismatch_is_caught():
         assert row["status"] == "mismatch" and not row["check"]["ok"], row
         assert row["check"]["max_abs_err"] > 0
         assert "ncc:ref" not in res["ranking"] and row["ranked"] is False
-        assert len(row["samples_ms"]) == 6  # still timed and shown
+        assert len(row["samples_ms"]) == row["interleave"]["rounds"] >= 6  # still timed
     rc, doc, err = run_json("--strict", env=env)
     assert rc == 3 and doc["exit_status"] == 3, (rc, err)
     rc, out, err = compare(MLP, "--against", "ort", "--ncc-configs", "ref", "--strict",
@@ -194,27 +265,25 @@ CALLS = []
 
 
 class FakeEngine:
-    """Deterministic latencies and compile times, for the ranking logic."""
+    """Deterministic latencies and compile times, for the ranking logic: a
+    self-timed measure.Point whose k-th call reports lat[k % len(lat)]."""
 
     def __init__(self, lat, compile_ms, kind="vendor", out=1.0):
         self.lat, self.kind, self.out = lat, kind, out
-        self.build_ms_override, self.first_ms_override = compile_ms, 0.0
+        self.compile_ms = compile_ms
         self.r = 0
 
-    def build(self, model, feeds):
-        return None
+    def own_point(self, model, feeds):
+        res = {"build_ms": self.compile_ms, "first_run_ms": 0.0,
+               "compile_ms": self.compile_ms, "timing": {"where": "test"}}
+        return (measure.Point(self.call, res, self_timed=True),
+                [np.full((2, 2), self.out, np.float32)])
 
-    def first(self, h, feeds):
-        return None, [np.full((2, 2), self.out, np.float32)]
-
-    def block(self, h, prep, warmup, k):
+    def call(self):
         v = self.lat[self.r % len(self.lat)]
         self.r += 1
         CALLS.append(self)
-        return [v] * k
-
-    def release(self, h):
-        pass
+        return v
 
 
 def test_ranking_fastest_vendor_break_even():
@@ -222,18 +291,22 @@ def test_ranking_fastest_vendor_break_even():
         path, outputs = "m.onnx", ["y"]
     engines = [("onnxruntime", FakeEngine([10.0, 10.1, 9.9], 50.0)),
                ("openvino", FakeEngine([8.0, 8.1, 7.9], 60.0)),
-               ("jumpy", FakeEngine([1.0, 20.0], 1.0)),          # fastest median, noisy
+               ("jumpy", FakeEngine([1.0, 20.0], 1.0)),          # bimodal: noisy
+               # one outlier in 12 rounds: plain cv far above 0.10, robust cv 0: ranked
+               ("spiky", FakeEngine([12.0] * 11 + [120.0], 1.0)),
                ("wrong", FakeEngine([2.0, 2.1], 1.0, out=2.0)),  # fast but mismatching
                ("ncc:cpu-O2", FakeEngine([5.0, 5.05, 4.95], 160.0, kind="ncc"))]
     kinds = {k: e.kind for k, e in engines}
     del CALLS[:]
-    opts = {"reference": "onnxruntime", "timed": set(kinds), "rounds": 12, "runs": 2,
-            "warmup": 0, "rtol": 1e-3, "atol": 1e-4, "kinds": kinds}
+    opts = {"reference": "onnxruntime", "timed": set(kinds), "rounds": 12,
+            "warmup": 0, "adaptive": False, "rtol": 1e-3, "atol": 1e-4, "kinds": kinds}
     res = cmpmod.measure_batch(engines, Info(), 1, {"x": np.zeros((1, 2), np.float32)}, opts,
                                lambda s: None)
     rows = {r["compiler"]: r for r in res["rows"]}
     assert rows["jumpy"]["noisy"] and rows["wrong"]["status"] == "mismatch"
-    assert res["ranking"] == ["ncc:cpu-O2", "openvino", "onnxruntime"], res["ranking"]
+    assert rows["spiky"]["cv"] > stats.CV_RANK_MAX and rows["spiky"]["robust_cv"] == 0.0
+    assert not rows["spiky"]["noisy"] and rows["spiky"]["ranked"], rows["spiky"]
+    assert res["ranking"] == ["ncc:cpu-O2", "openvino", "onnxruntime", "spiky"], res["ranking"]
     assert res["fastest_vendor"] == "openvino"
     vs = {e["a"]: e for e in res["vs_fastest_vendor"]}
     assert vs["ncc:cpu-O2"]["verdict"] == "faster" and vs["onnxruntime"]["verdict"] == "slower"
@@ -251,7 +324,8 @@ def test_ranking_fastest_vendor_break_even():
     assert all(len(set(map(id, CALLS[i * n:(i + 1) * n]))) == n for i in range(12))
     # the reports render every table, the fastest-vendor one included
     doc = {"model": "m.onnx", "settings": {"threads": 2, "pinned_cpus": [0, 1], "rounds": 12,
-                                           "runs_per_round": 2, "warmup": 0, "rtol": 1e-3,
+                                           "adaptive_rounds": False, "warmup": 0,
+                                           "rtol": 1e-3,
                                            "atol": 1e-4},
            "env": {"allowed_cpus": 2, "cpu_model": "test"}, "inputs": [], "compilers": [],
            "batches": [res]}

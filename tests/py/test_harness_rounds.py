@@ -157,7 +157,9 @@ def test_summarize():
     check(s["samples_ms"] == xs, "samples kept in order")
     check(lat["ci"][0] <= lat["median"] <= lat["ci"][1], "CI holds the median: %r" % lat)
     check(list(stats.median_ci(xs)) == lat["ci"], "the CI is stats.median_ci")
-    check(s["noisy"] is stats.noisy(s["cv"]) and s["noisy"], "cv %.2f is noisy" % s["cv"])
+    check(s["robust_cv"] == stats.robust_cv(xs), "robust cv of the samples")
+    check(s["noisy"] is stats.noisy(s["cv"], xs) and s["noisy"],
+          "robust cv %.2f is noisy" % s["robust_cv"])
     check(not measure.summarize([1.0, 1.01, 0.99, 1.0])["noisy"], "quiet row")
 
 

@@ -199,6 +199,10 @@ class NccAdapter(Adapter):
                "check": info, "check_ok": ok, "kernels": main.get("kernels"),
                "passes": main.get("passes"), "ncc_compile_ms": main.get("compile_ms"),
                "noisy": stats.noisy(main["cv"])}
+        if isinstance(main.get("robust_cv"), (int, float)):
+            # an ncc bench that flags by the robust cv itself (same rule as stats.noisy)
+            res["robust_cv"] = main["robust_cv"]
+            res["noisy"] = main["robust_cv"] > stats.CV_RANK_MAX
         if main.get("samples_ms"):  # an ncc bench that reports every run
             res.update(measure.summarize(main["samples_ms"]))
         table = main.get("pass_table") or []

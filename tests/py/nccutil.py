@@ -5,7 +5,8 @@ ir/ops.def (the one source of truth), runs `ncc run --target=T` on a model
 with .npy inputs (T is `ref` unless a suite's --target says otherwise), runs
 ONNX Runtime as the oracle, and compares tensors with dtype, shape and
 tolerance checks.  Used by node_conformance.py, diff_ort.py, real_nets.py,
-bench/ref_resnet18.py and bench/blocks_vs_ort.py.
+bench/ref_resnet18.py and bench/blocks_vs_ort.py; its check() and
+run_cases() are the runner of the harness and compare test scripts.
 """
 import os
 import re
@@ -24,7 +25,8 @@ except ImportError as e:  # ctest SKIP_RETURN_CODE
 
 SRC = os.environ.get("NCC_SRC") or os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "bench"))
+BENCH = os.path.join(SRC, "bench")
+sys.path.insert(0, BENCH)
 
 # Seconds one `ncc run` may take before the case counts as failed (ASan
 # builds are slow; every model in the suites is small).
@@ -254,3 +256,33 @@ def subdir(root, name):
     d = os.path.join(root, re.sub(r"[^A-Za-z0-9._-]", "_", name))
     os.makedirs(d, exist_ok=True)
     return d
+
+
+def check(cond, msg):
+    """An assertion that survives `python -O`."""
+    if not cond:
+        raise AssertionError(msg)
+
+
+def run_cases(fns):
+    """Run test functions in order, each isolated from the others' failures;
+    print "ok NAME seconds" or "FAILED NAME" with the traceback, then the
+    "N passed, M failed" summary ctest shows. Returns the exit status."""
+    import time
+    import traceback
+    failed = 0
+    for fn in fns:
+        t0 = time.time()
+        try:
+            fn()
+            print("ok      %-36s %.1fs" % (fn.__name__, time.time() - t0))
+        except Exception:
+            failed += 1
+            print("FAILED  %s\n%s" % (fn.__name__, traceback.format_exc()))
+    print("%d passed, %d failed" % (len(fns) - failed, failed))
+    return 1 if failed else 0
+
+
+def discovered_cases(ns):
+    """The test_* functions of a module's globals, by name."""
+    return [f for n, f in sorted(ns.items()) if n.startswith("test_") and callable(f)]

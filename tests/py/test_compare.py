@@ -35,21 +35,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import traceback
 
-try:
-    import numpy as np
-    import onnx
-    import onnxruntime  # noqa: F401
-    from onnx import TensorProto, helper, numpy_helper
-except ImportError as e:
-    print("skipped: %s (pip install -r tools/requirements.txt)" % e)
-    sys.exit(77)
-
-SRC = os.environ.get("NCC_SRC") or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+from nccutil import SRC, discovered_cases, run_cases  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 COMPARE = os.path.join(SRC, "bench", "compare")
-sys.path.insert(0, os.path.join(SRC, "bench"))
 
 from harness import compare as cmpmod  # noqa: E402
 from harness import compare_report  # noqa: E402
@@ -433,18 +424,7 @@ def test_input_file():
 
 
 def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
-    failed = 0
-    for name, fn in tests:
-        try:
-            fn()
-            print("ok    %s" % name)
-        except Exception:
-            failed += 1
-            print("FAIL  %s" % name)
-            traceback.print_exc()
-    print("%d passed, %d failed" % (len(tests) - failed, failed))
-    return 1 if failed else 0
+    return run_cases(discovered_cases(globals()))
 
 
 if __name__ == "__main__":

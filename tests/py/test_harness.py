@@ -24,20 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
-try:
-    import numpy as np
-    import onnx  # noqa: F401
-    import onnxruntime  # noqa: F401
-except ImportError as e:
-    print("skipped: %s (pip install -r tools/requirements.txt)" % e)
-    sys.exit(77)
-
-SRC = os.environ.get("NCC_SRC") or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-BENCH = os.path.join(SRC, "bench")
-sys.path.insert(0, BENCH)
+from nccutil import BENCH, check, run_cases  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
+import numpy as np  # noqa: E402
 
 from harness import adapters, metrics, measure, report, results, runner  # noqa: E402
 from harness import spec as specmod  # noqa: E402
@@ -67,26 +56,6 @@ TINY = {
         {"id": "E7", "kind": "ablation", "blocks": ["mlp"], "base": "ref -O2"},
     ],
 }
-
-PASSED, FAILED = [], []
-
-
-def case(fn):
-    """Run one test function, recording pass or fail with the reason."""
-    t0 = time.time()
-    try:
-        fn()
-        PASSED.append(fn.__name__)
-        print("ok      %-32s %.1fs" % (fn.__name__, time.time() - t0))
-    except Exception:
-        FAILED.append(fn.__name__)
-        print("FAILED  %s\n%s" % (fn.__name__, traceback.format_exc()))
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
 
 def close(a, b, tol=1e-9):
     return a is not None and b is not None and abs(a - b) <= tol * max(1.0, abs(b))
@@ -366,16 +335,14 @@ def test_torn_results_line():
 
 
 def main():
-    for t in (test_latency_stats_match_numpy, test_metric_formulas, test_sequence_costs,
+    rc = run_cases([test_latency_stats_match_numpy, test_metric_formulas, test_sequence_costs,
               test_compare, test_spec_checks, test_torn_results_line, test_end_to_end,
               test_resume, test_shards_and_merge, test_isolated_rows,
               test_missing_vendor_skipped,
-              test_report_without_matplotlib):
-        case(t)
+              test_report_without_matplotlib])
     if Sweep.dir and not os.environ.get("NCC_PY_KEEP"):
         shutil.rmtree(Sweep.dir, ignore_errors=True)
-    print("%d passed, %d failed" % (len(PASSED), len(FAILED)))
-    return 1 if FAILED else 0
+    return rc
 
 
 if __name__ == "__main__":

@@ -21,9 +21,7 @@ import sys
 import tempfile
 import traceback
 
-SRC = os.environ.get("NCC_SRC") or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "bench"))
+from nccutil import check, run_cases  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
 
 from harness import metrics, report, report_rows, report_vs, stats  # noqa: E402
 from harness import spec as specmod  # noqa: E402
@@ -56,14 +54,6 @@ E3_MS = {"ncc:ref": {"eltwise": 1.0, "conv": 2.0, "mlp": 3.0},
 ABL_MS = {"cpu -O2": 1.0, "cpu -O2 --disable-pass=fusion": 1.0,
           "cpu -O2 --disable-pass=layout": 1.01, "cpu -O2 --disable-pass=cse": 1.3}
 ROUNDS = 20
-
-PASSED, FAILED = [], []
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
 
 def _samples(median, spread, seed):
     """ROUNDS samples whose median is `median`, multiplicative spread."""
@@ -281,22 +271,14 @@ def main():
     except Exception:
         print("FAILED  build\n%s" % traceback.format_exc())
         return 1
-    for t in (test_medians_have_ci, test_ratio_vs_vendor, test_within_noise,
+    rc = run_cases([test_medians_have_ci, test_ratio_vs_vendor, test_within_noise,
               test_noisy_not_ranked, test_batch_normalised_friction, test_old_rows_still_report,
-              test_ablation, test_break_even_formulas, test_plots):
-        try:
-            t()
-            PASSED.append(t.__name__)
-            print("ok      %s" % t.__name__)
-        except Exception:
-            FAILED.append(t.__name__)
-            print("FAILED  %s\n%s" % (t.__name__, traceback.format_exc()))
+              test_ablation, test_break_even_formulas, test_plots])
     if os.environ.get("NCC_PY_KEEP"):
         print("report kept in %s" % Built.dir)
     else:
         shutil.rmtree(Built.dir, ignore_errors=True)
-    print("%d passed, %d failed" % (len(PASSED), len(FAILED)))
-    return 1 if FAILED else 0
+    return rc
 
 
 if __name__ == "__main__":

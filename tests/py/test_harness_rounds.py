@@ -29,23 +29,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-import traceback
 
-try:
-    import numpy as np  # noqa: F401
-    import onnx  # noqa: F401
-    import onnxruntime  # noqa: F401
-except ImportError as e:
-    print("skipped: %s (pip install -r tools/requirements.txt)" % e)
-    sys.exit(77)
+from nccutil import BENCH, check, run_cases  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
 
-SRC = os.environ.get("NCC_SRC") or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-BENCH = os.path.join(SRC, "bench")
-sys.path.insert(0, BENCH)
-
-from harness import adapters, measure, report, results, runner, stats  # noqa: E402
+from harness import adapters, measure, results, runner, stats  # noqa: E402
 from harness import spec as specmod  # noqa: E402
 from harness.adapters.base import Adapter  # noqa: E402
 
@@ -66,25 +53,6 @@ QUICK = {
         {"id": "E7", "kind": "ablation", "blocks": ["mlp"], "depth": 2, "base": "ref -O2"},
     ],
 }
-
-PASSED, FAILED = [], []
-
-
-def case(fn):
-    t0 = time.time()
-    try:
-        fn()
-        PASSED.append(fn.__name__)
-        print("ok      %-36s %.1fs" % (fn.__name__, time.time() - t0))
-    except Exception:
-        FAILED.append(fn.__name__)
-        print("FAILED  %s\n%s" % (fn.__name__, traceback.format_exc()))
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
 
 # --------------------------------------------------------------------------
 # The protocol on fake rows.
@@ -432,14 +400,12 @@ def test_row_failing_in_rounds():
 
 
 def main():
-    for t in (test_rounds_rotate_and_pair, test_rounds_failing_row, test_adaptive_rounds,
+    rc = run_cases([test_rounds_rotate_and_pair, test_rounds_failing_row, test_adaptive_rounds,
               test_summarize, test_groups_and_shards, test_quick_sweep, test_resume_regroups,
-              test_isolated_groups, test_command_line_fallback, test_old_rows_still_report, test_row_failing_in_rounds):
-        case(t)
+              test_isolated_groups, test_command_line_fallback, test_old_rows_still_report, test_row_failing_in_rounds])
     if Sweep.dir and not os.environ.get("NCC_PY_KEEP"):
         shutil.rmtree(Sweep.dir, ignore_errors=True)
-    print("%d passed, %d failed" % (len(PASSED), len(FAILED)))
-    return 1 if FAILED else 0
+    return rc
 
 
 if __name__ == "__main__":

@@ -20,14 +20,10 @@ decides only for rows kept without their runs.  Checked here:
 
 Pure Python.  Prints "N passed, M failed"; exit 1 on a failure.
 """
-import os
 import random
 import sys
-import traceback
 
-SRC = os.environ.get("NCC_SRC") or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SRC, "bench"))
+from nccutil import discovered_cases, run_cases  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
 
 from harness import measure, stats  # noqa: E402
 from harness import report_fmt, report_rows  # noqa: E402
@@ -135,18 +131,7 @@ def test_report_rows_and_mark():
 
 
 def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
-    failed = 0
-    for name, fn in tests:
-        try:
-            fn()
-            print("ok    %s" % name)
-        except Exception:
-            failed += 1
-            print("FAIL  %s" % name)
-            traceback.print_exc()
-    print("%d passed, %d failed" % (len(tests) - failed, failed))
-    return 1 if failed else 0
+    return run_cases(discovered_cases(globals()))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../ir/ctime.h"
 #include "../../ir/options.h"
 #include "../../runtime/exec.h"
 #include "../backend.h"
@@ -193,8 +194,11 @@ static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
     goto done;
   }
   nk = 0;
-  for (int i = 0; i < g->n_nodes; i++)
+  for (int i = 0; i < g->n_nodes; i++) {
     if (kernels[i] && rep[i] == i) list[nk++] = kernels[i];
+    /* a reused kernel is lowered but never emitted (ncc_compile_stats) */
+    else if (kernels[i]) ncc_ctime_kernel_reused(ncc_ctime_find(kernels[i]->name));
+  }
   s->n_distinct = nk;
   if (nk > 0) {
     st = ncc_jit_compile(list, nk, &s->jit);

@@ -517,7 +517,7 @@ typedef enum ncc_compile_phase {
 /* "lower", "pack", "ir", "opt", "codegen", "link", "backend"; "?" else. */
 const char *ncc_compile_phase_name(int phase);
 typedef struct ncc_kernel_compile_stats {
-  char name[96];  /* the kernel's function name (graph names, unescaped) */
+  char name[160]; /* the kernel's function name (an escaped symbol) */
   int nodes;      /* graph nodes fused into it */
   int reused;     /* 1: shares the function of an equal, earlier kernel */
   double ms[NCC_PHASE_COUNT];

@@ -53,9 +53,10 @@ int ncc_ctime_kernel(const char *name, int nodes) {
   int k = ncc_ctime_find(name);
   if (k >= 0) return k;
   size_t n = (size_t)s->n_kernels;
-  /* grow by doubling: n is a power of two or 0 whenever it is full */
+  /* grow by doubling: capacity is the smallest power of two >= n, so the
+   * array is full exactly when n is a power of two (or 0) */
   if ((n & (n - 1)) == 0) {
-    size_t cap = n ? 2 * n : 8;
+    size_t cap = n ? 2 * n : 1;
     ncc_kernel_compile_stats *r =
         ncc_realloc(s->kernels, n * sizeof *r, cap * sizeof *r);
     if (!r) return -1;

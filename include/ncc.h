@@ -495,7 +495,8 @@ size_t ncc_edit_distance(const char *a, const char *b);
  *   codegen  machine code: the JIT's IR compile layer (observed from its IR
  *            and object transform hooks), or an emitted object/assembly
  *   link     the rest of the lookup that materialises a kernel: linking,
- *            relocation and memory protection of the JIT'd object
+ *            relocation and memory protection of the JIT'd object; for
+ *            --emit=lib, the C compiler building and linking the library
  *   backend  a GPU target's compile, whole (source render, program build)
  * other_ms is the rest of the call (fusion plan, executor set-up, kernel
  * dedupe, installation). The cpu target JITs one LLVM module per distinct

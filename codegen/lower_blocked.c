@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "../ir/attrs.h"
+#include "../ir/ctime.h"
 #include "lower.h"
 
 #define F32 NCC_DT_F32
@@ -370,11 +371,13 @@ static void pick_tile(int64_t ocb, int kb, int vw, int64_t P, int *nb, int *R) {
 static int pack_conv_weights(kir_kernel *k, const ncc_value *wt, int kb) {
   int64_t oc = wt->shape.d[0], taps = wt->shape.d[1] * wt->shape.d[2] * wt->shape.d[3];
   size_t count = (size_t)(oc * taps);
+  double t0 = ncc_ctime_pack_begin();
   float *dst = ncc_malloc(count * sizeof(float));
   if (!dst) return -1;
   const float *src = wt->data;
   for (int64_t o = 0; o < oc; o++)
     for (int64_t t = 0; t < taps; t++) dst[((o / kb) * taps + t) * kb + o % kb] = src[o * taps + t];
+  ncc_ctime_pack_end(t0);
   int b = kir_buf_add(k, "packed_w", F32, false);
   bind_data(k, b, dst, count);
   return b;

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../ir/attrs.h"
+#include "../ir/ctime.h"
 #include "lower.h"
 
 #define F32 NCC_DT_F32
@@ -134,12 +135,14 @@ static int pack_weights(kir_kernel *k, const ncc_node *n, int ob, ncc_epilogue *
   int64_t oc = wt->shape.d[0];
   int64_t taps = wt->shape.d[1] * wt->shape.d[2] * wt->shape.d[3];
   size_t count = (size_t)(oc * taps);
+  double t0 = ncc_ctime_pack_begin();
   float *dst = ncc_malloc(count * sizeof(float));
   if (!dst) return -1;
   const float *src = wt->data;
   for (int64_t o = 0; o < oc; o++)
     for (int64_t t = 0; t < taps; t++)
       dst[((o / ob) * taps + t) * ob + o % ob] = src[o * taps + t];
+  ncc_ctime_pack_end(t0);
   int b = kir_buf_add(k, "packed_w", F32, false);
   k->bufs[b].bind = KIR_BIND_DATA;
   k->bufs[b].data = dst;

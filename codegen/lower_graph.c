@@ -3,6 +3,7 @@
  * other node (the members of declined groups included) on its own. */
 #include <stdio.h>
 
+#include "../ir/ctime.h"
 #include "../ir/options.h"
 #include "escape.h"
 #include "lower.h"
@@ -23,6 +24,16 @@ static void kernel_name(char *name, size_t cap, const ncc_lower_request *rq, int
 }
 
 /* The op a group's kernel is named after. */
+/* Account one lowering call that began at t0 with the packing clock at p0:
+ * a kernel it made gets its own row; a declined attempt still costs. */
+static void account(const kir_kernel *k, int nodes, double t0, double p0) {
+  double pack = ncc_ctime_pack_total() - p0;
+  double lower = ncc_ctime_now() - t0 - pack;
+  int row = k ? ncc_ctime_kernel(k->name, nodes) : -1;
+  ncc_ctime_kernel_add(row, NCC_PHASE_LOWER, lower > 0 ? lower : 0);
+  ncc_ctime_kernel_add(row, NCC_PHASE_PACK, pack);
+}
+
 static ncc_op group_op(const ncc_fuse_group *gr, bool by_anchor) {
   int am = by_anchor ? ncc_fuse_anchor(gr) : -1;
   return gr->members[am >= 0 ? am : 0]->op;
@@ -41,7 +52,9 @@ ncc_status ncc_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
     if (group_kernel) group_kernel[gi] = false;
     if (!t->lower_group) continue;
     kernel_name(name, sizeof name, rq, root, group_op(gr, rq->name_by_anchor), "_fused");
+    double t0 = ncc_ctime_now(), p0 = ncc_ctime_pack_total();
     ncc_status st = t->lower_group(gr, name, &rq->opts, &kernels[root]);
+    account(st == NCC_OK ? kernels[root] : NULL, gr->n_members, t0, p0);
     if (st == NCC_ERR_UNSUPPORTED) continue;
     if (st != NCC_OK) return st;
     if (group_kernel) group_kernel[gi] = true;
@@ -56,7 +69,9 @@ ncc_status ncc_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
     }
     if (!t->supports(n)) continue;
     kernel_name(name, sizeof name, rq, i, n->op, "");
+    double t0 = ncc_ctime_now(), p0 = ncc_ctime_pack_total();
     ncc_status st = t->lower_node(n, name, &rq->opts, &kernels[i]);
+    account(st == NCC_OK ? kernels[i] : NULL, 1, t0, p0);
     if (st == NCC_ERR_UNSUPPORTED) continue;
     if (st != NCC_OK) return st;
     if (df) kir_print(kernels[i], df);

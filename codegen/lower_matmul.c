@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../ir/attrs.h"
+#include "../ir/ctime.h"
 #include "lower.h"
 
 /* Register tile: MR rows x NV vectors. 8 x 3 (24 accumulators) needs the 32
@@ -299,7 +300,9 @@ ncc_status ncc_lower_matmul_ep(const ncc_node *n, const char *name,
   g.ba = kir_buf_input(k, ncc_lower_bind_index(g.ep, n, p.a_in), NCC_DT_F32);
   if (p.b_const) {
     void *owned = NULL;
+    double t0 = ncc_ctime_pack_begin();
     float *packed = pack_b(&p, g.nr, &owned);
+    ncc_ctime_pack_end(t0);
     if (!packed) {
       kir_kernel_free(k);
       return NCC_ERR_NOMEM;

@@ -98,6 +98,9 @@ typedef struct ncc_options {
   size_t max_memory; /* memory budget of this compile and its module's runs;
                         0: the process-wide one (ncc_set_max_memory) */
   int gpu_test_bad_kernel; /* test hook: GPU programs fail to compile */
+  /* where compile and emit report their time (see "compile time" at the
+   * end of this header); NULL: nowhere. Never kept by a module. */
+  struct ncc_compile_stats *compile_stats;
 } ncc_options;
 
 /* Defaults: the values ncc_module_compile and ncc_module_emit use. */
@@ -477,6 +480,61 @@ ncc_status ncc_op_target_compiles(int i, const char *target, unsigned *dtypes);
  * ((size_t)-1 for names over 64 bytes). */
 const char *ncc_suggest(const char *word, const char *const *names, int n);
 size_t ncc_edit_distance(const char *a, const char *b);
+
+
+/* ---- compile time (ir/ctime.c) ----
+ * Where ncc_module_compile_opts and ncc_module_emit_opts spend their time,
+ * when ncc_options.compile_stats points at a zeroed ncc_compile_stats: the
+ * call fills it (a few monotonic clock reads per kernel, always cheap).
+ * Import (ncc_graph_load) and the passes (ncc_pipeline_ran_ms) are the
+ * caller's own calls and are timed there. Phase boundaries:
+ *   lower    graph -> kernel IR (codegen/lower*.c), packing excluded
+ *   pack     weight packing done while lowering (pre-packed GEMM/conv panels)
+ *   ir       kernel IR -> LLVM IR, with the verifier
+ *   opt      LLVMRunPasses "default<O3>" (explicit, before the JIT sees it)
+ *   codegen  machine code: the JIT's IR compile layer (observed from its IR
+ *            and object transform hooks), or an emitted object/assembly
+ *   link     the rest of the lookup that materialises a kernel: linking,
+ *            relocation and memory protection of the JIT'd object; for
+ *            --emit=lib, the C compiler building and linking the library
+ *   backend  a GPU target's compile, whole (source render, program build)
+ * other_ms is the rest of the call (fusion plan, executor set-up, kernel
+ * dedupe, installation). The cpu target JITs one LLVM module per distinct
+ * kernel, so every phase is per kernel there; --emit writes one module,
+ * whose opt and codegen appear in the totals only. A kernel equal to an
+ * earlier one (ncc_options.kernel_reuse) is lowered (and its weights
+ * packed) but shares that kernel's function: reused = 1, and its ir, opt,
+ * codegen and link are 0. */
+typedef enum ncc_compile_phase {
+  NCC_PHASE_LOWER,
+  NCC_PHASE_PACK,
+  NCC_PHASE_IR,
+  NCC_PHASE_OPT,
+  NCC_PHASE_CODEGEN,
+  NCC_PHASE_LINK,
+  NCC_PHASE_BACKEND,
+  NCC_PHASE_COUNT
+} ncc_compile_phase;
+/* "lower", "pack", "ir", "opt", "codegen", "link", "backend"; "?" else. */
+const char *ncc_compile_phase_name(int phase);
+typedef struct ncc_kernel_compile_stats {
+  char name[160]; /* the kernel's function name (an escaped symbol) */
+  int nodes;      /* graph nodes fused into it */
+  int reused;     /* 1: shares the function of an equal, earlier kernel */
+  double ms[NCC_PHASE_COUNT];
+} ncc_kernel_compile_stats;
+typedef struct ncc_compile_stats {
+  double total_ms; /* the whole compile or emit call */
+  double ms[NCC_PHASE_COUNT];
+  double other_ms; /* total_ms less the phases (>= 0) */
+  int n_kernels;   /* compiled kernels, graph order */
+  ncc_kernel_compile_stats *kernels; /* allocated by libncc */
+} ncc_compile_stats;
+/* Release what a compile put in `s` and zero it (so it can be reused). */
+void ncc_compile_stats_free(ncc_compile_stats *s);
+/* The time of the i-th pass of the last ncc_pipeline_run (as
+ * ncc_pipeline_ran_name), in milliseconds; 0 outside [0, num_ran). */
+double ncc_pipeline_ran_ms(const ncc_pipeline *p, int i);
 
 #ifdef __cplusplus
 }

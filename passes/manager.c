@@ -213,6 +213,9 @@ int ncc_pipeline_num_ran(const ncc_pipeline *p) { return p->n_ran; }
 const char *ncc_pipeline_ran_name(const ncc_pipeline *p, int i) {
   return i >= 0 && i < p->n_ran ? all_passes[p->ran[i]]->name : NULL;
 }
+double ncc_pipeline_ran_ms(const ncc_pipeline *p, int i) {
+  return i >= 0 && i < p->n_ran ? p->res[i].ms : 0;
+}
 
 void ncc_pipeline_report(const ncc_pipeline *p, FILE *f) {
   fprintf(f, "%-16s %9s %8s %7s %7s %12s %12s %12s\n", "pass", "time(ms)",

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ir/ctime.h"
 #include "../ir/options.h"
 #include "../runtime/threadpool.h"
 #include "targets.h"
@@ -158,8 +159,16 @@ ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
                          .vector_width = o.vector_width,
                          .kernel_reuse = o.kernel_reuse != 0};
   const ncc_options *prev = ncc_opts_enter(&m->opts);
+  double t0 = ncc_ctime_now(), before = ncc_ctime_phase_sum();
   st = be->compile(g, &bo, &m->state);
+  /* the GPU targets time their lowering only: the rest of their compile
+   * (source render, program build) is one phase */
+  if (be->emit)
+    ncc_ctime_add(NCC_PHASE_BACKEND,
+                  ncc_ctime_now() - t0 - (ncc_ctime_phase_sum() - before));
+  ncc_ctime_finish(t0);
   ncc_opts_leave(prev);
+  m->opts.compile_stats = NULL; /* the caller's; runs must not see it */
   if (st != NCC_OK) {
     pthread_mutex_destroy(&m->run_mu);
     ncc_free(m, sizeof *m);
@@ -320,7 +329,9 @@ ncc_status ncc_module_emit_opts(const ncc_graph *g, const char *target,
     return ncc_error(NCC_ERR_USAGE, "vector_width %d: expected 0 (the host's), 1, 4, 8 or 16",
                      o.vector_width);
   const ncc_options *prev = ncc_opts_enter(&o);
+  double t0 = ncc_ctime_now();
   ncc_status st = emit(g, target, kind, path);
+  ncc_ctime_finish(t0);
   ncc_opts_leave(prev);
   return st;
 }

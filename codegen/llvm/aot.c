@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../ir/atomic_file.h"
+#include "../../ir/ctime.h"
 #include "aot.h"
 
 static pthread_once_t all_once = PTHREAD_ONCE_INIT;
@@ -108,7 +109,10 @@ ncc_status ncc_aot_emit_module(const ncc_aot_object *o, const ncc_llvm_host *h,
     LLVMMemoryBufferRef mb = NULL;
     char *err = NULL;
     LLVMCodeGenFileType ft = strcmp(kind, "asm") == 0 ? LLVMAssemblyFile : LLVMObjectFile;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, ft, &err, &mb)) {
+    double t0 = ncc_ctime_now();
+    LLVMBool failed = LLVMTargetMachineEmitToMemoryBuffer(tm, mod, ft, &err, &mb);
+    ncc_ctime_add(NCC_PHASE_CODEGEN, ncc_ctime_now() - t0);
+    if (failed) {
       st = ncc_error(NCC_ERR_INTERNAL, "LLVM code generation: %s", err ? err : "?");
     } else {
       st = ncc_atomic_write(path, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
@@ -168,6 +172,7 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
         if (rep[i] == i) {
           list[nd++] = kernels[i];
         } else {
+          ncc_ctime_kernel_reused(ncc_ctime_find(kernels[i]->name));
           names[na] = kernels[i]->name;
           names[g->n_nodes + na++] = kernels[rep[i]]->name;
         }

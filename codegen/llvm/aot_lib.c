@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../ir/ctime.h"
 #include "../../ir/options.h"
 #include "../../passes/fusion.h"
 #include "../../ir/atomic_file.h"
@@ -450,6 +451,7 @@ static ncc_status dedupe(lib *L) {
         L->fns[L->n_fns++] = L->klist[k];
       } else {
         fn_of[k] = fn_of[rep[k]];
+        ncc_ctime_kernel_reused(ncc_ctime_find(L->klist[k]->name));
       }
     }
     for (int s = 0; s < L->n_steps; s++)
@@ -892,7 +894,10 @@ static ncc_status build(lib *L, const char *target, const char *path,
                     P.obj, "-lm", "-lpthread", NULL};
   char *relocatable[] = {(char *)cc, "-O2", "-fPIC", "-r", "-nostdlib", "-o",
                          P.out, P.glue, P.obj, NULL};
+  /* the C compiler builds the glue and links: the library's link phase */
+  double t0 = ncc_ctime_now();
   if (!st) st = run_cc(cc, reloc ? relocatable : shared, P.log);
+  ncc_ctime_add(NCC_PHASE_LINK, ncc_ctime_now() - t0);
   /* the linker makes an executable-mode file; every output of ncc gets
    * 0666 & ~umask, the mode the header got from fopen */
   struct stat hs;

@@ -3,11 +3,17 @@
  * The host CPU name and feature string come from LLVM
  * (LLVMGetHostCPUName / LLVMGetHostCPUFeatures) and select the vector width
  * lowering uses: AVX-512 16 f32 lanes, AVX/AVX2 8, SSE/NEON 4, else scalar.
- * One graph becomes one LLVM module: emitted, verified, optimized with the
- * new pass manager ("default<O3>") and added to its own LLJIT, whose symbol
- * search falls back to the process (libm for the scalarized math calls).
- * Every kernel is looked up right away so that compilation errors and
- * compile time belong to ncc_module_compile, not to the first run.
+ * Each distinct kernel of a graph becomes its own LLVM module: emitted,
+ * verified, optimized with the new pass manager ("default<O3>") and added
+ * to the graph's LLJIT, whose symbol search falls back to the process (libm
+ * for the scalarized math calls). Kernels do not call one another, so one
+ * module each optimizes to the same code as one module for all, and makes
+ * every phase measurable per kernel (ncc_compile_stats, ir/ctime.h): each
+ * kernel is looked up right away, which materialises its module alone, so
+ * that compilation errors and compile time belong to ncc_module_compile,
+ * not to the first run. The JIT's IR and object transform hooks (identity
+ * transforms) note when machine code generation starts and ends inside
+ * that lookup; the rest of it is linking.
  */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
@@ -21,11 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../ir/ctime.h"
 #include "../../ir/options.h"
 #include "llvm.h"
 
 struct ncc_jit {
   LLVMOrcLLJITRef jit;
+  double codegen_t0, codegen_t1; /* set by the transform hooks (ms) */
 };
 
 static ncc_llvm_host host;
@@ -146,11 +154,17 @@ ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(mod, dl);
   LLVMDisposeTargetData(dl);
+  /* a module of one kernel times everything per kernel; a module of many
+   * (--emit) has its verifier and optimizer in the totals only */
+  int row = n == 1 ? ncc_ctime_find(ks[0]->name) : -1;
   for (int i = 0; i < n; i++) {
+    double t0 = ncc_ctime_now();
     ncc_status st = ncc_llvm_emit_kernel(ctx, mod, ks[i], h);
     if (st != NCC_OK) return st;
+    ncc_ctime_kernel_add(ncc_ctime_find(ks[i]->name), NCC_PHASE_IR, ncc_ctime_now() - t0);
   }
   char *msg = NULL;
+  double t0 = ncc_ctime_now();
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
     ncc_status st = ncc_error(NCC_ERR_INTERNAL, "emitted LLVM IR is invalid: %.200s", msg);
     if (ncc_opts_dump(NCC_DUMP_LLVM_IR)) dump_module(mod);
@@ -158,9 +172,12 @@ ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
     return st;
   }
   LLVMDisposeMessage(msg);
+  double t1 = ncc_ctime_now();
+  ncc_ctime_kernel_add(row, NCC_PHASE_IR, t1 - t0);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
   LLVMDisposePassBuilderOptions(po);
+  ncc_ctime_kernel_add(row, NCC_PHASE_OPT, ncc_ctime_now() - t1);
   if (e) return llvm_error(e, "optimization");
   if (ncc_opts_dump(NCC_DUMP_LLVM_IR)) dump_module(mod);
   if (ncc_opts_dump(NCC_DUMP_ASM)) {
@@ -173,6 +190,23 @@ ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
     LLVMDisposeMessage(err);
   }
   return NCC_OK;
+}
+
+/* Identity transforms that only note the time: the IR one runs right
+ * before the IR compile layer makes machine code, the object one right
+ * after (both on the thread of the lookup that materialises the module). */
+static LLVMErrorRef ir_seen(void *ctx, LLVMOrcThreadSafeModuleRef *m,
+                            LLVMOrcMaterializationResponsibilityRef mr) {
+  (void)m;
+  (void)mr;
+  ((ncc_jit *)ctx)->codegen_t0 = ncc_ctime_now();
+  return LLVMErrorSuccess;
+}
+
+static LLVMErrorRef obj_seen(void *ctx, LLVMMemoryBufferRef *obj) {
+  (void)obj;
+  ((ncc_jit *)ctx)->codegen_t1 = ncc_ctime_now();
+  return LLVMErrorSuccess;
 }
 
 static ncc_status make_jit(const ncc_llvm_host *h, LLVMOrcLLJITRef *out) {
@@ -198,6 +232,44 @@ static ncc_status make_jit(const ncc_llvm_host *h, LLVMOrcLLJITRef *out) {
   return NCC_OK;
 }
 
+/* Kernel k as its own module, emitted, optimized and added to the JIT. */
+static ncc_status add_kernel(ncc_jit *j, LLVMOrcThreadSafeContextRef tsc,
+                             kir_kernel *k, const ncc_llvm_host *h,
+                             LLVMTargetMachineRef tm) {
+  LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, ctx);
+  ncc_status st = build_module(ctx, mod, &k, 1, h, tm);
+  if (st != NCC_OK) {
+    LLVMDisposeModule(mod);
+    return st;
+  }
+  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
+  LLVMErrorRef e = LLVMOrcLLJITAddLLVMIRModule(
+      j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit), tsm);
+  if (e) {
+    LLVMOrcDisposeThreadSafeModule(tsm); /* still ours on failure */
+    return llvm_error(e, "adding the module");
+  }
+  return NCC_OK;
+}
+
+/* Look kernel k up, which compiles and links its module: codegen is the
+ * time between the transform hooks, link the rest of the lookup. */
+static ncc_status materialise(ncc_jit *j, const kir_kernel *k) {
+  j->codegen_t0 = j->codegen_t1 = 0;
+  double t0 = ncc_ctime_now();
+  ncc_kernel_fn fn = ncc_jit_lookup(j, k->name);
+  double total = ncc_ctime_now() - t0;
+  if (!fn) return NCC_ERR_INTERNAL;
+  double codegen = j->codegen_t0 > 0 && j->codegen_t1 >= j->codegen_t0
+                       ? j->codegen_t1 - j->codegen_t0
+                       : 0;
+  int row = ncc_ctime_find(k->name);
+  ncc_ctime_kernel_add(row, NCC_PHASE_CODEGEN, codegen);
+  ncc_ctime_kernel_add(row, NCC_PHASE_LINK, total > codegen ? total - codegen : 0);
+  return NCC_OK;
+}
+
 ncc_status ncc_jit_compile(kir_kernel *const *ks, int n, ncc_jit **out) {
   *out = NULL;
   const ncc_llvm_host *h;
@@ -205,36 +277,29 @@ ncc_status ncc_jit_compile(kir_kernel *const *ks, int n, ncc_jit **out) {
   if (st != NCC_OK) return st;
   ncc_jit *j = ncc_calloc(1, sizeof *j);
   if (!j) return NCC_ERR_NOMEM;
-  LLVMTargetMachineRef tm = make_tm(h);
-  if (!tm) {
-    ncc_free(j, sizeof *j);
-    return ncc_error(NCC_ERR_INTERNAL, "LLVM: no target machine");
-  }
-  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-  LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsc);
-  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("ncc", ctx);
-  st = build_module(ctx, mod, ks, n, h, tm);
-  LLVMDisposeTargetMachine(tm);
-  if (st == NCC_OK) st = make_jit(h, &j->jit);
+  st = make_jit(h, &j->jit);
   if (st != NCC_OK) {
-    LLVMDisposeModule(mod);
-    LLVMOrcDisposeThreadSafeContext(tsc);
     ncc_jit_free(j);
     return st;
   }
-  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsc);
-  LLVMOrcDisposeThreadSafeContext(tsc); /* the module keeps it alive */
-  LLVMErrorRef e = LLVMOrcLLJITAddLLVMIRModule(
-      j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit), tsm);
-  if (e) {
+  LLVMOrcIRTransformLayerSetTransform(LLVMOrcLLJITGetIRTransformLayer(j->jit), ir_seen, j);
+  LLVMOrcObjectTransformLayerSetTransform(LLVMOrcLLJITGetObjTransformLayer(j->jit),
+                                          obj_seen, j);
+  LLVMTargetMachineRef tm = make_tm(h);
+  if (!tm) {
     ncc_jit_free(j);
-    return llvm_error(e, "adding the module");
+    return ncc_error(NCC_ERR_INTERNAL, "LLVM: no target machine");
   }
-  for (int i = 0; i < n; i++)
-    if (!ncc_jit_lookup(j, ks[i]->name)) {
-      ncc_jit_free(j);
-      return NCC_ERR_INTERNAL;
-    }
+  /* one context for all the modules; each module keeps it alive */
+  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+  for (int i = 0; i < n && st == NCC_OK; i++) st = add_kernel(j, tsc, ks[i], h, tm);
+  LLVMOrcDisposeThreadSafeContext(tsc);
+  LLVMDisposeTargetMachine(tm);
+  for (int i = 0; i < n && st == NCC_OK; i++) st = materialise(j, ks[i]);
+  if (st != NCC_OK) {
+    ncc_jit_free(j);
+    return st;
+  }
   *out = j;
   return NCC_OK;
 }

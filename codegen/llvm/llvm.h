@@ -35,10 +35,11 @@ ncc_status ncc_llvm_host_info(const ncc_llvm_host **out);
  * saying why (this LLVM lacks the backend of h's triple). */
 ncc_status ncc_llvm_can_emit(const ncc_llvm_host *h);
 
-/* A JIT holding the code of one module (one graph). */
+/* A JIT holding the code of one graph (one LLVM module per kernel). */
 typedef struct ncc_jit ncc_jit;
 
-/* Emit, optimize and JIT-compile `n` kernels as one LLVM module. */
+/* Emit, optimize and JIT-compile `n` kernels, one LLVM module each (so
+ * each phase is timed per kernel: ncc_compile_stats). */
 ncc_status ncc_jit_compile(kir_kernel *const *ks, int n, ncc_jit **out);
 ncc_kernel_fn ncc_jit_lookup(ncc_jit *j, const char *name);
 void ncc_jit_free(ncc_jit *j);

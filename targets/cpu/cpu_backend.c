@@ -7,8 +7,9 @@
  * kernel IR up to names and weight pointers, as in repeated blocks) are
  * emitted and optimized once and share one function, so compile time grows
  * with the number of distinct kernels, not with depth. The distinct ones go
- * into one LLVM module and one JIT. Run: the executor calls `launch` for
- * compiled nodes and groups, which binds buffers and runs the kernel on the
+ * into one JIT, one LLVM module each (codegen/llvm/jit.c). Run: the
+ * executor calls `launch` for compiled nodes and groups, which binds
+ * buffers and runs the kernel on the
  * persistent thread pool, as many threads as the work warrants.
  * ncc_options.kernel_reuse = 0 (NCC_KERNEL_REUSE=0 in the driver) turns
  * sharing off (for measuring it); num_threads and vector_width come from
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../ir/ctime.h"
 #include "../../ir/options.h"
 #include "../../runtime/exec.h"
 #include "../backend.h"
@@ -193,8 +195,11 @@ static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
     goto done;
   }
   nk = 0;
-  for (int i = 0; i < g->n_nodes; i++)
+  for (int i = 0; i < g->n_nodes; i++) {
     if (kernels[i] && rep[i] == i) list[nk++] = kernels[i];
+    /* a reused kernel is lowered but never emitted (ncc_compile_stats) */
+    else if (kernels[i]) ncc_ctime_kernel_reused(ncc_ctime_find(kernels[i]->name));
+  }
   s->n_distinct = nk;
   if (nk > 0) {
     st = ncc_jit_compile(list, nk, &s->jit);

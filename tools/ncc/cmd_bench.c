@@ -12,6 +12,10 @@
  *
  * `--batch 1,8` compiles once (the module takes any batch) and measures
  * each batch in turn: one result per batch, a JSON array of them.
+ *
+ * Where the compile time went (ctime.h) is always in the JSON
+ * ("compile_breakdown"); --time-passes prints it as a table after the
+ * results (and the pass manager's per-pass table on stderr).
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +23,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ctime.h"
 
 #define MAX_PASSES_REPORTED 256
 
@@ -34,6 +39,7 @@ typedef struct bench_common {
   cli_refk refk;
   const char *passes[MAX_PASSES_REPORTED];
   int n_passes;
+  cli_ctime ct;
 } bench_common;
 
 typedef struct bench_result {
@@ -188,7 +194,9 @@ static void print_json(const bench_result *r) {
     if (i) printf(", ");
     cli_json_string(c->passes[i]);
   }
-  printf("]}");
+  printf("], ");
+  cli_ctime_json(&c->ct);
+  printf("}");
 }
 
 static void print_table(const bench_result *r) {
@@ -235,11 +243,13 @@ static ncc_status bench_module(const ncc_graph *g, ncc_module *m,
 static ncc_status bench_loaded(ncc_graph *g, const cli_opts *o, bench_common *c,
                                bench_result *r, double t0) {
   ncc_module *m = NULL;
-  ncc_status st = cli_pipeline_run(g, o, o->batch, c->passes, MAX_PASSES_REPORTED,
-                                   &c->n_passes);
-  if (!st) st = ncc_module_compile_opts(g, o->target, &o->lib, &m);
+  ncc_status st = cli_ctime_pipeline(&c->ct, g, o, o->batch, c->passes,
+                                     MAX_PASSES_REPORTED, &c->n_passes);
+  ncc_options lo = cli_ctime_options(&c->ct, o);
+  if (!st) st = ncc_module_compile_opts(g, o->target, &lo, &m);
   if (!st) {
     c->compile_ms = cli_now_ms() - t0;
+    c->ct.compile_ms = c->compile_ms;
     /* Every node is a kernel: compiled, or run by a reference kernel. */
     c->kernels = ncc_module_num_kernels(m) + ncc_module_num_host_kernels(m);
     c->threads = ncc_module_num_threads(m);
@@ -278,7 +288,7 @@ ncc_status cmd_bench(const cli_opts *o) {
     c->iters = o->iters;
     cli_affinity_get(&c->affinity);
     double t0 = cli_now_ms();
-    st = cli_load_model(o->model, &g);
+    st = cli_ctime_load(&c->ct, o->model, &g);
     if (!st) st = bench_loaded(g, o, c, r, t0);
   }
   ncc_graph_free(g);
@@ -293,6 +303,9 @@ ncc_status cmd_bench(const cli_opts *o) {
     print_json(&r[b]);
     if (b == o->n_batches - 1) printf("%s\n", o->n_batches == 1 ? "" : "]");
   }
+  /* the JSON has all of it; the table is for reading */
+  if (!st && o->time_passes && !o->json) cli_ctime_table(&c->ct, stdout, 10);
+  if (c) cli_ctime_free(&c->ct);
   ncc_free(c, 0);
   ncc_free(r, 0);
   return st;

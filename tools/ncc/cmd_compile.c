@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ctime.h"
 
 /* Whether the comma list `list` has `kind`. */
 static bool has_kind(const char *list, const char *kind) {
@@ -128,7 +129,7 @@ static char *default_output(const char *model, const char *ext) {
 }
 
 static ncc_status emit_code(const ncc_graph *g, const cli_opts *o,
-                            const char *emit) {
+                            const ncc_options *lib, const char *emit) {
   bool binary = strcmp(emit, "obj") == 0 || strcmp(emit, "lib") == 0;
   const char *out = o->out;
   if (out && strcmp(out, "-") == 0) {
@@ -144,15 +145,15 @@ static ncc_status emit_code(const ncc_graph *g, const cli_opts *o,
     cli_made_dirs made;
     ncc_status st = cli_out_parents(out, &made);
     if (st) return st;
-    st = ncc_module_emit_opts(g, o->target, &o->lib, emit, out);
+    st = ncc_module_emit_opts(g, o->target, lib, emit, out);
     cli_out_parents_done(&made, st);
     return st;
   }
   if (!binary)
-    return ncc_module_emit_stream(g, o->target, &o->lib, emit, getenv("TMPDIR"), stdout);
+    return ncc_module_emit_stream(g, o->target, lib, emit, getenv("TMPDIR"), stdout);
   char *path = default_output(o->model, strcmp(emit, "lib") == 0 ? ".so" : ".o");
   if (!path) return NCC_ERR_NOMEM;
-  ncc_status st = ncc_module_emit_opts(g, o->target, &o->lib, emit, path);
+  ncc_status st = ncc_module_emit_opts(g, o->target, lib, emit, path);
   ncc_free(path, 0);
   return st;
 }
@@ -164,10 +165,17 @@ ncc_status cmd_compile(const cli_opts *o) {
   if (st) return st;
   ncc_graph *g = NULL;
   int n_ran;
-  st = cli_load_model(o->model, &g);
-  if (!st) st = cli_pipeline_run(g, o, 1, NULL, 0, &n_ran);
+  /* --time-passes: where the compile time went, on stderr (ctime.h) */
+  cli_ctime ct = {0};
+  ncc_options lib = cli_ctime_options(&ct, o);
+  double t0 = cli_now_ms();
+  st = cli_ctime_load(&ct, o->model, &g);
+  if (!st) st = cli_ctime_pipeline(&ct, g, o, 1, NULL, 0, &n_ran);
   if (!st)
-    st = strcmp(emit, "ir") == 0 ? cli_print_graph(g, o->out) : emit_code(g, o, emit);
+    st = strcmp(emit, "ir") == 0 ? cli_print_graph(g, o->out) : emit_code(g, o, &lib, emit);
+  ct.compile_ms = cli_now_ms() - t0;
+  if (!st && o->time_passes) cli_ctime_table(&ct, stderr, 10);
+  cli_ctime_free(&ct);
   ncc_graph_free(g);
   return st;
 }

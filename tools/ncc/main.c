@@ -18,7 +18,9 @@
   "  --passes=a,b,c         run only these passes (in pipeline order)\n"    \
   "  --disable-pass=NAME    leave out a pass (repeatable)\n"                  \
   "  --print-after=NAME|all print the IR to stderr after a pass\n"            \
-  "  --time-passes          report the time of each pass on stderr\n"         \
+  "  --time-passes          report the time of each pass on stderr; bench and\n" \
+  "                         compile also break compile time down by phase and\n" \
+  "                         kernel (docs/CODEGEN.md)\n"                       \
   "  --verify-each          run the IR verifier after every pass\n"          \
   "  --layout-block=K       NCHW[K]c block of the layout pass (1, 2, 4, ..., 64;\n" \
   "                         default: the target's vector width, 1 = plain)\n"

@@ -314,22 +314,30 @@ static void print_table(const ablation *a, int bi) {
 }
 
 /* Several batches: pass x batch -> delta [CI] verdict, in one place. */
+/* One row per disabled pass, one column per batch: "Δ% [lo, hi] verdict",
+ * so "which pass matters at which batch" reads along a row. */
 static void print_summary(const ablation *a) {
-  char t[CLI_TEXT_MAX], label[256], d[96];
-  printf("\nsummary: Δ latency without each pass (paired median ratio - 1, 95%% CI)\n");
-  printf("%-28s %6s %-25s  %s\n", "disabled pass", "batch", "Δ latency % [95% CI]",
-         "verdict");
+  char t[CLI_TEXT_MAX], label[256], d[96], cell[160];
+  enum { CELL = 40 };
+  printf("\nsummary: Δ latency %% without each pass [95%% CI] and verdict, per batch\n");
+  printf("%-28s", "disabled pass");
+  for (int bi = 0; bi < a->o->n_batches; bi++) {
+    snprintf(cell, sizeof cell, "batch %lld", (long long)a->batch[bi]);
+    printf("  %-*s", bi + 1 < a->o->n_batches ? CELL : 0, cell);
+  }
+  printf("\n");
   for (int k = 0; k <= a->np; k++) {
     const variant *v = k ? &a->v[k] : a->ctl;
-    cli_text(variant_label(v, label, sizeof label), t, sizeof t);
+    printf("%-28s", cli_text(variant_label(v, label, sizeof label), t, sizeof t));
     for (int bi = 0; bi < a->o->n_batches; bi++) {
-      if (v->identical)
-        printf("%-28s %6lld %-24s  %s\n", t, (long long)a->batch[bi], "0 (not timed)",
-               IDENTICAL_TEXT);
+      if (v->identical) snprintf(cell, sizeof cell, "%s", IDENTICAL_TEXT);
       else
-        printf("%-28s %6lld %-24s  %s\n", t, (long long)a->batch[bi],
-               delta_text(&v->at[bi], d, sizeof d), verdict(a, v, bi));
+        snprintf(cell, sizeof cell, "%s %s", delta_text(&v->at[bi], d, sizeof d),
+                 verdict(a, v, bi));
+      /* "Δ" is absent here; cells are ASCII, so %-*s pads by columns */
+      printf("  %-*s", bi + 1 < a->o->n_batches ? CELL : 0, cell);
     }
+    printf("\n");
   }
 }
 

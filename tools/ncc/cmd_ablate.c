@@ -249,10 +249,15 @@ static const char *variant_label(const variant *v, char *label, size_t cap) {
 #define IDENTICAL_TEXT "no change (identical graph)"
 
 /* The CI's verdict, and "within A/A noise" when the interval overlaps the
- * control's (the baseline against itself compiled again). */
+ * control's (the baseline against itself compiled again); the control's own
+ * verdict is "within noise" or "placement effect". */
 static const char *verdict(const ablation *a, const variant *v, int bi) {
   const vbatch *r = &v->at[bi];
   const char *w = cli_delta_verdict(r->delta_lo, r->delta_hi);
+  /* The control disables nothing: a delta that excludes 0 there is what
+   * compiling the same graph twice does (code placement), not a pass. */
+  if (v == a->ctl && strcmp(w, "within noise") != 0 && r->delta_lo <= r->delta_hi)
+    return "placement effect";
   if (!a->ctl || v == a->ctl || strcmp(w, "within noise") == 0 || !(r->delta_lo <= r->delta_hi))
     return w;
   const vbatch *c = &a->ctl->at[bi];

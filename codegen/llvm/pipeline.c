@@ -1,0 +1,48 @@
+/* codegen/llvm/pipeline.c — compile-speed tiers: ncc_options.codegen_level
+ * (0..3) chooses the LLVM pass pipeline and the machine-code opt level.
+ *
+ * ncc's kernels reach LLVM already vectorised and tiled (emit.c), so the
+ * loop vectoriser, SLP and most of default<O3>'s inter-procedural work find
+ * nothing to do; what the kernels do need is the cleanup of the emitted IR:
+ * allocas promoted (sroa), redundant loads and address arithmetic folded
+ * (early-cse, instcombine, gvn) and invariant loads hoisted out of the
+ * inner loops (licm). docs/CODEGEN.md "Compile-speed tiers" has the
+ * measurements behind each tier. */
+#include <llvm-c/TargetMachine.h>
+
+#include "ir/options.h"
+#include "llvm.h"
+
+/* The short pipeline: what the explicitly vectorised kernels need. */
+
+typedef struct tier {
+  const char *passes;     /* LLVMRunPasses pipeline */
+  LLVMCodeGenOptLevel cg; /* machine-code level */
+} tier;
+
+static const tier tiers[4] = {
+    /* 0: fastest compile, still promoted and cleaned up */
+    {"function(sroa,instcombine<no-verify-fixpoint>,simplifycfg)", LLVMCodeGenLevelLess},
+    /* 1: the short pipeline */
+    {"function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,"
+     "loop-mssa(licm),gvn,instcombine<no-verify-fixpoint>,simplifycfg)",
+     LLVMCodeGenLevelLess},
+    /* 2 */
+    {"default<O2>", LLVMCodeGenLevelDefault},
+    /* 3: what every kernel got before the tiers */
+    {"default<O3>", LLVMCodeGenLevelAggressive},
+};
+
+static const tier *current_tier(void) {
+  int l = ncc_opts()->codegen_level;
+  if (l < 0 || l > 3) l = 3;
+  return &tiers[l];
+}
+
+const char *ncc_llvm_pipeline(void) {
+  return current_tier()->passes;
+}
+
+int ncc_llvm_codegen_level(void) {
+  return (int)current_tier()->cg;
+}

@@ -101,6 +101,9 @@ typedef struct ncc_options {
   /* where compile and emit report their time (see "compile time" at the
    * end of this header); NULL: nowhere. Never kept by a module. */
   struct ncc_compile_stats *compile_stats;
+  /* compile-speed tier of cpu kernels, 0 (fastest compile) .. 3 (default,
+   * LLVM's O3); see docs/CODEGEN.md "Compile-speed tiers" */
+  int codegen_level;
 } ncc_options;
 
 /* Defaults: the values ncc_module_compile and ncc_module_emit use. */

@@ -7,6 +7,7 @@
 static const ncc_options defaults = {
     .size = sizeof(ncc_options),
     .kernel_reuse = 1,
+    .codegen_level = 3,
 };
 
 static _Thread_local const ncc_options *current;

@@ -138,6 +138,9 @@ ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
       o.vector_width != 8 && o.vector_width != 16)
     return ncc_error(NCC_ERR_USAGE, "vector_width %d: expected 0 (the host's), 1, 4, 8 or 16",
                      o.vector_width);
+  if (o.codegen_level < 0 || o.codegen_level > 3)
+    return ncc_error(NCC_ERR_USAGE, "codegen_level %d: expected 0 (fastest compile) to 3",
+                     o.codegen_level);
   const ncc_backend *be;
   char why[256];
   ncc_status st = find_target(target, &be);
@@ -328,6 +331,9 @@ ncc_status ncc_module_emit_opts(const ncc_graph *g, const char *target,
       o.vector_width != 8 && o.vector_width != 16)
     return ncc_error(NCC_ERR_USAGE, "vector_width %d: expected 0 (the host's), 1, 4, 8 or 16",
                      o.vector_width);
+  if (o.codegen_level < 0 || o.codegen_level > 3)
+    return ncc_error(NCC_ERR_USAGE, "codegen_level %d: expected 0 (fastest compile) to 3",
+                     o.codegen_level);
   const ncc_options *prev = ncc_opts_enter(&o);
   double t0 = ncc_ctime_now();
   ncc_status st = emit(g, target, kind, path);

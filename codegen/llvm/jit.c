@@ -104,7 +104,7 @@ void *ncc_llvm_target_machine(const ncc_llvm_host *h, bool jit) {
     return NULL;
   }
   return LLVMCreateTargetMachine(t, h->triple, h->cpu, h->features,
-                                 LLVMCodeGenLevelAggressive, LLVMRelocPIC,
+                                 (LLVMCodeGenOptLevel)ncc_llvm_codegen_level(), LLVMRelocPIC,
                                  jit ? LLVMCodeModelJITDefault : LLVMCodeModelDefault);
 }
 
@@ -175,7 +175,7 @@ ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
   double t1 = ncc_ctime_now();
   ncc_ctime_kernel_add(row, NCC_PHASE_IR, t1 - t0);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, po);
+  LLVMErrorRef e = LLVMRunPasses(mod, ncc_llvm_pipeline(), tm, po);
   LLVMDisposePassBuilderOptions(po);
   ncc_ctime_kernel_add(row, NCC_PHASE_OPT, ncc_ctime_now() - t1);
   if (e) return llvm_error(e, "optimization");

@@ -54,11 +54,17 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
 /* Internal to codegen/llvm (LLVM handles passed as void*): a target
  * machine for h (NULL on failure), position independent, with the JIT's
  * code model or (for static objects and libraries) the default small one;
- * and a verified, O3-optimized module of the kernels. */
+ * and a verified module, optimized at the codegen tier (pipeline.c), of the kernels. */
 void *ncc_llvm_target_machine(const ncc_llvm_host *h, bool jit);
 ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
                                  kir_kernel *const *ks, int n,
                                  const ncc_llvm_host *h, void *llvm_tm);
+
+/* Internal to codegen/llvm (pipeline.c): the LLVM pass pipeline and the
+ * machine-code level (an LLVMCodeGenOptLevel) of the caller's
+ * ncc_options.codegen_level, the compile-speed tier. */
+const char *ncc_llvm_pipeline(void);
+int ncc_llvm_codegen_level(void);
 
 /* Internal to codegen/llvm: emit kernel `k` into an LLVM module (opaque
  * pointers passed as void* so this header stays free of llvm-c). */

@@ -13,7 +13,8 @@
  * checked against the case's expectation (the rest are host kernels).
  *
  *   test_backend_ops [--target=a,b] [--exclude=a,b] [--op=Conv,Sub]
- *                    [--case=substring] [--vector-width=N] [--list]
+ *                    [--case=substring] [--vector-width=N] [--codegen-level=N]
+ *                    [--list]
  *   test_backend_ops --target=cuda --emit=cuda,ptx --check="ptxas -arch=sm_90 {}"
  *
  * --emit compiles without running: each case is emitted in each kind and
@@ -45,6 +46,7 @@
 static struct {
   const char *targets, *exclude, *ops, *case_sub, *emit, *check;
   int vector_width;
+  int codegen_level; /* -1: the library's default */
   bool list;
 } arg;
 static char tmpdir[] = "/tmp/ncc_backend_ops_XXXXXX";
@@ -71,6 +73,7 @@ static ncc_options options(void) {
   ncc_options o;
   ncc_options_init(&o);
   o.vector_width = arg.vector_width;
+  if (arg.codegen_level >= 0) o.codegen_level = arg.codegen_level;
   return o;
 }
 
@@ -250,7 +253,10 @@ static int run_target(const ncc_target_desc *t) {
   int failed = -1;
   if (n > 0) {
     char group[96];
-    if (arg.vector_width && !arg.emit)
+    if (arg.codegen_level >= 0 && !arg.emit)
+      snprintf(group, sizeof group, "%s (vector width %d, codegen level %d)", t->name,
+               arg.vector_width, arg.codegen_level);
+    else if (arg.vector_width && !arg.emit)
       snprintf(group, sizeof group, "%s (vector width %d)", t->name, arg.vector_width);
     else
       snprintf(group, sizeof group, "%s%s%s", t->name, arg.emit ? " --emit=" : "",
@@ -282,13 +288,15 @@ static void clean_tmpdir(void) {
 static int usage(const char *msg) {
   fprintf(stderr,
           "test_backend_ops: %s\nusage: test_backend_ops [--target=a,b] [--exclude=a,b] "
-          "[--op=Op,Op] [--case=substring] [--vector-width=N] [--emit=kinds [--check=cmd]] "
+          "[--op=Op,Op] [--case=substring] [--vector-width=N] [--codegen-level=N] "
+          "[--emit=kinds [--check=cmd]] "
           "[--list]\n",
           msg);
   return 1;
 }
 
 int main(int argc, char **argv) {
+  arg.codegen_level = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
 #define OPT(s) (strncmp(a, s "=", sizeof s) == 0 ? a + sizeof s : NULL)
@@ -303,6 +311,11 @@ int main(int argc, char **argv) {
       if (arg.vector_width != 1 && arg.vector_width != 4 && arg.vector_width != 8 &&
           arg.vector_width != 16)
         return usage("--vector-width: 1, 4, 8 or 16");
+    }
+    else if (OPT("--codegen-level")) {
+      const char *v = OPT("--codegen-level");
+      if (v[0] < '0' || v[0] > '3' || v[1]) return usage("--codegen-level: 0, 1, 2 or 3");
+      arg.codegen_level = v[0] - '0';
     }
     else if (strcmp(a, "--list") == 0) arg.list = true;
     else return usage("unknown argument");

@@ -19,7 +19,7 @@ typedef enum opt_id {
   OPT_VERIFY_EACH, OPT_INPUT, OPT_OUTPUT_DIR, OPT_EMIT, OPT_BATCH,
   OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_ABLATE, OPT_CHECK_EACH_PASS,
   OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK, OPT_MAX_MEMORY,
-  OPT_THREADS,
+  OPT_THREADS, OPT_CODEGEN_OPT,
 } opt_id;
 
 typedef struct long_opt {
@@ -38,6 +38,7 @@ static const long_opt long_opts[] = {
     {"time-passes", OPT_TIME_PASSES, CLI_F_PIPELINE, false},
     {"verify-each", OPT_VERIFY_EACH, CLI_F_PIPELINE, false},
     {"layout-block", OPT_LAYOUT_BLOCK, CLI_F_PIPELINE, true},
+    {"codegen-opt", OPT_CODEGEN_OPT, CLI_F_PIPELINE, true},
     {"input", OPT_INPUT, CLI_F_INPUT, true},
     {"output-dir", OPT_OUTPUT_DIR, CLI_F_OUTDIR, true},
     {"emit", OPT_EMIT, CLI_F_EMIT, true},
@@ -218,6 +219,13 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
   case OPT_ABLATE: o->ablate = true; break;
   case OPT_CHECK_EACH_PASS: o->check_each_pass = true; break;
   case OPT_MAX_MEMORY: return set_max_memory(v);
+  case OPT_CODEGEN_OPT: {
+    int64_t l;
+    if (!cli_parse_int(v, 0, 3, &l))
+      return ncc_error(NCC_ERR_USAGE, "--codegen-opt expects an integer from 0 to 3, got '%s'", v);
+    o->codegen_opt = (int)l;
+    break;
+  }
   case OPT_THREADS: {
     int64_t t;
     if (!cli_parse_int(v, 1, 1024, &t))
@@ -328,9 +336,15 @@ static void set_defaults(const cli_command *cmd, cli_opts *o) {
   o->iters = 20;
   o->rtol = 1e-4;
   o->atol = 1e-5;
+  o->codegen_opt = -1;
   ncc_options_init(&o->lib);
+  o->lib.codegen_level = -1; /* NCC_CODEGEN_OPT sets it; cli_parse resolves */
   cli_env_options(&o->lib);
 }
+
+/* The compile-speed tier (ncc_options.codegen_level) of each -O level:
+ * docs/CODEGEN.md "Compile-speed tiers" has the measurements. */
+static const int codegen_of_opt[4] = {0, 1, 2, 3};
 
 ncc_status cli_parse(const cli_command *cmd, int argc, char **argv, int first,
                      cli_opts *o) {
@@ -354,6 +368,9 @@ ncc_status cli_parse(const cli_command *cmd, int argc, char **argv, int first,
     else if (arg[1] == '-') st = parse_long(&a);
     else st = parse_short(&a);
   }
+  /* --codegen-opt, else NCC_CODEGEN_OPT, else the -O level's tier */
+  if (o->codegen_opt >= 0) o->lib.codegen_level = o->codegen_opt;
+  else if (o->lib.codegen_level < 0) o->lib.codegen_level = codegen_of_opt[o->opt_level];
   if (!st && cmd->needs_model && !o->model)
     st = ncc_error(NCC_ERR_USAGE, "'ncc %s' needs a MODEL (see 'ncc %s --help')",
                    cmd->name, cmd->name);

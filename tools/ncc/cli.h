@@ -70,6 +70,7 @@ struct cli_opts {
   const char *print_after; /* NULL, "all" or a pass name */
   bool time_passes, verify_each;
   int layout_block; /* --layout-block; 0: the target's default */
+  int codegen_opt;  /* --codegen-opt; -1: NCC_CODEGEN_OPT, else from -O */
   /* run / bench */
   cli_input *inputs;
   int n_inputs;
@@ -114,6 +115,8 @@ void cli_env_options(ncc_options *o);
   "  NCC_VECTOR_WIDTH=W     f32 lanes of cpu kernels and of the layout block\n" \
   "                         (1, 4, 8, 16; default: the host's)\n"             \
   "  NCC_KERNEL_REUSE=0     compile each kernel on its own, not shared\n"     \
+  "  NCC_CODEGEN_OPT=N      compile-speed tier of cpu kernels, 0..3 (default:\n" \
+  "                         from -O; --codegen-opt)\n"                        \
   "  NCC_CC, NCC_AARCH64_CC C compiler of --emit=lib (default cc,\n"          \
   "                         aarch64-linux-gnu-gcc)\n"                         \
   "  NCC_KEEP_AOT_TEMPS=1   keep the work directory of --emit=lib\n"          \

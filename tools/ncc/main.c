@@ -14,7 +14,10 @@
 #include "cli.h"
 
 #define PIPELINE_HELP                                                          \
-  "  -O0 .. -O3             optimization level (default -O2)\n"               \
+  "  -O0 .. -O3             optimization level (default -O2): the graph passes\n" \
+  "                         and the compile-speed tier of cpu kernels\n"     \
+  "  --codegen-opt=N        compile-speed tier alone, 0 (fastest compile) .. 3\n" \
+  "                         (LLVM O3); default: the -O level's\n"           \
   "  --passes=a,b,c         run only these passes (in pipeline order)\n"    \
   "  --disable-pass=NAME    leave out a pass (repeatable)\n"                  \
   "  --print-after=NAME|all print the IR to stderr after a pass\n"            \

@@ -54,7 +54,10 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
 /* Internal to codegen/llvm (LLVM handles passed as void*): a target
  * machine for h (NULL on failure), position independent, with the JIT's
  * code model or (for static objects and libraries) the default small one;
- * and a verified, O3-optimized module of the kernels. */
+ * and a verified, optimized module of the kernels. The optimization
+ * pipeline (a new-pass-manager string) is also part of the compile
+ * cache's key. */
+const char *ncc_llvm_opt_pipeline(void);
 void *ncc_llvm_target_machine(const ncc_llvm_host *h, bool jit);
 ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
                                  kir_kernel *const *ks, int n,

@@ -246,6 +246,7 @@ def main():
         ap.error("--rounds, --threads and --budget must be positive")
     # The pool size of every ncc subprocess (ORT takes its own option).
     os.environ["NCC_NUM_THREADS"] = str(a.threads)
+    os.environ.setdefault("NCC_CACHE", "0")  # cold compile times (docs/CODEGEN.md)
     ncc = Ncc(nccutil.find_ncc(a.ncc), a.target, a.opt)
     nccutil.require_target(ncc.path, a.target)
     import onnxruntime

@@ -38,6 +38,7 @@ import blocks  # noqa: E402
 def ncc_bench(ncc, model, extra, env=None):
     cmd = [ncc, "bench", model, "--target=cpu", "--json"] + extra
     e = dict(os.environ)
+    e.setdefault("NCC_CACHE", "0")  # cold compiles (docs/CODEGEN.md, "Compile cache")
     e.update(env or {})
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=e).stdout
     return json.loads(out)

@@ -104,6 +104,12 @@ typedef struct ncc_options {
   /* compile-speed tier of cpu kernels, 0 (fastest compile) .. 3 (default,
    * LLVM's O3); see docs/CODEGEN.md "Compile-speed tiers" */
   int codegen_level;
+  /* The persistent compile cache (cpu target; docs/CODEGEN.md, "Compile
+   * cache"): the directory of its entries, created when missing; NULL: no
+   * cache. Never kept by a module. The `ncc` driver sets it from
+   * --cache-dir, NCC_CACHE_DIR or the user's cache directory. */
+  const char *cache_dir;
+  size_t cache_max_bytes; /* evict least recently used above; 0: 1 GiB */
 } ncc_options;
 
 /* Defaults: the values ncc_module_compile and ncc_module_emit use. */
@@ -525,6 +531,7 @@ typedef struct ncc_kernel_compile_stats {
   int nodes;      /* graph nodes fused into it */
   int reused;     /* 1: shares the function of an equal, earlier kernel */
   double ms[NCC_PHASE_COUNT];
+  int cache_hit;  /* 1: its machine code came from the compile cache */
 } ncc_kernel_compile_stats;
 typedef struct ncc_compile_stats {
   double total_ms; /* the whole compile or emit call */
@@ -532,7 +539,21 @@ typedef struct ncc_compile_stats {
   double other_ms; /* total_ms less the phases (>= 0) */
   int n_kernels;   /* compiled kernels, graph order */
   ncc_kernel_compile_stats *kernels; /* allocated by libncc */
+  /* with ncc_options.cache_dir: kernels whose machine code was read from
+   * the cache (no opt, no codegen: ir is the key, codegen the read) and
+   * kernels compiled and then stored */
+  int cache_hits, cache_misses;
 } ncc_compile_stats;
+/* ---- compile cache (ir/kcache.c) ----
+ * The entries of a cache directory (ncc_options.cache_dir): how many and
+ * their bytes; a missing directory is an empty cache. Clear removes the
+ * entries (and temporaries of interrupted writes), nothing else. */
+typedef struct ncc_cache_info {
+  int64_t entries;
+  int64_t bytes;
+} ncc_cache_info;
+ncc_status ncc_cache_stats(const char *dir, ncc_cache_info *out);
+ncc_status ncc_cache_clear(const char *dir, int64_t *removed);
 /* Release what a compile put in `s` and zero it (so it can be reused). */
 void ncc_compile_stats_free(ncc_compile_stats *s);
 /* The time of the i-th pass of the last ncc_pipeline_run (as

@@ -81,6 +81,14 @@ void ncc_ctime_kernel_reused(int k) {
   if (s && k >= 0 && k < s->n_kernels) s->kernels[k].reused = 1;
 }
 
+void ncc_ctime_kernel_cache(int k, bool hit) {
+  ncc_compile_stats *s = ncc_ctime_stats();
+  if (!s) return;
+  if (hit) s->cache_hits++;
+  else s->cache_misses++;
+  if (hit && k >= 0 && k < s->n_kernels) s->kernels[k].cache_hit = 1;
+}
+
 double ncc_ctime_pack_begin(void) { return ncc_ctime_now(); }
 void ncc_ctime_pack_end(double t0) { pack_ms += ncc_ctime_now() - t0; }
 double ncc_ctime_pack_total(void) { return pack_ms; }

@@ -26,6 +26,9 @@ int ncc_ctime_find(const char *name);
 /* Add ms to kernel k's phase and to the phase total. */
 void ncc_ctime_kernel_add(int k, ncc_compile_phase p, double ms);
 void ncc_ctime_kernel_reused(int k);
+/* Kernel k's machine code came from the compile cache (hit) or was
+ * compiled and stored (miss): the row's flag and the call's counts. */
+void ncc_ctime_kernel_cache(int k, bool hit);
 /* Packing: code that packs weights brackets it with begin/end; the total
  * so far (this thread) is what the lowering loop differences. */
 double ncc_ctime_pack_begin(void);

@@ -172,6 +172,7 @@ ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
   ncc_ctime_finish(t0);
   ncc_opts_leave(prev);
   m->opts.compile_stats = NULL; /* the caller's; runs must not see it */
+  m->opts.cache_dir = NULL;     /* the caller's string; compile-time only */
   if (st != NCC_OK) {
     pthread_mutex_destroy(&m->run_mu);
     ncc_free(m, sizeof *m);

@@ -91,6 +91,9 @@ class Ncc:
         """(rc, stdout, stderr) of `ncc ARGS`; rc 124 on timeout."""
         cmd = [self.path] + list(args)
         full_env = dict(os.environ)
+        # compile times are cold compiles: no compile cache unless the
+        # caller's environment asks for one (docs/CODEGEN.md, "Compile cache")
+        full_env.setdefault("NCC_CACHE", "0")
         full_env.update(env or {})
         try:
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

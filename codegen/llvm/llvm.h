@@ -54,7 +54,9 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
 /* Internal to codegen/llvm (LLVM handles passed as void*): a target
  * machine for h (NULL on failure), position independent, with the JIT's
  * code model or (for static objects and libraries) the default small one;
- * and a verified module, optimized at the codegen tier (pipeline.c), of the kernels. */
+ * and a verified module, optimized at the codegen tier (pipeline.c), of the kernels.
+ * The tier's pipeline and machine-code level are part of the compile
+ * cache's key. */
 void *ncc_llvm_target_machine(const ncc_llvm_host *h, bool jit);
 ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
                                  kir_kernel *const *ks, int n,

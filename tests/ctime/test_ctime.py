@@ -31,6 +31,7 @@ from checks import check, finish  # noqa: E402
 NCC = os.environ.get("NCC", "ncc")
 WITH_LLVM = os.environ.get("NCC_WITH_LLVM", "1") == "1"
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("NCC_")}
+ENV["NCC_CACHE"] = "0"  # cold compiles: every phase is measured (tests/cache)
 
 DRIVER = ["import", "passes", "pipeline"]
 LIB = ["lower", "pack", "ir", "opt", "codegen", "link", "backend"]

@@ -19,7 +19,7 @@ typedef enum opt_id {
   OPT_VERIFY_EACH, OPT_INPUT, OPT_OUTPUT_DIR, OPT_EMIT, OPT_BATCH,
   OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_ABLATE, OPT_CHECK_EACH_PASS,
   OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK, OPT_MAX_MEMORY,
-  OPT_THREADS, OPT_CODEGEN_OPT,
+  OPT_THREADS, OPT_CODEGEN_OPT, OPT_CACHE_DIR, OPT_NO_CACHE,
 } opt_id;
 
 typedef struct long_opt {
@@ -52,6 +52,8 @@ static const long_opt long_opts[] = {
     {"atol", OPT_ATOL, CLI_F_DRIFT, true},
     {"max-memory", OPT_MAX_MEMORY, CLI_F_MEMORY, true},
     {"threads", OPT_THREADS, CLI_F_THREADS, true},
+    {"cache-dir", OPT_CACHE_DIR, CLI_F_CACHE, true},
+    {"no-cache", OPT_NO_CACHE, CLI_F_CACHE, false},
 };
 
 /* -o has no long form. */
@@ -233,6 +235,11 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
     o->lib.num_threads = (int)t;
     break;
   }
+  case OPT_CACHE_DIR:
+    if (!v[0]) return bad(a, "--cache-dir needs a directory");
+    o->lib.cache_dir = v;
+    break;
+  case OPT_NO_CACHE: o->lib.cache_dir = NULL; break;
   case OPT_RTOL: return set_tolerance("--rtol", v, &o->rtol, &o->tol_set);
   case OPT_ATOL: return set_tolerance("--atol", v, &o->atol, &o->tol_set);
   case OPT_OUT:
@@ -372,8 +379,9 @@ ncc_status cli_parse(const cli_command *cmd, int argc, char **argv, int first,
   if (o->codegen_opt >= 0) o->lib.codegen_level = o->codegen_opt;
   else if (o->lib.codegen_level < 0) o->lib.codegen_level = codegen_of_opt[o->opt_level];
   if (!st && cmd->needs_model && !o->model)
-    st = ncc_error(NCC_ERR_USAGE, "'ncc %s' needs a MODEL (see 'ncc %s --help')",
-                   cmd->name, cmd->name);
+    st = ncc_error(NCC_ERR_USAGE, "'ncc %s' needs %s (see 'ncc %s --help')", cmd->name,
+                   /* `ncc cache` takes an action where the others take a model */
+                   strcmp(cmd->name, "cache") == 0 ? "stats or clear" : "a MODEL", cmd->name);
   return st;
 }
 

@@ -28,6 +28,7 @@ enum {
   CLI_F_MEMORY = 1u << 8,   /* --max-memory=SIZE */
   CLI_F_THREADS = 1u << 9,  /* --threads N */
   CLI_F_JSON = 1u << 10,    /* --json alone (ncc check) */
+  CLI_F_CACHE = 1u << 11,   /* --cache-dir DIR, --no-cache */
 };
 
 /* Exit status of `ncc run --check-each-pass` when a pass drifts (1-4 are
@@ -108,6 +109,10 @@ void cli_opts_free(cli_opts *o);
 /* ---- env.c ---- */
 /* Fill library options from the environment variables ncc honours. */
 void cli_env_options(ncc_options *o);
+/* The compile cache's directory without --cache-dir: NCC_CACHE_DIR, else
+ * $XDG_CACHE_HOME/ncc, else $HOME/.cache/ncc; NULL with NCC_CACHE=0 (or
+ * no HOME). The string lives for the process. */
+const char *cli_env_cache_dir(void);
 #define CLI_ENV_HELP                                                           \
   "environment (read by ncc and passed to libncc as options, except the GPU\n" \
   "ones at the end; docs/CONFIGURATION.md):\n"   \
@@ -120,6 +125,10 @@ void cli_env_options(ncc_options *o);
   "  NCC_CC, NCC_AARCH64_CC C compiler of --emit=lib (default cc,\n"          \
   "                         aarch64-linux-gnu-gcc)\n"                         \
   "  NCC_KEEP_AOT_TEMPS=1   keep the work directory of --emit=lib\n"          \
+  "  NCC_CACHE_DIR=DIR      compile cache of run, bench and check (default\n" \
+  "                         $XDG_CACHE_HOME/ncc, else ~/.cache/ncc;\n"        \
+  "                         --cache-dir); NCC_CACHE=0 turns it off\n"        \
+  "  NCC_CACHE_MAX=SIZE     its size bound (K/M/G suffix; default 1G)\n"     \
   "  NCC_DEBUG_KIR, NCC_DUMP_LLVM, NCC_DUMP_ASM, NCC_DEBUG_GPU\n"              \
   "                         print kernel IR, LLVM IR, assembly, GPU sources\n" \
   "                         and compiler logs to stderr\n"                    \
@@ -227,6 +236,7 @@ ncc_status cmd_passes(const cli_opts *o);
 ncc_status cmd_targets(const cli_opts *o);
 ncc_status cmd_check(const cli_opts *o);
 ncc_status cmd_ops(const cli_opts *o);
+ncc_status cmd_cache(const cli_opts *o);
 /* `run --check-each-pass` (cmd_drift.c) and `bench --ablate` (cmd_ablate.c) */
 ncc_status cli_check_each_pass(const cli_opts *o);
 ncc_status cli_ablate(const cli_opts *o);

@@ -142,8 +142,11 @@ static ncc_status compile_variant(const ablation *a, variant *v) {
     v->hash = ncc_graph_hash(v->g);
     v->identical = v->pass && v->hash == a->v[0].hash;
   }
-  if (!st && !v->identical)
-    st = ncc_module_compile_opts(v->g, a->o->target, &a->o->lib, &v->m);
+  /* without the compile cache: the variants' compile times are cold
+   * compiles, comparable with one another */
+  ncc_options lo = a->o->lib;
+  lo.cache_dir = NULL;
+  if (!st && !v->identical) st = ncc_module_compile_opts(v->g, a->o->target, &lo, &v->m);
   v->compile_ms = cli_now_ms() - t0;
   if (!st) {
     v->n_ran = ncc_pipeline_num_ran(p);

@@ -53,6 +53,7 @@ ncc_status cli_ctime_pipeline(cli_ctime *ct, ncc_graph *g, const cli_opts *o,
 ncc_options cli_ctime_options(cli_ctime *ct, const cli_opts *o) {
   ncc_options lo = o->lib;
   lo.compile_stats = &ct->lib;
+  ct->cache_dir = lo.cache_dir;
   return lo;
 }
 
@@ -109,12 +110,18 @@ void cli_ctime_json(const cli_ctime *ct) {
     cli_json_number(ct->pass_ms[i]);
     printf("}");
   }
-  printf("], \"kernels\": [");
+  printf("], \"cache_dir\": ");
+  if (ct->cache_dir) cli_json_string(ct->cache_dir);
+  else printf("null");
+  printf(", \"cache_hits\": %d, \"cache_misses\": %d", ct->lib.cache_hits,
+         ct->lib.cache_misses);
+  printf(", \"kernels\": [");
   for (int k = 0; k < ct->lib.n_kernels; k++) {
     const ncc_kernel_compile_stats *ks = &ct->lib.kernels[k];
     printf("%s{\"name\": ", k ? ", " : "");
     cli_json_string(ks->name);
-    printf(", \"nodes\": %d, \"reused\": %s", ks->nodes, ks->reused ? "true" : "false");
+    printf(", \"nodes\": %d, \"reused\": %s, \"cache_hit\": %s", ks->nodes,
+           ks->reused ? "true" : "false", ks->cache_hit ? "true" : "false");
     for (int p = 0; p < NCC_PHASE_COUNT; p++) {
       printf(", \"%s\": ", ncc_compile_phase_name(p));
       cli_json_number(ks->ms[p]);
@@ -141,6 +148,10 @@ void cli_ctime_table(const cli_ctime *ct, FILE *f, int top) {
   for (int r = 0; r < N_ROWS; r++)
     fprintf(f, "%-10s %10.3f %6.1f%%\n", name[r], ms[r], 100 * ms[r] / total);
   fprintf(f, "%-10s %10.3f %6.1f%%\n", "total", ct->compile_ms, 100.0);
+  char t[CLI_TEXT_MAX];
+  if (ct->lib.cache_hits + ct->lib.cache_misses > 0)
+    fprintf(f, "compile cache: %d hits, %d misses (%s)\n", ct->lib.cache_hits,
+            ct->lib.cache_misses, cli_text(ct->cache_dir, t, sizeof t));
   int n = ct->lib.n_kernels;
   if (n == 0) return;
   const ncc_kernel_compile_stats **order = ncc_calloc((size_t)n, sizeof *order);
@@ -156,12 +167,12 @@ void cli_ctime_table(const cli_ctime *ct, FILE *f, int top) {
   fprintf(f, "%-32s %5s", "kernel", "nodes");
   for (int p = 0; p < NCC_PHASE_COUNT; p++) fprintf(f, " %8s", ncc_compile_phase_name(p));
   fprintf(f, " %9s\n", "total ms");
-  char t[CLI_TEXT_MAX];
   for (int i = 0; i < shown; i++) {
     const ncc_kernel_compile_stats *k = order[i];
     fprintf(f, "%-32s %5d", cli_text(k->name, t, sizeof t), k->nodes);
     for (int p = 0; p < NCC_PHASE_COUNT; p++) fprintf(f, " %8.3f", k->ms[p]);
-    fprintf(f, " %9.3f%s\n", kernel_ms(k), k->reused ? "  reused" : "");
+    fprintf(f, " %9.3f%s%s\n", kernel_ms(k), k->reused ? "  reused" : "",
+            k->cache_hit ? "  cached" : "");
   }
   ncc_free(order, 0);
 }

@@ -18,6 +18,7 @@ typedef struct cli_ctime {
   double pass_ms[CLI_CTIME_MAX_PASSES];
   ncc_compile_stats lib; /* the compile or emit call */
   double compile_ms;     /* the command's measured compile time */
+  const char *cache_dir; /* the compile cache used, or NULL */
 } cli_ctime;
 
 /* Load `path` into *g, timing it. */

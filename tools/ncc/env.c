@@ -5,6 +5,7 @@
  * NCC_VECTOR_WIDTH, ...) become options. A malformed value is ignored, as
  * the library ignored it before the variables moved here. `ncc --help`
  * lists them (CLI_ENV_HELP). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,8 @@ static const char *env(const char *name) {
   const char *v = getenv(name);
   return v && *v ? v : NULL;
 }
+
+static size_t parse_size(const char *s);
 
 void cli_env_options(ncc_options *o) {
   int64_t v;
@@ -36,4 +39,35 @@ void cli_env_options(ncc_options *o) {
   if (getenv("NCC_GPU_TEST_BAD_KERNEL")) o->gpu_test_bad_kernel = 1;
   o->cc = env("NCC_CC");
   o->aarch64_cc = env("NCC_AARCH64_CC");
+  o->cache_dir = cli_env_cache_dir();
+  if ((s = env("NCC_CACHE_MAX"))) o->cache_max_bytes = parse_size(s);
+}
+
+/* SIZE: bytes, or with a K, M or G suffix (binary); 0 when malformed
+ * (then the library's default). */
+static size_t parse_size(const char *s) {
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s) return 0;
+  int shift = 0;
+  switch (*end) {
+  case 'K': case 'k': shift = 10; end++; break;
+  case 'M': case 'm': shift = 20; end++; break;
+  case 'G': case 'g': shift = 30; end++; break;
+  default: break;
+  }
+  if (*end || v > (~0ull >> shift)) return 0;
+  return (size_t)(v << shift);
+}
+
+const char *cli_env_cache_dir(void) {
+  static char dir[4096];
+  const char *s;
+  if ((s = env("NCC_CACHE")) && strcmp(s, "0") == 0) return NULL;
+  int n;
+  if ((s = env("NCC_CACHE_DIR"))) n = snprintf(dir, sizeof dir, "%s", s);
+  else if ((s = env("XDG_CACHE_HOME"))) n = snprintf(dir, sizeof dir, "%s/ncc", s);
+  else if ((s = env("HOME"))) n = snprintf(dir, sizeof dir, "%s/.cache/ncc", s);
+  else return NULL;
+  return n > 0 && (size_t)n < sizeof dir ? dir : NULL;
 }

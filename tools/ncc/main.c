@@ -38,6 +38,12 @@
   "  --threads N            kernel threads (default: NCC_NUM_THREADS, else one\n" \
   "                         per core)\n"
 
+#define CACHE_HELP                                                             \
+  "  --cache-dir DIR        compile cache of the cpu target's kernels (default:\n" \
+  "                         NCC_CACHE_DIR, else $XDG_CACHE_HOME/ncc, else\n"  \
+  "                         ~/.cache/ncc; see 'ncc cache')\n"                 \
+  "  --no-cache             compile every kernel afresh, storing nothing\n"
+
 #define TARGET_HELP                                                            \
   "  --target=T             @TARGETS@\n" /* cli_print_help: the table */    \
   "                         (see 'ncc targets'; without LLVM the default\n"   \
@@ -99,7 +105,7 @@ static const char usage_run[] =
     "--input, inputs are random (seeded, batch 1). Exit status 6 when a\n"
     "pass drifts.\n"
     "  --check-each-pass      run the drift finder\n"
-    "  --rtol R, --atol A     its tolerances (default 1e-4, 1e-5)\n";
+    "  --rtol R, --atol A     its tolerances (default 1e-4, 1e-5)\n" CACHE_HELP;
 
 static const char usage_bench[] =
     "usage: ncc bench MODEL [--target=T] [PIPELINE FLAGS] "
@@ -132,7 +138,8 @@ static const char usage_bench[] =
     "                         the first row, the baseline compiled again (A/A),\n"
     "                         shows what two compiles of one graph differ by:\n"
     "                         a delta overlapping it is \"within A/A noise\"\n"
-    THREADS_HELP MEMORY_HELP;
+    "                         (its compiles do not use the compile cache)\n"
+    THREADS_HELP MEMORY_HELP CACHE_HELP;
 
 static const char usage_check[] =
     "usage: ncc check MODEL [--target=T] [PIPELINE FLAGS] [--json]\n"
@@ -149,7 +156,21 @@ static const char usage_check[] =
     "                         kernels, by op, with the first node and why\n"
     "                         (data-dependent shape, no kernel for the op and\n"
     "                         dtype, or not in this form); exit status 0\n"
-    "  --json                 print one JSON object instead of text\n";
+    "  --json                 print one JSON object instead of text\n" CACHE_HELP;
+
+static const char usage_cache[] =
+    "usage: ncc cache stats|clear [--cache-dir DIR]\n"
+    "\n"
+    "The compile cache: the machine code of the cpu target's kernels, kept\n"
+    "between runs so that compiling a model again (or another model with\n"
+    "equal kernels) skips LLVM's optimizer and code generator. An entry is\n"
+    "keyed by the kernel's LLVM IR, the target, CPU and its features, and\n"
+    "the ncc and LLVM versions; a damaged entry is rebuilt, never used.\n"
+    "\n"
+    "  stats                  print the directory, its entries and their bytes\n"
+    "  clear                  remove every entry\n"
+    "  --cache-dir DIR        the cache (default: NCC_CACHE_DIR, else\n"
+    "                         $XDG_CACHE_HOME/ncc, else ~/.cache/ncc)\n";
 
 static const char usage_passes[] =
     "usage: ncc passes\n"
@@ -184,17 +205,20 @@ const cli_command cli_commands[] = {
      usage_compile, cmd_compile},
     {"run",
      CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_OUTDIR | CLI_F_DRIFT |
-         CLI_F_MEMORY | CLI_F_THREADS,
+         CLI_F_MEMORY | CLI_F_THREADS | CLI_F_CACHE,
      true,
      usage_run, cmd_run},
     {"bench",
-     CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH | CLI_F_MEMORY | CLI_F_THREADS,
+     CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH | CLI_F_MEMORY | CLI_F_THREADS |
+         CLI_F_CACHE,
      true,
      usage_bench, cmd_bench},
-    {"check", CLI_F_JSON | CLI_F_TARGET | CLI_F_PIPELINE, true, usage_check, cmd_check},
+    {"check", CLI_F_JSON | CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_CACHE, true, usage_check,
+     cmd_check},
     {"passes", 0, false, usage_passes, cmd_passes},
     {"targets", 0, false, usage_targets, cmd_targets},
     {"ops", CLI_F_JSON | CLI_F_TARGET, false, usage_ops, cmd_ops},
+    {"cache", CLI_F_CACHE, true, usage_cache, cmd_cache},
 };
 const int cli_n_commands = (int)(sizeof cli_commands / sizeof cli_commands[0]);
 
@@ -216,6 +240,7 @@ static void print_usage(FILE *f) {
           "  passes                                    list the passes\n"
           "  targets                                   list the targets\n"
           "  ops      [--target=T] [--json]            list the supported ops\n"
+          "  cache    stats|clear [--cache-dir DIR]    the compile cache\n"
           "\n"
           "'ncc <command> --help' describes a command; 'ncc --version' "
           "prints the version.\n"

@@ -127,6 +127,15 @@ def main():
           warm and warm["cache_hits"] == n and warm["cache_misses"] == 0, warm)
     check("warm: rows flagged, no opt or codegen by LLVM",
           warm and all(k["cache_hit"] and k["opt"] == 0 for k in compiled(warm)), warm)
+    # another compile-speed tier optimises differently: its own entries
+    tier = bench(a, cd + ["--codegen-opt=1"])
+    check("another tier (--codegen-opt=1): every kernel a miss",
+          tier and tier["cache_misses"] == n and tier["cache_hits"] == 0, tier)
+    check("another tier: entries of its own", len(entries(d)) == 2 * n, entries(d))
+    # tiers 0 and 1 share the pass pipeline and differ in machine-code level
+    tier0 = bench(a, cd + ["--codegen-opt=0"])
+    check("tier 0 after tier 1 (same passes, other machine code): every kernel a miss",
+          tier0 and tier0["cache_misses"] == n and tier0["cache_hits"] == 0, tier0)
     y_cold = outputs(a, xp, os.path.join(tmp, "o1"), ["--no-cache"])
     y_warm = outputs(a, xp, os.path.join(tmp, "o2"), cd)
     check("warm: outputs identical to a cache-less run",

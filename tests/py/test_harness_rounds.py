@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-from nccutil import BENCH, check, run_cases  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
+from nccutil import BENCH, SRC, check, run_cases  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
 
 from harness import adapters, measure, results, runner, stats  # noqa: E402
 from harness import spec as specmod  # noqa: E402
@@ -404,10 +404,27 @@ def test_row_failing_in_rounds():
         shutil.rmtree(out, ignore_errors=True)
 
 
+def test_ort_stops_spinning():
+    """onnxruntime's sessions stop their workers' spinning at the end of a
+    run, so in a round they do not take a core from the next compiler."""
+    from harness.adapters.ort import OrtAdapter
+
+    class T:
+        def model_path(self, batch):
+            return os.path.join(SRC, "examples", "resblock.onnx")
+
+    a = OrtAdapter(1)
+    a.load()
+    sess = a.compile(T(), "ALL", "default", None)
+    got = sess.get_session_options().get_session_config_entry("session.force_spinning_stop")
+    check(got == "1", "session.force_spinning_stop = %r" % got)
+
+
 def main():
     rc = run_cases([test_rounds_rotate_and_pair, test_rounds_failing_row, test_adaptive_rounds,
               test_summarize, test_groups_and_shards, test_quick_sweep, test_resume_regroups,
-              test_isolated_groups, test_command_line_fallback, test_old_rows_still_report, test_row_failing_in_rounds])
+              test_isolated_groups, test_command_line_fallback, test_old_rows_still_report, test_row_failing_in_rounds,
+                    test_ort_stops_spinning])
     if Sweep.dir and not os.environ.get("NCC_PY_KEEP"):
         shutil.rmtree(Sweep.dir, ignore_errors=True)
     return rc

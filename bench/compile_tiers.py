@@ -45,7 +45,8 @@ def median_ci(xs):
 
 
 def bench_once(ncc, model, tier, iters, threads):
-    cmd = [ncc, "bench", model, f"--codegen-opt={tier}", "--json", f"--iters={iters}"]
+    # --no-cache: a cold compile every time (a warm cache would time reads)
+    cmd = [ncc, "bench", model, f"--codegen-opt={tier}", "--json", f"--iters={iters}", "--no-cache"]
     if threads:
         cmd.append(f"--threads={threads}")
     p = subprocess.run(cmd, capture_output=True, text=True)

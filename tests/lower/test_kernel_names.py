@@ -60,8 +60,11 @@ def main():
             lib = os.path.join(tmp, "libnet.so")
             r = run(["compile", MODEL, "--emit=lib", "-o", lib])
             check("emit=lib runs", r.returncode == 0, r.stderr[-400:])
+            # kernel symbols; a kernel's internal `<name>.body` (emit.c) stays a
+            # function of its own where the tier's pipeline does not inline it
             nm = subprocess.run(["nm", lib], capture_output=True, text=True).stdout
-            syms = sorted(ln.split()[-1] for ln in nm.splitlines() if "_k" in ln.split()[-1])
+            syms = sorted(ln.split()[-1] for ln in nm.splitlines()
+                          if "_k" in ln.split()[-1] and not ln.split()[-1].endswith(".body"))
             check("emit=lib names", syms == ["net_k3_Exp_fused"], syms)
         else:
             print("skipped: the LLVM cases (NCC_WITH_LLVM=0)")

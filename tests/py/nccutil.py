@@ -258,6 +258,14 @@ def subdir(root, name):
     return d
 
 
+def run_experiment(args, timeout, env=None):
+    """bench/experiment ARGS in a child Python: (exit status, stdout, stderr)."""
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "experiment")] + list(args),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                       env=env)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
 def check(cond, msg):
     """An assertion that survives `python -O`."""
     if not cond:

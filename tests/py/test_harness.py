@@ -20,12 +20,11 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
-from nccutil import BENCH, check, run_cases  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
+from nccutil import check, run_cases, run_experiment  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
 import numpy as np  # noqa: E402
 
 from harness import adapters, metrics, measure, report, results, runner  # noqa: E402
@@ -34,7 +33,6 @@ from harness.adapters.base import Adapter, sequence_result, sequence_step  # noq
 from harness.nccbin import Ncc  # noqa: E402
 
 NCC = os.environ.get("NCC")
-EXPERIMENT = os.path.join(BENCH, "experiment")
 
 # The end-to-end spec: every experiment kind, tiny blocks, few runs, ncc ref
 # and ONNX Runtime only (the ASan ncc is slow and has no vendor to lean on).
@@ -160,9 +158,7 @@ def test_spec_checks():
 # End to end.
 
 def _experiment(args, timeout=300):
-    p = subprocess.run([sys.executable, EXPERIMENT] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=timeout)
-    return p.returncode, p.stdout.decode(), p.stderr.decode()
+    return run_experiment(args, timeout)
 
 
 class Sweep:

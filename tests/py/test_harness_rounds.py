@@ -26,18 +26,16 @@ numpy/onnx/onnxruntime are missing.
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from nccutil import BENCH, SRC, check, run_cases  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
+from nccutil import SRC, check, run_cases, run_experiment  # noqa: E402  (exits 77 without numpy, onnx, onnxruntime)
 
 from harness import adapters, measure, results, runner, stats  # noqa: E402
 from harness import spec as specmod  # noqa: E402
 from harness.adapters.base import Adapter  # noqa: E402
 
 NCC = os.environ.get("NCC")
-EXPERIMENT = os.path.join(BENCH, "experiment")
 WITH_LLVM = os.environ.get("NCC_WITH_LLVM", "1") not in ("0", "OFF", "")
 
 ITERS = 6
@@ -163,9 +161,7 @@ def test_groups_and_shards():
 # A sweep through bench/experiment.
 
 def _experiment(args, timeout=600):
-    p = subprocess.run([sys.executable, EXPERIMENT] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=timeout)
-    return p.returncode, p.stdout.decode(), p.stderr.decode()
+    return run_experiment(args, timeout)
 
 
 class Sweep:
@@ -307,10 +303,9 @@ def test_command_line_fallback():
     check(Sweep.dir, "needs test_quick_sweep")
     d = os.path.join(Sweep.dir, "cli")
     env = dict(os.environ, NCC_HARNESS_INPROCESS="0")
-    p = subprocess.run([sys.executable, EXPERIMENT, os.path.join(Sweep.dir, "quick.json"),
-                        "--out", d, "--ncc", NCC, "--quiet", "--only", "E5", "--no-plots"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=600)
-    check(p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr.decode()[-1000:]))
+    rc, _, err = run_experiment([os.path.join(Sweep.dir, "quick.json"), "--out", d, "--ncc", NCC,
+                                 "--quiet", "--only", "E5", "--no-plots"], 600, env)
+    check(rc == 0, "exit %d: %s" % (rc, err[-1000:]))
     rows = results.read_rows(os.path.join(d, "results.jsonl"))
     ncc_rows = [r for r in rows if r["config"]["compiler"] == "ncc"]
     check(ncc_rows and all(r["status"] == "ok" and not results.validate_row(r)

@@ -11,7 +11,8 @@ kernel is split between rows, every attributed millisecond lands in
 exactly one row).  Rows are in graph order (by the group's first node) or
 by time (the largest time of any compiler, descending).
 
-Per row: the nodes, their ops, each compiler's ms and kernel count (0
+Nodes no compiler ran a kernel for (constants folded by all) are no row;
+they are listed as "idle".  Per row: the nodes, their ops, each compiler's ms and kernel count (0
 kernels: that compiler ran nothing for these nodes — folded or
 eliminated —, its time 0), the winner (least time; none on a tie or when
 nobody spent time), and ncc / best vendor (None when no vendor spent
@@ -73,9 +74,12 @@ def align(graph, profiles, vendors, sort="graph"):
             gi = where[k["nodes"][0]]
             ms[gi][c] += k["ms"]
             count[gi][c] += 1
-    rows = []
+    rows, idle = [], []
     for gi, g in enumerate(groups):
         t = ms[gi]
+        if not any(count[gi].values()):
+            idle.extend(g)  # no compiler ran a kernel for them: no row
+            continue
         row = {"layer": graph.name(g[0]) + (" +%d" % (len(g) - 1) if len(g) > 1 else ""),
                "nodes": [graph.name(i) for i in g], "ops": _ops(graph, g),
                "first": g[0], "ms": t, "kernels": count[gi]}
@@ -91,7 +95,8 @@ def align(graph, profiles, vendors, sort="graph"):
     tot = {c: v["attributed_ms"] for c, v in totals.items()}
     winner, ratio = _verdict(tot, vendors)
     wins = {c: sum(1 for r in rows if r["winner"] == c) for c in profiles}
-    return {"rows": rows, "totals": totals, "winner": winner, "ratio": ratio, "wins": wins}
+    return {"rows": rows, "totals": totals, "winner": winner, "ratio": ratio, "wins": wins,
+            "idle": [graph.name(i) for i in sorted(idle)]}
 
 
 def _verdict(t, vendors):

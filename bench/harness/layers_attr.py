@@ -18,9 +18,12 @@ is listed under the kernel's "inferred":
      NCHWc Conv+Relu kernel is named after the Relu's output but runs
      "Conv"), up to WALK nodes up the first data input, through nodes no
      other kernel is anchored on, to a node of the kernel's op;
-  3. absorb: until nothing changes, a node no kernel covers joins the
+  3. absorb: until nothing changes, a node no kernel covers (and that
+     depends on a graph input: constants are folded, not fused) joins the
      kernel of its producer when it is that producer's only consumer
-     (Conv -> Add -> Relu epilogues), else the kernel of its consumers
+     (Conv -> Add -> Relu epilogues; of several such producers the one
+     whose kernel runs last, the profile's order being execution order),
+     else the kernel of its consumers
      when they are all in one kernel (Sigmoid of a QuickGelu, shape
      arithmetic folded into a Reshape).
 Nodes still uncovered ran no kernel in that compiler (constant-folded or
@@ -105,13 +108,14 @@ def _absorb(graph, out, owner):
     while changed:
         changed = False
         for u in range(len(graph)):
-            if owner[u] is not None:
+            if owner[u] is not None or u not in graph.dynamic:
                 continue
-            cand = None
-            for t in graph.data_inputs(u):
-                p = graph.producer[t]
-                if owner[p] is not None and graph.consumers.get(t) == [u]:
-                    cand = owner[p]
+            # of several producers, the kernel that runs last: a kernel that
+            # fuses u needs u's other inputs ready (ORT's NCHWc Conv+Sum of
+            # a ResNet shortcut is the conv that runs after the downsample)
+            cands = [owner[graph.producer[t]] for t in graph.data_inputs(u)
+                     if owner[graph.producer[t]] is not None and graph.consumers.get(t) == [u]]
+            cand = max(cands) if cands else None
             if cand is None:
                 ks = set()
                 for t in graph.nodes[u]["outputs"]:
@@ -144,8 +148,10 @@ def finish(rec, graph, total_ms=None):
 def named(rec, graph):
     """The record with node indices replaced by names (for JSON)."""
     r = dict(rec)
+    if "kernels" not in rec:
+        return r
     r["kernels"] = []
-    for k in rec.get("kernels", []):
+    for k in rec["kernels"]:
         k = dict(k)
         k["nodes"] = [graph.name(i) for i in k["nodes"]]
         if "inferred" in k:

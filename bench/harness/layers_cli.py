@@ -205,7 +205,7 @@ def _run(args):
            "compilers": {c: named(r, graph) for c, r in compilers.items()},
            "rows": [{k: v for k, v in r.items() if k != "first"} for r in res["rows"]],
            "totals": res["totals"], "winner": res["winner"], "ratio": res["ratio"],
-           "wins": res["wins"], "env": env}
+           "wins": res["wins"], "idle_nodes": res["idle"], "env": env}
     from . import layers_report
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=1, default=str) + "\n")

@@ -54,6 +54,14 @@ class Graph:
                     self.consumers.setdefault(t, [])
                     if i not in self.consumers[t]:
                         self.consumers[t].append(i)
+        # nodes that depend on a graph input (the rest compute constants:
+        # Identity of a weight, Constant; compilers fold them ahead of time)
+        live = {t for t in self.graph_inputs if t not in self.initializers}
+        self.dynamic = set()
+        for i, n in enumerate(self.nodes):
+            if any(t in live for t in n["inputs"]):
+                self.dynamic.add(i)
+                live.update(t for t in n["outputs"] if t)
 
     @classmethod
     def from_onnx(cls, path):

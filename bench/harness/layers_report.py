@@ -66,6 +66,10 @@ def _notes(doc):
         if nk:
             out.append("%s: no kernel for %d nodes (folded or eliminated): %s%s" % (
                 name, len(nk), ", ".join(nk[:5]), " ..." if len(nk) > 5 else ""))
+    idle = doc.get("idle_nodes") or []
+    if idle:
+        out.append("%d nodes ran no kernel in any compiler (no row): %s%s" % (
+            len(idle), ", ".join(idle[:5]), " ..." if len(idle) > 5 else ""))
     return out + doc.get("notes", [])
 
 

@@ -166,6 +166,20 @@ def test_ort_shortcut_add_goes_to_the_conv_that_runs_last():
                   "c2_nchwc": ["conv2", "add", "relu"]}, ks
 
 
+def test_ort_conv_relu_chain_walks_back():
+    # VGG-like conv_a -> relu_a -> conv_b -> relu_b: ORT names each Conv+Relu
+    # kernel after the Relu's output; conv_b must not be absorbed by the kernel
+    # before it (relu_a's output has conv_b as its only consumer)
+    g = Graph([{"name": "conv_a", "op": "Conv", "inputs": ["x", "w1"], "outputs": ["ca"]},
+               {"name": "relu_a", "op": "Relu", "inputs": ["ca"], "outputs": ["ra"]},
+               {"name": "conv_b", "op": "Conv", "inputs": ["ra", "w2"], "outputs": ["cb"]},
+               {"name": "relu_b", "op": "Relu", "inputs": ["cb"], "outputs": ["y"]}],
+              ["w1", "w2"], ["x"], ["y"])
+    ev = [ort_event("ra_nchwc", "Conv", 1, 10), ort_event("y_nchwc", "Conv", 2, 10)]
+    ks = names(g, parse_ort_events(ev, g))
+    assert ks == {"ra_nchwc": ["conv_a", "relu_a"], "y_nchwc": ["conv_b", "relu_b"]}, ks
+
+
 def ov_run(scale):
     return [{"node_name": "x", "node_type": "Parameter", "exec_type": "unknown_f32",
              "real_time": 0.0, "status": "Status.NOT_RUN"},

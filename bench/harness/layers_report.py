@@ -54,7 +54,8 @@ def _notes(doc):
             top = sorted(um, key=lambda k: -k["ms"])[:4]
             out.append("%s: %.3f ms in %d kernels that trace to no ONNX node (%s)" % (
                 name, sum(k["ms"] for k in um), len(um),
-                ", ".join("%s %.3f: %s" % (k["name"], k["ms"], k["why"]) for k in top)))
+                ", ".join("%s %.3f: %s" % (_clip(k["name"], 40), k["ms"], k["why"])
+                          for k in top)))
         host = rec["unattributed_ms"] - sum(k["ms"] for k in um)
         if abs(host) > 5e-4:
             out.append("%s: %.3f ms outside its kernels (host steps)" % (name, host))
@@ -62,7 +63,8 @@ def _notes(doc):
         if inferred:
             out.append("%s: %d nodes attributed to a fused kernel from the graph (its profile "
                        "names only the fused node)" % (name, inferred))
-        nk = rec.get("no_kernel", [])
+        idle = set(doc.get("idle_nodes") or [])
+        nk = [n for n in rec.get("no_kernel", []) if n not in idle]
         if nk:
             out.append("%s: no kernel for %d nodes (folded or eliminated): %s%s" % (
                 name, len(nk), ", ".join(nk[:5]), " ..." if len(nk) > 5 else ""))

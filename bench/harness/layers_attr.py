@@ -42,7 +42,8 @@ def attribute(graph, kernels, infer=True):
         for key in ("calls", "provider", "exec_type", "ref"):
             if k.get(key) is not None:
                 rec[key] = k[key]
-        originals = k.get("originals")
+        given = k.get("originals")
+        originals = [o for o in given or [] if o]  # "" for a node a pass created
         if originals:
             miss = []
             for o in originals:
@@ -61,9 +62,12 @@ def attribute(graph, kernels, infer=True):
         if rec["nodes"]:
             out.append(rec)
         else:
-            why = ("layout reorder" if "reorder" in (k.get("op") or k["name"]).lower()
-                   else "its name traces to no ONNX node")
-            if originals:
+            why = "its name traces to no ONNX node"
+            if given is not None and not originals:
+                why = "the compiler created it (no ONNX node)"
+            if "reorder" in (k.get("op") or k["name"]).lower():
+                why = "layout reorder"
+            elif originals:
                 why = "none of its nodes (%s) is in the model" % ", ".join(originals[:3])
             unmapped.append({"name": k["name"], "op": k.get("op"), "ms": rec["ms"], "why": why})
     owner = [None] * len(graph)

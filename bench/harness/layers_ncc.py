@@ -37,9 +37,11 @@ def parse_ncc_profile(doc, graph):
         kernels.append({"name": k.get("name", "?"), "op": "+".join(ops) if ops else None,
                         "ms": float(k.get("ms") or 0.0), "calls": k.get("calls"),
                         "ref": k.get("ref"),
-                        "originals": list(k.get("nodes") or []) or None})
+                        "originals": list(k.get("nodes") or [])})
     rec = attribute(graph, kernels, infer=False)
     rec["runs"] = prof.get("runs")
+    if prof.get("run_ms") is not None:
+        rec["run_ms"] = prof["run_ms"]
     for key in ("peak_gflops", "peak_gbps"):
         if prof.get(key) is not None:
             rec[key] = prof[key]

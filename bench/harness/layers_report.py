@@ -10,7 +10,7 @@ SHORT = {"ncc": "ncc", "onnxruntime": "ort", "openvino": "ov"}
 def _f(v):
     if v is None:
         return "-"
-    return "%.3f" % v
+    return "%.3f" % v if abs(v) >= 0.1 or v == 0 else "%.4f" % v
 
 
 def _r(v):
@@ -38,6 +38,10 @@ def _table(doc):
                 + [_f(t[c]["unattributed_ms"]) if c in ok else "n/a" for c in cols] + ["", ""])
     rows.append(["profiled total", ""]
                 + [_f(t[c]["total_ms"]) if c in ok else "n/a" for c in cols] + ["", ""])
+    walls = {c: doc["compilers"][c].get("run_ms") for c in cols if c in ok}
+    if any(v is not None for v in walls.values()):  # a whole run, as the profiler saw it
+        rows.append(["run (wall)", ""] + [_f(walls.get(c)) if c in ok else "n/a"
+                                          for c in cols] + ["", ""])
     return head, rows, len(doc["rows"])
 
 
@@ -82,17 +86,18 @@ def text(doc):
              "  each row: ONNX nodes that every compiler runs in whole kernels; ms = mean "
              "kernel time per run", ""]
     head, rows, n = _table(doc)
+    tail = 4 if rows[-1][0] == "run (wall)" else 3
     widths = [max(len(str(x[i])) for x in [head] + rows) for i in range(len(head))]
     fmt = lambda r: "  ".join(str(v).ljust(w) if i < 2 else str(v).rjust(w)  # noqa: E731
                               for i, (v, w) in enumerate(zip(r, widths)))
     lines.append(fmt(head))
-    body = rows[:-3]
+    body = rows[:-tail]
     for r in body:
         lines.append(fmt(r))
     if len(body) < n:
         lines.append("  ... %d more rows (--top)" % (n - len(body)))
     lines.append("-" * len(fmt(head)))
-    for r in rows[-3:]:
+    for r in rows[-tail:]:
         lines.append(fmt(r))
     wins = doc.get("wins") or {}
     if wins:

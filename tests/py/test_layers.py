@@ -234,7 +234,10 @@ def ncc_fixture(nodes_of_k1=("conv1", "relu1", "conv2")):
              "roofline": 0.2, "ref": True},
             {"name": "k3_layout", "ops": ["Transpose"], "nodes": ["ncc_layout_0"],
              "shapes": ["1x4x8x8"], "ms": 0.004, "share": 0.04, "calls": 1, "gflops": 0.0,
-             "gbps": 1.0, "roofline": None, "ref": False}]}}
+             "gbps": 1.0, "roofline": None, "ref": False},
+            {"name": "k4_Reorder", "ops": ["Reorder"], "nodes": [""], "shapes": ["1x4x8x8"],
+             "ms": 0.001, "share": 0.01, "calls": 1, "gflops": 0.0, "gbps": 1.0,
+             "roofline": None, "ref": False, "kind": "copy"}]}}
 
 
 def test_ncc_parser_contract():
@@ -242,10 +245,12 @@ def test_ncc_parser_contract():
     rec = parse_ncc_profile(ncc_fixture(), g)
     assert names(g, rec) == {"k0_Conv_fused": ["conv1", "relu1", "conv2"], "k1_Add": ["add"],
                              "k2_MatMul": ["matmul"]}, names(g, rec)
-    assert [u["name"] for u in rec["unmapped"]] == ["k3_layout"]
+    assert [(u["name"], u["why"]) for u in rec["unmapped"]] == [
+        ("k3_layout", "none of its nodes (ncc_layout_0) is in the model"),
+        ("k4_Reorder", "layout reorder")], rec["unmapped"]
     assert rec["runs"] == 20 and rec["peak_gflops"] == 100.0
     assert close(rec["total_ms"], 0.100) and close(rec["attributed_ms"], 0.090)
-    assert close(rec["unattributed_ms"], 0.010)  # 0.004 unmapped + 0.006 host steps
+    assert close(rec["unattributed_ms"], 0.010)  # 0.005 unmapped + 0.005 host steps
     assert [k for k in rec["kernels"] if k["name"] == "k2_MatMul"][0]["ref"] is True
     # a list (several batches): the first; no "profile": this ncc has none
     assert parse_ncc_profile([ncc_fixture()], g)["runs"] == 20

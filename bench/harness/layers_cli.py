@@ -158,7 +158,7 @@ def _run(args):
 
     from .adapters.base import Skipped
     from .layers_attr import named
-    from .layers_vendors import profile_ort, profile_ov
+    from .layers_vendors import PROFILERS, profile_vendors
     from .layers_ncc import NoProfile, parse_ncc_profile, run_ncc_profile
     from .nccbin import Ncc, find_ncc
 
@@ -170,23 +170,29 @@ def _run(args):
             compilers["ncc"] = _profile_ncc(args, graph, feeds, threads, tmp, log,
                                             Ncc, find_ncc, NoProfile, parse_ncc_profile,
                                             run_ncc_profile)
+        profilers = []
         for v in against:
-            log("bench/layers: %s: %d warm-up + %d profiled runs" % (v, args.warmup, args.runs))
             try:
-                if v == "onnxruntime":
-                    rec = profile_ort(args.model, feeds, threads, args.warmup, args.runs, tmp)
-                else:
-                    rec = profile_ov(args.model, feeds, threads, args.warmup, args.runs)
-                rec["status"] = "ok"
+                profilers.append(PROFILERS[v](args.model, threads, tmp))
             except Skipped as e:
-                rec = {"status": "skipped", "reason": e.reason}
+                compilers[v] = {"status": "skipped", "reason": e.reason}
             except Exception as e:
-                rec = {"status": "failed", "reason": "%s failed: %s" % (v, _line(e))}
-            compilers[v] = rec
+                compilers[v] = {"status": "failed", "reason": "%s failed: %s" % (v, _line(e))}
+        if profilers:
+            log("bench/layers: %s: %d warm-up + %d profiled runs, interleaved"
+                % (", ".join(p.key for p in profilers), args.warmup, args.runs))
+            try:
+                for v, rec in profile_vendors(profilers, feeds, args.warmup, args.runs).items():
+                    rec["status"] = "ok"
+                    compilers[v] = rec
+            except Exception as e:
+                for p in profilers:
+                    compilers[p.key] = {"status": "failed", "reason": "profiling failed: %s"
+                                        % _line(e)}
+        compilers = {c: compilers[c] for c in columns if c in compilers}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     for c, rec in compilers.items():
-        rec.pop("profile_file", None)
         if rec["status"] == "ok":
             profiles[c] = rec
     if not profiles:

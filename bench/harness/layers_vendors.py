@@ -17,6 +17,8 @@ OpenVINO: compiled with PERF_COUNT (ov.properties.enable_profiling) and the
   (compiled.get_runtime_model()) lists for every executed node the
   original layers fused into it (rt_info "originalLayersNames"): that is
   the kernel's "originals", no guessing needed.
+The vendors' timed runs are interleaved (profile_vendors), one run each per
+round; ncc profiles in its own process before them.
 """
 import json
 import os
@@ -104,58 +106,91 @@ def parse_ov_runs(runs, graph, originals=None):
     return finish(rec, graph)
 
 
-def profile_ort(path, feeds, threads, warmup, runs, tmpdir):
-    """Live onnxruntime profile of the model (Skipped when not installed)."""
-    from .adapters.ort import OrtAdapter
-    a = OrtAdapter(threads)
-    a.load()
-    so = a.session_options("ALL")
-    so.enable_profiling = True
-    so.profile_file_prefix = os.path.join(tmpdir, "ort-profile")
-    sess = a.ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    for _ in range(warmup + runs):
-        sess.run(None, feeds)
-    prof = sess.end_profiling()
-    with open(prof) as f:
-        events = json.load(f)
-    rec = parse_ort_events(events, _graph_of(path), skip_runs=warmup)
-    rec["version"] = a.version() if hasattr(a, "version") else None
-    rec["profile_file"] = prof
-    return rec
+class OrtProfiler:
+    """A live onnxruntime session with profiling on (Skipped when
+    onnxruntime is not installed); run() once per run, then record()."""
+    key = "onnxruntime"
+
+    def __init__(self, path, threads, tmpdir):
+        from .adapters.ort import OrtAdapter
+        a = OrtAdapter(threads)
+        a.load()
+        so = a.session_options("ALL")
+        so.enable_profiling = True
+        so.profile_file_prefix = os.path.join(tmpdir, "ort-profile")
+        self.path, self.adapter = path, a
+        self.sess = a.ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+    def run(self, feeds, timed):
+        self.sess.run(None, feeds)
+
+    def record(self, warmup):
+        prof = self.sess.end_profiling()
+        try:
+            with open(prof) as f:
+                events = json.load(f)
+        finally:
+            os.unlink(prof)
+        rec = parse_ort_events(events, _graph_of(self.path), skip_runs=warmup)
+        rec["version"] = self.adapter.version()
+        return rec
 
 
-def profile_ov(path, feeds, threads, warmup, runs):
-    """Live OpenVINO profile of the model (Skipped when not installed)."""
-    from .adapters.openvino import OpenVinoAdapter
-    a = OpenVinoAdapter(threads)
-    a.load()
-    props = a.properties()
-    props["PERF_COUNT"] = "YES"
-    compiled = a.core.compile_model(path, "CPU", props)
-    req = compiled.create_infer_request()
-    for _ in range(warmup):
-        req.infer(feeds)
-    per_run = []
-    for _ in range(runs):
-        req.infer(feeds)
-        per_run.append([{"node_name": p.node_name, "node_type": p.node_type,
-                         "exec_type": p.exec_type, "real_time": _ms(p.real_time),
-                         "status": str(p.status)} for p in req.profiling_info])
-    originals = {}
-    try:
-        for op in compiled.get_runtime_model().get_ordered_ops():
-            rt = op.get_rt_info()
-            if "originalLayersNames" in rt:
-                names = [s for s in rt["originalLayersNames"].astype(str).split(",") if s]
-                originals[op.get_friendly_name()] = names
-    except Exception:  # an older runtime model without rt_info: names alone
-        originals = None
-    rec = parse_ov_runs(per_run, _graph_of(path), originals)
-    rec["version"] = a.version() if hasattr(a, "version") else None
-    if originals is None:
-        rec.setdefault("notes", []).append("the runtime model lists no original layers: "
-                                           "fused layers traced by name only")
-    return rec
+class OvProfiler:
+    """A live OpenVINO request with PERF_COUNT (Skipped when openvino is
+    not installed); run() once per run, then record()."""
+    key = "openvino"
+
+    def __init__(self, path, threads, tmpdir=None):
+        from .adapters.openvino import OpenVinoAdapter
+        a = OpenVinoAdapter(threads)
+        a.load()
+        props = a.properties()
+        props["PERF_COUNT"] = "YES"
+        self.path, self.adapter = path, a
+        self.compiled = a.core.compile_model(path, "CPU", props)
+        self.req = self.compiled.create_infer_request()
+        self.per_run = []
+
+    def run(self, feeds, timed):
+        self.req.infer(feeds)
+        if timed:
+            self.per_run.append([{"node_name": p.node_name, "node_type": p.node_type,
+                                  "exec_type": p.exec_type, "real_time": _ms(p.real_time),
+                                  "status": str(p.status)} for p in self.req.profiling_info])
+
+    def record(self, warmup):
+        originals = {}
+        try:
+            for op in self.compiled.get_runtime_model().get_ordered_ops():
+                rt = op.get_rt_info()
+                if "originalLayersNames" in rt:
+                    names = [s for s in rt["originalLayersNames"].astype(str).split(",") if s]
+                    originals[op.get_friendly_name()] = names
+        except Exception:  # an older runtime model without rt_info: names alone
+            originals = None
+        rec = parse_ov_runs(self.per_run, _graph_of(self.path), originals)
+        rec["version"] = self.adapter.version()
+        if originals is None:
+            rec.setdefault("notes", []).append("the runtime model lists no original layers: "
+                                               "fused layers traced by name only")
+        return rec
+
+
+def profile_vendors(profilers, feeds, warmup, runs):
+    """Warm every profiler up, then `runs` rounds in which each takes one
+    run, the first turn rotating: a change in the machine's load during
+    the runs hits every vendor alike (as bench/compare's rounds do)."""
+    for p in profilers:
+        for _ in range(warmup):
+            p.run(feeds, False)
+    for r in range(runs):
+        for j in range(len(profilers)):
+            profilers[(r + j) % len(profilers)].run(feeds, True)
+    return {p.key: p.record(warmup) for p in profilers}
+
+
+PROFILERS = {"onnxruntime": OrtProfiler, "openvino": OvProfiler}
 
 
 _GRAPHS = {}
@@ -168,9 +203,9 @@ def _graph_of(path):
     return _GRAPHS[path]
 
 
-VENDOR_PROFILERS = {"onnxruntime": "profile_ort", "openvino": "profile_ov"}
 ALIASES = {"ort": "onnxruntime", "onnxruntime": "onnxruntime", "openvino": "openvino",
            "ov": "openvino"}
 SHORT = {"onnxruntime": "ort", "openvino": "ov", "ncc": "ncc"}
 
-__all__ = ["parse_ort_events", "parse_ov_runs", "profile_ort", "profile_ov", "Skipped"]
+__all__ = ["parse_ort_events", "parse_ov_runs", "OrtProfiler", "OvProfiler",
+           "profile_vendors", "Skipped"]

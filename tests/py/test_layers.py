@@ -15,7 +15,8 @@ by ncc, onnxruntime and OpenVINO, aligned on its ONNX nodes), label
   - the alignment: fused groups that differ between compilers merge into
     one row, every attributed millisecond lands in exactly one row, the
     rows are the coarsest partition (each row's nodes are linked by
-    kernels) — on a fixed case and on random kernel sets;
+    kernels) — on a fixed case and on random kernel sets; the vendors' runs
+    interleaved round by round, warm-up runs untimed;
   - end to end: a tiny Conv-Relu-Conv-Add-MatMul model built here, profiled
     by live onnxruntime and OpenVINO, ncc from `ncc bench --profile` when
     the binary has it, else from a contract fixture (--ncc-json); JSON,
@@ -43,7 +44,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from harness.layers_align import align, partition  # noqa: E402
 from harness.layers_graph import Graph  # noqa: E402
 from harness.layers_ncc import NO_PROFILE, NoProfile, parse_ncc_profile  # noqa: E402
-from harness.layers_vendors import parse_ort_events, parse_ov_runs  # noqa: E402
+from harness.layers_vendors import parse_ort_events, parse_ov_runs, profile_vendors  # noqa: E402
 
 LAYERS = os.path.join(SRC, "bench", "layers")
 TMP = tempfile.mkdtemp(prefix="ncc-test-layers-")
@@ -337,6 +338,25 @@ def test_alignment_random_kernels_preserve_time():
             assert close(sum(r["ms"][c] for r in res["rows"]), p["attributed_ms"],
                          1e-9), (trial, c)
             assert sum(r["kernels"][c] for r in res["rows"]) == len(p["kernels"])
+
+
+def test_vendor_runs_interleaved():
+    log = []
+
+    class Fake:
+        def __init__(self, key):
+            self.key = key
+
+        def run(self, feeds, timed):
+            log.append((self.key, timed))
+
+        def record(self, warmup):
+            return {"warmup": warmup, "timed": sum(1 for k, t in log if k == self.key and t)}
+
+    recs = profile_vendors([Fake("a"), Fake("b")], {}, 2, 3)
+    assert recs == {"a": {"warmup": 2, "timed": 3}, "b": {"warmup": 2, "timed": 3}}, recs
+    assert log[:4] == [("a", False)] * 2 + [("b", False)] * 2, log
+    assert [k for k, _ in log[4:]] == ["a", "b", "b", "a", "a", "b"], log
 
 
 def layers(*args):

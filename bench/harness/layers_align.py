@@ -14,7 +14,8 @@ by time (the largest time of any compiler, descending).
 Nodes no compiler ran a kernel for (constants folded by all) are no row;
 they are listed as "idle".  Per row: the nodes, their ops, each compiler's ms and kernel count (0
 kernels: that compiler ran nothing for these nodes — folded or
-eliminated —, its time 0), the winner (least time; none on a tie or when
+eliminated —, its time 0), which compilers ran a reference (unoptimised)
+kernel there (ncc's profile says so), the winner (least time; none on a tie or when
 nobody spent time), and ncc / best vendor (None when no vendor spent
 time there or ncc has no profile).
 """
@@ -69,11 +70,14 @@ def align(graph, profiles, vendors, sort="graph"):
             where[i] = gi
     ms = [{c: 0.0 for c in profiles} for _ in groups]
     count = [{c: 0 for c in profiles} for _ in groups]
+    ref = [set() for _ in groups]
     for c, rec in profiles.items():
         for k in rec["kernels"]:
             gi = where[k["nodes"][0]]
             ms[gi][c] += k["ms"]
             count[gi][c] += 1
+            if k.get("ref"):
+                ref[gi].add(c)
     rows, idle = [], []
     for gi, g in enumerate(groups):
         t = ms[gi]
@@ -82,7 +86,8 @@ def align(graph, profiles, vendors, sort="graph"):
             continue
         row = {"layer": graph.name(g[0]) + (" +%d" % (len(g) - 1) if len(g) > 1 else ""),
                "nodes": [graph.name(i) for i in g], "ops": _ops(graph, g),
-               "first": g[0], "ms": t, "kernels": count[gi]}
+               "first": g[0], "ms": t, "kernels": count[gi],
+               "reference_kernel": sorted(ref[gi])}
         spent = {c: v for c, v in t.items()}
         row["winner"], row["ratio"] = _verdict(spent, vendors)
         rows.append(row)

@@ -28,7 +28,8 @@ def _table(doc):
     rows = []
     for r in doc["rows"][: doc["settings"].get("top") or None]:
         rows.append([_clip(r["layer"], 46), _clip(r["ops"], 22)]
-                    + [_f(r["ms"].get(c)) if c in ok else "n/a" for c in cols]
+                    + [(_f(r["ms"].get(c)) + ("r" if c in r.get("reference_kernel", ()) else ""))
+                       if c in ok else "n/a" for c in cols]
                     + [SHORT.get(r["winner"], "-") if r["winner"] else "-", _r(r["ratio"])])
     t = doc["totals"]
     rows.append(["total of the rows", ""]
@@ -72,6 +73,8 @@ def _notes(doc):
         if nk:
             out.append("%s: no kernel for %d nodes (folded or eliminated): %s%s" % (
                 name, len(nk), ", ".join(nk[:5]), " ..." if len(nk) > 5 else ""))
+    if any(r.get("reference_kernel") for r in doc["rows"]):
+        out.append("r after a time: that compiler ran a reference (unoptimised) kernel there")
     idle = doc.get("idle_nodes") or []
     if idle:
         out.append("%d nodes ran no kernel in any compiler (no row): %s%s" % (

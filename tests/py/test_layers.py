@@ -280,6 +280,7 @@ def test_alignment_merges_differing_fusions():
     assert close(rows[0]["ms"]["openvino"], 0.032)
     assert rows[0]["winner"] == "openvino" and close(rows[0]["ratio"], 0.060 / 0.032)
     assert rows[1]["winner"] == "onnxruntime" and close(rows[1]["ratio"], 3.0)
+    assert rows[0]["reference_kernel"] == [] and rows[1]["reference_kernel"] == ["ncc"]
     for c, rec in profiles.items():
         assert close(sum(r["ms"][c] for r in rows), rec["attributed_ms"]), c
         t = res["totals"][c]
@@ -428,8 +429,11 @@ def test_end_to_end_live_vendors():
     assert rc == 0, err
     assert "winner" in txt and "total of the rows" in txt and "unattributed" in txt, txt
     body = [l for l in txt.splitlines() if l.startswith(("conv", "matmul", "add", "relu"))]
-    times = [max(float(v) for v in l.split()[-5:-2]) for l in body]
+    times = [max(float(v.rstrip("r")) for v in l.split()[-5:-2]) for l in body]
     assert times == sorted(times, reverse=True) and times, (body, txt)
+    if not live_ncc:  # the fixture's MatMul ran on a reference kernel
+        mm = [l for l in body if l.startswith("matmul")][0]
+        assert mm.split()[-5].endswith("r") and "reference (unoptimised) kernel" in txt, txt
 
 
 def test_ncc_without_profile_says_so():

@@ -20,10 +20,14 @@ class OpenVinoAdapter(Adapter):
         self.ov = self._import("openvino")
         self.core = self.ov.Core()
 
+    def properties(self):
+        """The compile properties of the harness (bench/layers adds
+        PERF_COUNT to them)."""
+        return {"INFERENCE_NUM_THREADS": self.threads, "NUM_STREAMS": 1,
+                "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"}
+
     def compile(self, task, config, mode, batch):
-        props = {"INFERENCE_NUM_THREADS": self.threads, "NUM_STREAMS": 1,
-                 "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"}
-        compiled = self.core.compile_model(task.model_path(batch), config, props)
+        compiled = self.core.compile_model(task.model_path(batch), config, self.properties())
         return compiled.create_infer_request()
 
     def run(self, req, x):

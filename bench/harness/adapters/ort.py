@@ -31,6 +31,12 @@ class OrtAdapter(Adapter):
         self.ort = self._import("onnxruntime")
 
     def compile(self, task, config, mode, batch):
+        return self.ort.InferenceSession(task.model_path(batch), self.session_options(config),
+                                         providers=["CPUExecutionProvider"])
+
+    def session_options(self, config):
+        """The SessionOptions every onnxruntime session of the harness uses
+        (bench/layers adds profiling to them)."""
         ort = self.ort
         so = ort.SessionOptions()
         so.intra_op_num_threads = self.threads
@@ -40,8 +46,7 @@ class OrtAdapter(Adapter):
         # no spinning after Run(): it would slow the next compiler of a round
         so.add_session_config_entry("session.force_spinning_stop", "1")
         so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, LEVELS[config])
-        return ort.InferenceSession(task.model_path(batch), so,
-                                    providers=["CPUExecutionProvider"])
+        return so
 
     def run(self, sess, x):
         return sess.run(None, {"x": x})[0]

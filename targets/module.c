@@ -16,6 +16,7 @@
 
 #include "../ir/ctime.h"
 #include "../ir/options.h"
+#include "../runtime/profile.h"
 #include "../runtime/threadpool.h"
 #include "targets.h"
 #ifdef NCC_HAVE_LLVM
@@ -29,6 +30,8 @@ struct ncc_module {
   pthread_mutex_t run_mu; /* one run at a time on this module */
   ncc_options opts;       /* the caller's, in scope during runs */
   int num_threads;        /* resolved: >= 1 */
+  bool profiling;         /* ncc_module_profile_enable */
+  ncc_prof prof;
 };
 
 /* A known target this build left out: the option that did it. */
@@ -182,12 +185,29 @@ ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
   return NCC_OK;
 }
 
+/* A profiled run: the recorder is this thread's current one while the
+ * backend runs, and the run itself is one event (node -1). */
+static int64_t profile_begin(ncc_module *m) {
+  if (!m->profiling) return 0;
+  ncc_prof_set_current(&m->prof);
+  return ncc_prof_now_ns();
+}
+
+static void profile_end(ncc_module *m, int64_t t0) {
+  if (!m->profiling) return;
+  ncc_prof_add(&m->prof, -1, -1, false, t0, ncc_prof_now_ns());
+  ncc_prof_set_current(NULL);
+  m->prof.run++;
+}
+
 ncc_status ncc_module_run(ncc_module *m, const ncc_tensor *in, int n_in,
                           ncc_tensor *out, int n_out) {
   if (!m) return ncc_error(NCC_ERR_USAGE, "ncc_module_run: no module");
   pthread_mutex_lock(&m->run_mu);
   const ncc_options *prev = ncc_opts_enter(&m->opts);
+  int64_t t0 = profile_begin(m);
   ncc_status st = m->be->run(m->state, in, n_in, out, n_out);
+  profile_end(m, t0);
   ncc_opts_leave(prev);
   pthread_mutex_unlock(&m->run_mu);
   return st;
@@ -217,8 +237,10 @@ ncc_status ncc_module_run_into(ncc_module *m, const ncc_tensor *in, int n_in,
     return ncc_error(NCC_ERR_USAGE, "ncc_module_run_into: no output buffers");
   pthread_mutex_lock(&m->run_mu);
   const ncc_options *prev = ncc_opts_enter(&m->opts);
+  int64_t t0 = profile_begin(m);
   ncc_status st = m->be->run_into ? m->be->run_into(m->state, in, n_in, out, n_out)
                                   : run_then_copy(m, in, n_in, out, n_out);
+  profile_end(m, t0);
   ncc_opts_leave(prev);
   pthread_mutex_unlock(&m->run_mu);
   return st;
@@ -270,6 +292,30 @@ int ncc_module_num_threads(const ncc_module *m) {
   return strcmp(m->be->name, "cpu") == 0 ? m->num_threads : 1;
 }
 
+ncc_status ncc_module_profile_enable(ncc_module *m, int on) {
+  if (!m) return ncc_error(NCC_ERR_USAGE, "ncc_module_profile_enable: no module");
+  pthread_mutex_lock(&m->run_mu);
+  if (on) ncc_prof_reset(&m->prof);
+  m->profiling = on != 0;
+  pthread_mutex_unlock(&m->run_mu);
+  return NCC_OK;
+}
+
+int ncc_module_profile_get(ncc_module *m, ncc_profile_event *out, int cap) {
+  if (!m) return 0;
+  pthread_mutex_lock(&m->run_mu);
+  int n = m->prof.n;
+  for (int i = 0; i < n && i < cap && out; i++) out[i] = m->prof.ev[i];
+  pthread_mutex_unlock(&m->run_mu);
+  return n;
+}
+
+int ncc_module_step_of(const ncc_module *m, int i, const char **kernel_name) {
+  if (kernel_name) *kernel_name = NULL;
+  if (!m || i < 0 || i >= m->g->n_nodes) return -1;
+  return m->be->step_of ? m->be->step_of(m->state, i, kernel_name) : i;
+}
+
 const char *ncc_module_target(const ncc_module *m) {
   return m ? m->be->name : "";
 }
@@ -277,6 +323,7 @@ const char *ncc_module_target(const ncc_module *m) {
 void ncc_module_free(ncc_module *m) {
   if (!m) return;
   m->be->free(m->state);
+  ncc_prof_free(&m->prof);
   pthread_mutex_destroy(&m->run_mu);
   ncc_free(m, sizeof *m);
 }

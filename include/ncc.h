@@ -394,6 +394,22 @@ int ncc_module_profile_get(ncc_module *m, ncc_profile_event *out, int cap);
  * or i itself; -1 for i out of range. *kernel_name (may be NULL) gets the
  * compiled kernel's name, or NULL for a host step; it lives as long as m. */
 int ncc_module_step_of(const ncc_module *m, int i, const char **kernel_name);
+/* What the profiler reports of node i (graph order) of m's graph, with
+ * symbolic dims counted as sym_value: its ONNX name and op, its step, a
+ * FLOP estimate (the pass statistics'), the bytes its step reads from
+ * outside (inputs not computed in the same step: activations, weights) and
+ * writes for others (outputs read outside the step, or graph outputs), and
+ * its first output's shape as "1x64x56x56". Strings live as long as m's
+ * graph. NCC_ERR_USAGE for i out of range. */
+typedef struct ncc_node_info {
+  const char *name; /* "" when the model gave none */
+  const char *op;
+  int step;
+  double flops, in_bytes, out_bytes;
+  char shape[64];
+} ncc_node_info;
+ncc_status ncc_module_node_info(const ncc_module *m, int i, int64_t sym_value,
+                                ncc_node_info *out);
 void ncc_module_free(ncc_module *m);
 /* The targets ncc knows, in a fixed order, whether this build has them or
  * not (ncc_target_available / ncc_target_can_compile say what works here).

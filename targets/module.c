@@ -16,6 +16,8 @@
 
 #include "../ir/ctime.h"
 #include "../ir/options.h"
+#include "../ir/shape.h"
+#include "../passes/pass.h"
 #include "../runtime/profile.h"
 #include "../runtime/threadpool.h"
 #include "targets.h"
@@ -314,6 +316,48 @@ int ncc_module_step_of(const ncc_module *m, int i, const char **kernel_name) {
   if (kernel_name) *kernel_name = NULL;
   if (!m || i < 0 || i >= m->g->n_nodes) return -1;
   return m->be->step_of ? m->be->step_of(m->state, i, kernel_name) : i;
+}
+
+/* Whether some node outside step `step` (or the graph's outputs) reads v. */
+static bool read_outside(const ncc_module *m, const ncc_value *v, int step) {
+  const ncc_graph *g = m->g;
+  if (ncc_is_graph_output(g, v)) return true;
+  for (int j = 0; j < g->n_nodes; j++)
+    for (int k = 0; k < g->nodes[j]->n_in; k++)
+      if (g->nodes[j]->in[k] == v && ncc_module_step_of(m, j, NULL) != step) return true;
+  return false;
+}
+
+ncc_status ncc_module_node_info(const ncc_module *m, int i, int64_t sym_value,
+                                ncc_node_info *out) {
+  if (!m || !out || i < 0 || i >= m->g->n_nodes)
+    return ncc_error(NCC_ERR_USAGE, "ncc_module_node_info: no node %d", i);
+  const ncc_node *n = m->g->nodes[i];
+  memset(out, 0, sizeof *out);
+  out->name = n->name ? n->name : "";
+  out->op = ncc_op_name(n->op);
+  out->step = ncc_module_step_of(m, i, NULL);
+  out->flops = ncc_node_flops(n, sym_value);
+  for (int k = 0; k < n->n_in; k++) {
+    const ncc_value *v = n->in[k];
+    bool again = false; /* a value read twice is read once */
+    for (int j = 0; j < k && v && !again; j++) again = n->in[j] == v;
+    if (!v || again) continue;
+    int p = v->producer ? ncc_module_step_of(m, v->producer->id, NULL) : -1;
+    if (p != out->step) out->in_bytes += ncc_value_bytes(v, sym_value);
+  }
+  for (int k = 0; k < n->n_out; k++)
+    if (n->out[k] && read_outside(m, n->out[k], out->step))
+      out->out_bytes += ncc_value_bytes(n->out[k], sym_value);
+  const ncc_value *o = n->n_out > 0 ? n->out[0] : NULL;
+  size_t len = 0;
+  for (int d = 0; o && d < o->shape.rank && len + 24 < sizeof out->shape; d++) {
+    int64_t dd = o->shape.d[d];
+    len += (size_t)snprintf(out->shape + len, sizeof out->shape - len, "%s%lld",
+                            d ? "x" : "", (long long)(ncc_dim_is_sym(dd) ? sym_value : dd));
+  }
+  if (o && o->shape.rank == 0) snprintf(out->shape, sizeof out->shape, "scalar");
+  return NCC_OK;
 }
 
 const char *ncc_module_target(const ncc_module *m) {

@@ -128,6 +128,13 @@ def main():
     check("lanes are the threads", shares <= {0, 1} and shares == set(range(len(shares))),
           shares)
     check("threads_used", prof["threads_used"] == len(shares), (prof["threads_used"], shares))
+    # a lane is one thread: its kernel shares never overlap in time
+    overlap = []
+    for tid in shares:
+        evs = sorted((e["ts"], e["ts"] + e["dur"]) for e in xs
+                     if e.get("cat") == "thread" and e["tid"] == tid)
+        overlap += [(tid, a, b) for a, b in zip(evs, evs[1:]) if b[0] < a[1] - 1e-3]
+    check("a lane's shares do not overlap", not overlap, overlap[:3])
     runs = {e["args"]["run"]: e for e in xs if e.get("cat") == "run"}
     check("one run event per run", len(runs) == prof["runs"], len(runs))
     inside = all(runs[e["args"]["run"]]["ts"] - 1e-3 <= e["ts"] and

@@ -366,6 +366,50 @@ typedef struct ncc_host_node {
 int ncc_module_host_nodes(const ncc_module *m, ncc_host_node *out, int cap);
 const char *ncc_host_why_text(ncc_host_why why);
 const char *ncc_module_target(const ncc_module *m);
+/* ---- profiling a module's runs (runtime/profile.c) ----
+ * Off by default and free when off (the executor checks one flag per run).
+ * ncc_module_profile_enable(m, 1) clears the records and makes every later
+ * run of m record, with CLOCK_MONOTONIC, one event per run (node -1), one
+ * per step (a compiled kernel, a fused group at its root, or a node run by
+ * its reference kernel on the host) and, on cpu, one per kernel thread's
+ * share of a kernel; 0 stops recording and keeps the records. The opencl
+ * and cuda targets time each step on the host around its launch and a
+ * wait for the device (so steps do not overlap); the ref target records
+ * runs only. docs/PROFILING.md. */
+typedef struct ncc_profile_event {
+  int run;    /* 0-based index of the profiled run */
+  int node;   /* the step's node in graph order (a fused group's root); -1:
+                 the whole run */
+  int thread; /* -1: the step on the calling thread; >= 0: one kernel
+                 thread's share of it (0: the calling thread, 1..: the pool's
+                 workers) */
+  int host;   /* 1: a reference kernel on the host (GPU targets: host work) */
+  double start_us, dur_us; /* start from enabling, duration, microseconds */
+} ncc_profile_event;
+ncc_status ncc_module_profile_enable(ncc_module *m, int on);
+/* The records so far: copies min(count, cap) into out (out may be NULL
+ * with cap 0) and returns count. */
+int ncc_module_profile_get(ncc_module *m, ncc_profile_event *out, int cap);
+/* The node (graph order) whose step computes node i: a fused group's root,
+ * or i itself; -1 for i out of range. *kernel_name (may be NULL) gets the
+ * compiled kernel's name, or NULL for a host step; it lives as long as m. */
+int ncc_module_step_of(const ncc_module *m, int i, const char **kernel_name);
+/* What the profiler reports of node i (graph order) of m's graph, with
+ * symbolic dims counted as sym_value: its ONNX name and op, its step, a
+ * FLOP estimate (the pass statistics'), the bytes its step reads from
+ * outside (inputs not computed in the same step: activations, weights) and
+ * writes for others (outputs read outside the step, or graph outputs), and
+ * its first output's shape as "1x64x56x56". Strings live as long as m's
+ * graph. NCC_ERR_USAGE for i out of range. */
+typedef struct ncc_node_info {
+  const char *name; /* "" when the model gave none */
+  const char *op;
+  int step;
+  double flops, in_bytes, out_bytes;
+  char shape[64];
+} ncc_node_info;
+ncc_status ncc_module_node_info(const ncc_module *m, int i, int64_t sym_value,
+                                ncc_node_info *out);
 void ncc_module_free(ncc_module *m);
 /* The targets ncc knows, in a fixed order, whether this build has them or
  * not (ncc_target_available / ncc_target_can_compile say what works here).

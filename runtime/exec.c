@@ -29,6 +29,7 @@
 #include "../ir/shape.h"
 #include "../passes/memplan.h"
 #include "exec.h"
+#include "profile.h"
 #include "ref/ref.h"
 
 typedef struct exec_step {
@@ -585,6 +586,28 @@ static ncc_status run_node(ncc_exec *x, int i) {
   return NCC_OK;
 }
 
+/* The nodes of a profiled run: one event per step (a fused member does no
+ * work of its own: it is timed as part of its root). The step's time
+ * includes what the executor does around the kernel (shape inference,
+ * output allocation, frees), so the steps add up to the run. */
+static ncc_status run_nodes_profiled(ncc_exec *x, ncc_prof *prof) {
+  ncc_status st = NCC_OK;
+  for (int i = 0; i < x->g->n_nodes && st == NCC_OK; i++) {
+    if (is_virtual(x, i)) {
+      st = run_node(x, i);
+      continue;
+    }
+    int64_t t0 = ncc_prof_now_ns();
+    st = run_node(x, i);
+    ncc_prof_add(prof, i, -1, x->steps[i].fn == NULL, t0, ncc_prof_now_ns());
+  }
+  return st;
+}
+
+int ncc_exec_step_of(const ncc_exec *x, int i) {
+  return i >= 0 && i < x->g->n_nodes ? step_pos(x, i) : -1;
+}
+
 /* ncc_exec_run_into: outputs not already written in place (an input, a
  * constant, a repeated output) are copied into the caller's buffers. */
 static ncc_status fill_user_outputs(ncc_exec *x, ncc_tensor *out, int n_out) {
@@ -645,7 +668,11 @@ static ncc_status exec_run(ncc_exec *x, const ncc_tensor *in, int n_in, ncc_tens
   if (st == NCC_OK && x->lin_ok) use_linear_plan(x);
   if (st == NCC_OK) {
     bind_consts(x);
-    for (int i = 0; i < g->n_nodes && st == NCC_OK; i++) st = run_node(x, i);
+    ncc_prof *prof = ncc_prof_current(); /* once per run: NULL when off */
+    if (!prof)
+      for (int i = 0; i < g->n_nodes && st == NCC_OK; i++) st = run_node(x, i);
+    else
+      st = run_nodes_profiled(x, prof);
   }
   if (st == NCC_OK) st = into ? fill_user_outputs(x, out, n_out) : take_outputs(x, out, n_out);
   x->user_out = NULL;

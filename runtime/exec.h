@@ -55,6 +55,8 @@ void ncc_exec_set_kernel(ncc_exec *x, int i, ncc_exec_kernel_fn fn, void *kctx);
 ncc_status ncc_exec_set_group(ncc_exec *x, const int *members, int n_members,
                               ncc_value *const *ext, int n_ext,
                               ncc_exec_kernel_fn fn, void *kctx);
+/* The node whose step computes node i: its group's root, or i. */
+int ncc_exec_step_of(const ncc_exec *x, int i);
 ncc_status ncc_exec_run(ncc_exec *x, const ncc_tensor *in, int n_in,
                         ncc_tensor *out, int n_out);
 /* ncc_exec_run writing graph outputs into the caller's buffers (allocated,

@@ -41,6 +41,12 @@ struct ncc_threadpool {
   int nth;
 };
 
+/* This thread's index in its pool (0: not a worker, i.e. a caller); the
+ * profiler puts each kernel share on its thread's lane. */
+static _Thread_local int worker_index;
+
+int ncc_threadpool_worker_index(void) { return worker_index; }
+
 typedef struct worker_arg {
   ncc_threadpool *p;
   int tid;
@@ -99,6 +105,7 @@ static void *worker_main(void *arg) {
   worker_arg a = *(worker_arg *)arg;
   ncc_free(arg, sizeof(worker_arg));
   ncc_threadpool *p = a.p;
+  worker_index = a.tid;
   unsigned seen = 0;
   for (;;) {
     seen = wait_for_job(p, seen);

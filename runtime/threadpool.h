@@ -32,6 +32,10 @@ void ncc_threadpool_run(ncc_threadpool *p, ncc_task_fn fn, void *ctx, int nth);
 ncc_threadpool *ncc_threadpool_global(void);
 ncc_threadpool *ncc_threadpool_global_sized(int want);
 
+/* The calling thread's index in the pool that started it: 1.. for a
+ * worker, 0 for any other thread (a caller runs shares as thread 0). */
+int ncc_threadpool_worker_index(void);
+
 /* One per online core (no environment variable is read). */
 int ncc_threadpool_default_threads(void);
 

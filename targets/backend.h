@@ -44,6 +44,10 @@ typedef struct ncc_backend {
   /* Node i (graph order) runs through its reference kernel on the host:
    * not inside any compiled kernel (ncc_module_host_nodes). */
   bool (*on_host)(const void *state, int i);
+  /* Optional (ncc_module_step_of): the node whose step computes node i (a
+   * fused group's root, or i) and the compiled kernel's name (NULL: host);
+   * NULL: every node is its own step. */
+  int (*step_of)(const void *state, int i, const char **kernel_name);
   void (*free)(void *state);
   /* Optional ahead-of-time output (ncc_module_emit) of kind `kind` for this
    * target, written through a temporary file; NULL: the LLVM emitter. */

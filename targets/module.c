@@ -16,6 +16,9 @@
 
 #include "../ir/ctime.h"
 #include "../ir/options.h"
+#include "../ir/shape.h"
+#include "../passes/pass.h"
+#include "../runtime/profile.h"
 #include "../runtime/threadpool.h"
 #include "targets.h"
 #ifdef NCC_HAVE_LLVM
@@ -29,6 +32,8 @@ struct ncc_module {
   pthread_mutex_t run_mu; /* one run at a time on this module */
   ncc_options opts;       /* the caller's, in scope during runs */
   int num_threads;        /* resolved: >= 1 */
+  bool profiling;         /* ncc_module_profile_enable */
+  ncc_prof prof;
 };
 
 /* A known target this build left out: the option that did it. */
@@ -182,12 +187,29 @@ ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
   return NCC_OK;
 }
 
+/* A profiled run: the recorder is this thread's current one while the
+ * backend runs, and the run itself is one event (node -1). */
+static int64_t profile_begin(ncc_module *m) {
+  if (!m->profiling) return 0;
+  ncc_prof_set_current(&m->prof);
+  return ncc_prof_now_ns();
+}
+
+static void profile_end(ncc_module *m, int64_t t0) {
+  if (!m->profiling) return;
+  ncc_prof_add(&m->prof, -1, -1, false, t0, ncc_prof_now_ns());
+  ncc_prof_set_current(NULL);
+  m->prof.run++;
+}
+
 ncc_status ncc_module_run(ncc_module *m, const ncc_tensor *in, int n_in,
                           ncc_tensor *out, int n_out) {
   if (!m) return ncc_error(NCC_ERR_USAGE, "ncc_module_run: no module");
   pthread_mutex_lock(&m->run_mu);
   const ncc_options *prev = ncc_opts_enter(&m->opts);
+  int64_t t0 = profile_begin(m);
   ncc_status st = m->be->run(m->state, in, n_in, out, n_out);
+  profile_end(m, t0);
   ncc_opts_leave(prev);
   pthread_mutex_unlock(&m->run_mu);
   return st;
@@ -217,8 +239,10 @@ ncc_status ncc_module_run_into(ncc_module *m, const ncc_tensor *in, int n_in,
     return ncc_error(NCC_ERR_USAGE, "ncc_module_run_into: no output buffers");
   pthread_mutex_lock(&m->run_mu);
   const ncc_options *prev = ncc_opts_enter(&m->opts);
+  int64_t t0 = profile_begin(m);
   ncc_status st = m->be->run_into ? m->be->run_into(m->state, in, n_in, out, n_out)
                                   : run_then_copy(m, in, n_in, out, n_out);
+  profile_end(m, t0);
   ncc_opts_leave(prev);
   pthread_mutex_unlock(&m->run_mu);
   return st;
@@ -270,6 +294,72 @@ int ncc_module_num_threads(const ncc_module *m) {
   return strcmp(m->be->name, "cpu") == 0 ? m->num_threads : 1;
 }
 
+ncc_status ncc_module_profile_enable(ncc_module *m, int on) {
+  if (!m) return ncc_error(NCC_ERR_USAGE, "ncc_module_profile_enable: no module");
+  pthread_mutex_lock(&m->run_mu);
+  if (on) ncc_prof_reset(&m->prof);
+  m->profiling = on != 0;
+  pthread_mutex_unlock(&m->run_mu);
+  return NCC_OK;
+}
+
+int ncc_module_profile_get(ncc_module *m, ncc_profile_event *out, int cap) {
+  if (!m) return 0;
+  pthread_mutex_lock(&m->run_mu);
+  int n = m->prof.n;
+  for (int i = 0; i < n && i < cap && out; i++) out[i] = m->prof.ev[i];
+  pthread_mutex_unlock(&m->run_mu);
+  return n;
+}
+
+int ncc_module_step_of(const ncc_module *m, int i, const char **kernel_name) {
+  if (kernel_name) *kernel_name = NULL;
+  if (!m || i < 0 || i >= m->g->n_nodes) return -1;
+  return m->be->step_of ? m->be->step_of(m->state, i, kernel_name) : i;
+}
+
+/* Whether some node outside step `step` (or the graph's outputs) reads v. */
+static bool read_outside(const ncc_module *m, const ncc_value *v, int step) {
+  const ncc_graph *g = m->g;
+  if (ncc_is_graph_output(g, v)) return true;
+  for (int j = 0; j < g->n_nodes; j++)
+    for (int k = 0; k < g->nodes[j]->n_in; k++)
+      if (g->nodes[j]->in[k] == v && ncc_module_step_of(m, j, NULL) != step) return true;
+  return false;
+}
+
+ncc_status ncc_module_node_info(const ncc_module *m, int i, int64_t sym_value,
+                                ncc_node_info *out) {
+  if (!m || !out || i < 0 || i >= m->g->n_nodes)
+    return ncc_error(NCC_ERR_USAGE, "ncc_module_node_info: no node %d", i);
+  const ncc_node *n = m->g->nodes[i];
+  memset(out, 0, sizeof *out);
+  out->name = n->name ? n->name : "";
+  out->op = ncc_op_name(n->op);
+  out->step = ncc_module_step_of(m, i, NULL);
+  out->flops = ncc_node_flops(n, sym_value);
+  for (int k = 0; k < n->n_in; k++) {
+    const ncc_value *v = n->in[k];
+    bool again = false; /* a value read twice is read once */
+    for (int j = 0; j < k && v && !again; j++) again = n->in[j] == v;
+    if (!v || again) continue;
+    int p = v->producer ? ncc_module_step_of(m, v->producer->id, NULL) : -1;
+    if (p != out->step) out->in_bytes += ncc_value_bytes(v, sym_value);
+  }
+  for (int k = 0; k < n->n_out; k++)
+    if (n->out[k] && read_outside(m, n->out[k], out->step))
+      out->out_bytes += ncc_value_bytes(n->out[k], sym_value);
+  const ncc_value *o = n->n_out > 0 ? n->out[0] : NULL;
+  size_t len = 0;
+  for (int d = 0; o && d < o->shape.rank && len + 24 < sizeof out->shape; d++) {
+    int64_t dd = o->shape.d[d];
+    len += (size_t)snprintf(out->shape + len, sizeof out->shape - len, "%s%lld",
+                            d ? "x" : "", (long long)(ncc_dim_is_sym(dd) ? sym_value : dd));
+  }
+  if (o && o->shape.rank == 0) snprintf(out->shape, sizeof out->shape, "scalar");
+  return NCC_OK;
+}
+
 const char *ncc_module_target(const ncc_module *m) {
   return m ? m->be->name : "";
 }
@@ -277,6 +367,7 @@ const char *ncc_module_target(const ncc_module *m) {
 void ncc_module_free(ncc_module *m) {
   if (!m) return;
   m->be->free(m->state);
+  ncc_prof_free(&m->prof);
   pthread_mutex_destroy(&m->run_mu);
   ncc_free(m, sizeof *m);
 }

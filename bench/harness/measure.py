@@ -166,6 +166,10 @@ class Point:
         self.error = None      # the exception that stopped its runs, if any
         self.run_s = 0.0       # wall seconds spent in its warm-up and turns
         self.handle = None     # the compiled object (prepare_in_process)
+        self.xin = None        # the prepared input (prepare_in_process)
+        # profile_fn() -> the per-kernel breakdown of one more run, taken
+        # after the timing (collect_profiles) into result["profile"]
+        self.profile_fn = None
 
     def release(self):
         if self._release:
@@ -200,7 +204,22 @@ def prepare_in_process(compile_fn, prepare_fn, run_fn, to_numpy, x, check_fn, re
     h = handle
     p = Point(lambda: run_fn(h, xin), res, (lambda: release_fn(h)) if release_fn else None)
     p.handle = h
+    p.xin = xin
     return p
+
+
+def collect_profiles(points):
+    """After the timed rounds: each point with a profile_fn (ncc in-process:
+    one profiled run, ncclib.Module.profile) gets result["profile"], the
+    per-kernel breakdown of where its time goes; a failure there is
+    recorded as result["profile_error"] and leaves the timing alone."""
+    for p in points:
+        if p.profile_fn is None or p.error is not None or p.done or "profile" in p.result:
+            continue
+        try:
+            p.result["profile"] = p.profile_fn()
+        except Exception as e:  # the row stays valid without its profile
+            p.result["profile_error"] = str(e)
 
 
 def time_rounds(points, warmup, rounds, first_round=0, rewarm=REWARM):
@@ -259,6 +278,7 @@ def time_group(points, warmup, rounds, adaptive=True, cv_max=None):
     while adaptive and rounds > 0 and extra < 2 * rounds and _group_cv(points) > cv_max:
         wall += time_rounds(points, 0, rounds, first_round=rounds + extra)
         extra += rounds
+    collect_profiles(points)
     return {"rounds": rounds + extra, "extra_rounds": extra, "wall_s": wall}
 
 
@@ -296,6 +316,7 @@ def time_in_process(compile_fn, prepare_fn, run_fn, to_numpy, x, warmup, iters, 
     time_rounds([p], warmup, iters)
     if p.error is not None:
         raise p.error
+    collect_profiles([p])
     res = dict(p.result)
     res.update(summarize(p.samples))
     return res

@@ -56,6 +56,59 @@ class Tensor(ctypes.Structure):
                 ("owns_data", ctypes.c_int)]
 
 
+class ProfileEvent(ctypes.Structure):
+    """ncc_profile_event (include/ncc.h)."""
+    _fields_ = [("run", ctypes.c_int), ("node", ctypes.c_int), ("thread", ctypes.c_int),
+                ("host", ctypes.c_int), ("start_us", ctypes.c_double),
+                ("dur_us", ctypes.c_double)]
+
+
+class NodeInfo(ctypes.Structure):
+    """ncc_node_info (include/ncc.h)."""
+    _fields_ = [("name", ctypes.c_char_p), ("op", ctypes.c_char_p), ("step", ctypes.c_int),
+                ("flops", ctypes.c_double), ("in_bytes", ctypes.c_double),
+                ("out_bytes", ctypes.c_double), ("shape", ctypes.c_char * 64)]
+
+
+def profile_rows(events, infos, kernel_names):
+    """The "profile" object of `ncc bench --profile --json` (its contract:
+    docs/PROFILING.md) from a module's events, its per-node infos and the
+    kernel name of each step (None: a reference kernel); no machine peaks
+    here, so peak_* and roofline are None."""
+    runs = [e for e in events if e["node"] < 0]
+    n_runs = max(1, len(runs))
+    acc, order = {}, []
+    for e in events:
+        if e["node"] < 0 or e["thread"] >= 0:
+            continue
+        if e["node"] not in acc:
+            acc[e["node"]] = {"ms": 0.0, "calls": 0, "host": bool(e["host"])}
+            order.append(e["node"])
+        acc[e["node"]]["ms"] += e["dur_us"] / 1e3
+        acc[e["node"]]["calls"] += 1
+    total = sum(a["ms"] for a in acc.values()) / n_runs
+    kernels = []
+    for step in order:
+        a = acc[step]
+        members = [i for i, inf in enumerate(infos) if inf["step"] == step]
+        ms = a["ms"] / n_runs
+        flops = sum(infos[i]["flops"] for i in members)
+        nbytes = sum(infos[i]["in_bytes"] + infos[i]["out_bytes"] for i in members)
+        name = kernel_names.get(step) or "ref_%d_%s" % (step, infos[step]["op"])
+        kernels.append({"name": name, "ops": [infos[i]["op"] for i in members],
+                        "nodes": [infos[i]["name"] for i in members],
+                        "shapes": [infos[step]["shape"]], "ms": ms,
+                        "share": ms / total if total > 0 else 0.0, "calls": a["calls"] / n_runs,
+                        "flops": flops, "bytes": nbytes,
+                        "gflops": flops / ms / 1e6 if ms > 0 else 0.0,
+                        "gbps": nbytes / ms / 1e6 if ms > 0 else 0.0,
+                        "roofline": None, "ref": a["host"], "node": step})
+    kernels.sort(key=lambda k: -k["ms"])
+    return {"runs": len(runs), "total_ms": total,
+            "run_ms": sum(e["dur_us"] for e in runs) / 1e3 / n_runs,
+            "peak_gflops": None, "peak_gbps": None, "kernels": kernels}
+
+
 class Options(ctypes.Structure):
     """The leading fields of ncc_options; `_tail` leaves room for fields a
     later libncc appends (ncc_options_init writes its own size)."""
@@ -195,6 +248,37 @@ class Module:
             raise self.lib.error(st)
         return Outputs(self.lib, out, self.n_out)
 
+    def profile(self, inputs, runs=1):
+        """`runs` profiled runs (ncc_module_profile_enable; call it after
+        the timed runs, so they are not disturbed) and their per-kernel
+        breakdown: the "profile" object of `ncc bench --profile --json`."""
+        c = self.lib.c
+        self.lib._check(c.ncc_module_profile_enable(self.ptr, 1))
+        try:
+            for _ in range(runs):
+                self.run(inputs)
+        finally:
+            c.ncc_module_profile_enable(self.ptr, 0)
+        n = c.ncc_module_profile_get(self.ptr, None, 0)
+        arr = (ProfileEvent * max(1, n))()
+        n = min(n, c.ncc_module_profile_get(self.ptr, arr, n))
+        events = [{"run": e.run, "node": e.node, "thread": e.thread, "host": e.host,
+                   "start_us": e.start_us, "dur_us": e.dur_us} for e in arr[:n]]
+        t = inputs[0][0]
+        batch = t.dims[0] if self.n_in and t.rank > 0 else 1
+        infos, names = [], {}
+        for i in range(c.ncc_graph_num_nodes(self.graph.ptr)):
+            ni = NodeInfo()
+            self.lib._check(c.ncc_module_node_info(self.ptr, i, batch, ctypes.byref(ni)))
+            infos.append({"name": _name(ni.name), "op": _name(ni.op), "step": ni.step,
+                          "flops": ni.flops, "in_bytes": ni.in_bytes,
+                          "out_bytes": ni.out_bytes, "shape": _name(ni.shape)})
+            if ni.step == i:
+                kname = ctypes.c_char_p()
+                c.ncc_module_step_of(self.ptr, i, ctypes.byref(kname))
+                names[i] = _name(kname.value) if kname.value else None
+        return profile_rows(events, infos, names)
+
     def free(self):
         if self.ptr:
             self.lib.c.ncc_module_free(self.ptr)
@@ -271,6 +355,11 @@ class NccLib:
             "ncc_module_num_threads": (i, [vp]),
             "ncc_module_free": (None, [vp]),
             "ncc_tensor_free": (None, [ctypes.POINTER(Tensor)]),
+            "ncc_graph_num_nodes": (i, [vp]),
+            "ncc_module_profile_enable": (i, [vp, i]),
+            "ncc_module_profile_get": (i, [vp, ctypes.POINTER(ProfileEvent), i]),
+            "ncc_module_step_of": (i, [vp, i, ctypes.POINTER(cp)]),
+            "ncc_module_node_info": (i, [vp, i, ctypes.c_int64, ctypes.POINTER(NodeInfo)]),
         }
         try:
             for name, (res, args) in sig.items():

@@ -15,12 +15,14 @@
  * sharing off (for measuring it); num_threads and vector_width come from
  * the options too (targets/backend.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../ir/ctime.h"
 #include "../../ir/options.h"
 #include "../../runtime/exec.h"
+#include "../../runtime/profile.h"
 #include "../backend.h"
 #include "../../runtime/threadpool.h"
 #include "../../codegen/escape.h"
@@ -40,6 +42,7 @@ typedef struct cpu_kernel {
   void *owned[KIR_MAX_BUFS]; /* packed weights taken over from the kernel */
   double cost_per_elem;
   int max_threads;
+  char name[96]; /* the kernel's (its own, even when it shares a function) */
 } cpu_kernel;
 
 typedef struct cpu_state {
@@ -98,10 +101,44 @@ static void launch_task(void *ctx, int tid, int nth) {
   c->fn(c->bufs, c->syms, tid, nth);
 }
 
+/* A profiled launch: each share records where and when it ran. */
+typedef struct share_time {
+  int worker;
+  int64_t t0, t1;
+} share_time;
+
+typedef struct prof_launch_ctx {
+  launch_ctx c;
+  share_time *shares; /* one per share */
+} prof_launch_ctx;
+
+static void launch_task_profiled(void *ctx, int tid, int nth) {
+  const prof_launch_ctx *p = ctx;
+  share_time *s = &p->shares[tid];
+  s->worker = ncc_threadpool_worker_index();
+  s->t0 = ncc_prof_now_ns();
+  launch_task((void *)&p->c, tid, nth);
+  s->t1 = ncc_prof_now_ns();
+}
+
+static void launch_profiled(ncc_prof *prof, ncc_threadpool *pool, const launch_ctx *c,
+                            int nth, int node) {
+  share_time stack[64];
+  share_time *shares = nth <= 64 ? stack : ncc_calloc((size_t)nth, sizeof *shares);
+  if (!shares) { /* no memory for the lanes: the step is still timed */
+    ncc_threadpool_run(pool, launch_task, (void *)c, nth);
+    return;
+  }
+  prof_launch_ctx p = {*c, shares};
+  ncc_threadpool_run(pool, launch_task_profiled, &p, nth);
+  for (int t = 0; t < nth; t++)
+    ncc_prof_add(prof, node, shares[t].worker, false, shares[t].t0, shares[t].t1);
+  if (shares != stack) ncc_free(shares, 0);
+}
+
 static ncc_status launch(void *kctx, const ncc_node *n,
                          const ncc_tensor *const *in, ncc_tensor *out,
                          const int64_t *syms) {
-  (void)n;
   const cpu_kernel *k = kctx;
   void *bufs[KIR_MAX_BUFS];
   for (int b = 0; b < k->n_bufs; b++) {
@@ -119,7 +156,9 @@ static ncc_status launch(void *kctx, const ncc_node *n,
   double want = work / ELEMS_PER_THREAD;
   int nth = want >= (double)cap ? cap : want >= 1.0 ? (int)want : 1;
   launch_ctx c = {k->fn, bufs, syms};
-  ncc_threadpool_run(pool, launch_task, &c, nth < 1 ? 1 : nth);
+  ncc_prof *prof = ncc_prof_current(); /* NULL unless this run is profiled */
+  if (prof) launch_profiled(prof, pool, &c, nth < 1 ? 1 : nth, n->id);
+  else ncc_threadpool_run(pool, launch_task, &c, nth < 1 ? 1 : nth);
   return NCC_OK;
 }
 
@@ -138,6 +177,7 @@ static ncc_status install(cpu_state *s, const ncc_fuse_plan *fp, const bool *gk,
     k->bufs[b].owned = NULL;
   }
   ck->cost_per_elem = k->cost_per_elem;
+  snprintf(ck->name, sizeof ck->name, "%s", k->name ? k->name : "");
   ck->max_threads = opts ? opts->num_threads : 0;
   s->n_compiled++;
   int gi = fp->group_of[i];
@@ -268,6 +308,13 @@ static bool cpu_on_host(const void *state, int i) {
   return ((const cpu_state *)state)->host[i];
 }
 
+static int cpu_step_of(const void *state, int i, const char **kernel_name) {
+  const cpu_state *s = state;
+  int r = ncc_exec_step_of(s->exec, i);
+  if (kernel_name && r >= 0 && s->ks[r].fn) *kernel_name = s->ks[r].name;
+  return r;
+}
+
 const ncc_backend ncc_backend_cpu = {
     .name = "cpu",
     .description = "this host, LLVM JIT (ORC LLJIT)",
@@ -279,5 +326,6 @@ const ncc_backend ncc_backend_cpu = {
     .num_kernels = cpu_num_kernels,
     .num_host_kernels = cpu_num_host,
     .on_host = cpu_on_host,
+    .step_of = cpu_step_of,
     .free = cpu_free,
 };

@@ -311,6 +311,7 @@ const ncc_backend ncc_backend_cuda = {
     .num_kernels = ncc_gpu_num_kernels,
     .num_host_kernels = ncc_gpu_num_host_kernels,
     .on_host = ncc_gpu_on_host,
+    .step_of = ncc_gpu_step_of,
     .free = cu_free,
     .emit = cu_emit,
 };

@@ -18,6 +18,7 @@
 
 #include "../../ir/shape.h"
 #include "../../runtime/exec.h"
+#include "../../runtime/profile.h"
 #include "../../runtime/ref/ref.h"
 #include "../../codegen/escape.h"
 #include "../../ir/options.h"
@@ -490,6 +491,35 @@ static ncc_status run_node(ncc_gpu_module *m, int i) {
   return run_host(m, n);
 }
 
+/* A profiled run: host timestamps around each step and a wait for the
+ * device, so a kernel's event covers its execution (the queue is in order;
+ * the waits serialise what would otherwise overlap host work). */
+static ncc_status run_nodes_profiled(ncc_gpu_module *m, ncc_prof *prof) {
+  ncc_status st = m->dev->finish(m->dev->ctx);
+  for (int i = 0; i < m->g->n_nodes && st == NCC_OK; i++) {
+    if (m->inner[i]) {
+      st = run_node(m, i);
+      continue;
+    }
+    int64_t t0 = ncc_prof_now_ns();
+    st = run_node(m, i);
+    if (st == NCC_OK) st = m->dev->finish(m->dev->ctx);
+    ncc_prof_add(prof, i, -1, m->node_k[i] < 0, t0, ncc_prof_now_ns());
+  }
+  return st;
+}
+
+int ncc_gpu_step_of(const void *state, int i, const char **kernel_name) {
+  const ncc_gpu_module *m = state;
+  int r = i;
+  if (m->inner[i] && m->fp && m->fp->group_of[i] >= 0) {
+    const ncc_fuse_group *gr = &m->fp->groups[m->fp->group_of[i]];
+    r = gr->members[gr->n_members - 1]->id;
+  }
+  if (kernel_name && m->node_k[r] >= 0) *kernel_name = m->ks[m->node_k[r]].k->name;
+  return r;
+}
+
 static ncc_status take_outputs(ncc_gpu_module *m, ncc_tensor *out, int n_out) {
   for (int o = 0; o < n_out; o++) {
     int id = m->g->outputs[o]->id;
@@ -535,7 +565,11 @@ ncc_status ncc_gpu_run(void *state, const ncc_tensor *in, int n_in, ncc_tensor *
   if (st == NCC_OK) st = ncc_run_budget_check(g, in, n_in);
   if (st == NCC_OK) {
     bind_consts(m);
-    for (int i = 0; i < g->n_nodes && st == NCC_OK; i++) st = run_node(m, i);
+    ncc_prof *prof = ncc_prof_current(); /* once per run: NULL when off */
+    if (!prof)
+      for (int i = 0; i < g->n_nodes && st == NCC_OK; i++) st = run_node(m, i);
+    else
+      st = run_nodes_profiled(m, prof);
   }
   if (st == NCC_OK) st = take_outputs(m, out, n_out);
   /* outputs of 0 bytes are not downloaded, so nothing else waited for the

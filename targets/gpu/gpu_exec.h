@@ -59,6 +59,7 @@ ncc_status ncc_gpu_run(void *state, const ncc_tensor *in, int n_in,
 int ncc_gpu_num_kernels(const void *state);
 int ncc_gpu_num_host_kernels(const void *state);
 bool ncc_gpu_on_host(const void *state, int i);
+int ncc_gpu_step_of(const void *state, int i, const char **kernel_name);
 void ncc_gpu_free(void *state);
 /* Rerun the device kernels of the last run `iters` times on the buffers
  * that run left on the device (host nodes skipped) and return the mean

@@ -386,6 +386,7 @@ const ncc_backend ncc_backend_opencl = {
     .num_kernels = ncc_gpu_num_kernels,
     .num_host_kernels = ncc_gpu_num_host_kernels,
     .on_host = ncc_gpu_on_host,
+    .step_of = ncc_gpu_step_of,
     .free = ocl_free,
     .emit = ocl_emit,
 };

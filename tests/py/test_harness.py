@@ -202,6 +202,11 @@ def test_end_to_end():
     res = ncc_row["result"]
     check(res["compile_ms"] >= res["build_ms"] and res["kernels"] >= 1 and
           res["model_mflop"] > 0 and "graph" in res, "ncc row details: %r" % res)
+    # the per-kernel breakdown of one profiled run after the timing (the ref
+    # target times whole runs only: no kernel rows, but the run is there)
+    prof = res.get("profile") or {}
+    check(prof.get("runs", 0) >= 1 and isinstance(prof.get("kernels"), list) and
+          prof.get("run_ms", 0) > 0, "ncc row profile: %r" % prof)
     env = ncc_row["env"]
     check(env["threads"] == 1 and env["ncc"]["version"], "environment record")
     md = open(os.path.join(out, "report.md")).read()

@@ -20,6 +20,7 @@ typedef enum opt_id {
   OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_ABLATE, OPT_CHECK_EACH_PASS,
   OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK, OPT_MAX_MEMORY,
   OPT_THREADS, OPT_CODEGEN_OPT, OPT_CACHE_DIR, OPT_NO_CACHE,
+  OPT_PROFILE, OPT_TRACE, OPT_PEAK_GFLOPS, OPT_PEAK_GBPS,
 } opt_id;
 
 typedef struct long_opt {
@@ -54,6 +55,10 @@ static const long_opt long_opts[] = {
     {"threads", OPT_THREADS, CLI_F_THREADS, true},
     {"cache-dir", OPT_CACHE_DIR, CLI_F_CACHE, true},
     {"no-cache", OPT_NO_CACHE, CLI_F_CACHE, false},
+    {"profile", OPT_PROFILE, CLI_F_BENCH, false},
+    {"peak-gflops", OPT_PEAK_GFLOPS, CLI_F_BENCH, true},
+    {"peak-gbps", OPT_PEAK_GBPS, CLI_F_BENCH, true},
+    {"trace", OPT_TRACE, CLI_F_TRACE, true},
 };
 
 /* -o has no long form. */
@@ -184,6 +189,16 @@ static ncc_status add_input(argp *a, const char *v) {
   return NCC_OK;
 }
 
+/* A machine peak: a finite number > 0. */
+static ncc_status set_peak(const char *flag, const char *v, double *dst) {
+  char *end;
+  double d = v[0] ? strtod(v, &end) : -1;
+  if (!v[0] || *end || !(d > 0) || d > 1e12)
+    return ncc_error(NCC_ERR_USAGE, "%s expects a number > 0, got '%s'", flag, v);
+  *dst = d;
+  return NCC_OK;
+}
+
 static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
   cli_opts *o = a->o;
   switch (lo->id) {
@@ -240,6 +255,13 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
     o->lib.cache_dir = v;
     break;
   case OPT_NO_CACHE: o->lib.cache_dir = NULL; break;
+  case OPT_PROFILE: o->profile = true; break;
+  case OPT_TRACE:
+    if (!v[0]) return bad(a, "--trace needs a file name");
+    o->trace = v;
+    break;
+  case OPT_PEAK_GFLOPS: return set_peak("--peak-gflops", v, &o->peak_gflops);
+  case OPT_PEAK_GBPS: return set_peak("--peak-gbps", v, &o->peak_gbps);
   case OPT_RTOL: return set_tolerance("--rtol", v, &o->rtol, &o->tol_set);
   case OPT_ATOL: return set_tolerance("--atol", v, &o->atol, &o->tol_set);
   case OPT_OUT:

@@ -29,6 +29,7 @@ enum {
   CLI_F_THREADS = 1u << 9,  /* --threads N */
   CLI_F_JSON = 1u << 10,    /* --json alone (ncc check) */
   CLI_F_CACHE = 1u << 11,   /* --cache-dir DIR, --no-cache */
+  CLI_F_TRACE = 1u << 12,   /* --trace FILE.json */
 };
 
 /* Exit status of `ncc run --check-each-pass` when a pass drifts (1-4 are
@@ -93,6 +94,10 @@ struct cli_opts {
   int64_t batches[CLI_MAX_BATCHES];
   int n_batches; /* 1 unless a list was given */
   bool iters_set; /* --iters given (bench --ablate has its own default) */
+  /* bench --profile (profile.c) and --trace FILE (bench, run) */
+  bool profile;
+  const char *trace;
+  double peak_gflops, peak_gbps; /* > 0: given, else measured */
 };
 
 /* ---- main.c ---- */
@@ -296,5 +301,37 @@ void cli_refk_warn(const cli_refk *r, const char *model, const char *target);
 const char *cli_refk_text(const cli_refk *r, char *buf, size_t cap);
 /* "reference_kernels": {"nodes": N, "ops": {"Gather": 2}, ...} */
 void cli_refk_json(const cli_refk *r);
+
+/* ---- profile.c: bench --profile and --trace ---- */
+typedef struct cli_prof_row {
+  int step;           /* the step's node (a fused group's root) */
+  const char *kernel; /* compiled kernel's name; NULL: a reference kernel */
+  char name[128];
+  bool host, copy;    /* a reference kernel; only data-moving ops */
+  double ms, calls;   /* per run */
+  double flops, bytes, gflops, gbps, share;
+  double roofline;    /* NAN: no peaks */
+  bool compute_bound;
+} cli_prof_row;
+typedef struct cli_prof {
+  int runs, threads_used;
+  double total_ms, run_ms;
+  double peak_gflops, peak_gbps; /* NAN: unknown */
+  bool peak_gflops_given, peak_gbps_given;
+  ncc_profile_event *ev;
+  int n_ev;
+  cli_prof_row *rows; /* sorted by ms, descending */
+  int n_rows;
+  ncc_node_info *info; /* per node */
+} cli_prof;
+/* Peaks from --peak-* or measured once per process. */
+void cli_prof_peaks(const cli_opts *o, int threads, cli_prof *p);
+/* Rows from m's profile records (after profiled runs of batch `batch`). */
+ncc_status cli_prof_collect(ncc_module *m, const ncc_graph *g, int64_t batch, cli_prof *p);
+void cli_prof_free(cli_prof *p);
+void cli_prof_table(const cli_prof *p, const ncc_graph *g, FILE *f, int max_rows);
+void cli_prof_json(const cli_prof *p, const ncc_graph *g, FILE *f); /* "profile": {...} */
+/* The Chrome trace into a (opened with ncc_afile_open), committed. */
+ncc_status cli_trace_write(ncc_afile *a, const cli_prof *p, const ncc_graph *g);
 
 #endif /* NCC_CLI_H */

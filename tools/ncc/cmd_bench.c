@@ -40,12 +40,17 @@ typedef struct bench_common {
   const char *passes[MAX_PASSES_REPORTED];
   int n_passes;
   cli_ctime ct;
+  const ncc_graph *g;
+  const cli_opts *o;
+  bool print_profile; /* --profile (--trace alone profiles, prints nothing) */
 } bench_common;
 
 typedef struct bench_result {
   const bench_common *c;
   int64_t batch, warmup, iters;
   double median, ci_lo, ci_hi, p90, p99, min, mean, cv, rcv;
+  bool profiled; /* --profile or --trace: prof holds the profiled runs */
+  cli_prof prof;
 } bench_result;
 
 static double percentile(const double *sorted, int64_t n, double p) {
@@ -93,6 +98,15 @@ static ncc_status measure(const ncc_graph *g, ncc_module *m,
   for (int64_t i = 0; i < r->warmup && !st; i++) st = run_once(g, m, in, out, &ms);
   for (int64_t i = 0; i < r->iters && !st; i++) st = run_once(g, m, in, out, &lat[i]);
   if (!st) compute_stats(lat, r->iters, r);
+  /* the profile: as many runs again, after the timed ones (so the timing
+   * is undisturbed), averaged */
+  if (!st && r->profiled) {
+    st = ncc_module_profile_enable(m, 1);
+    for (int64_t i = 0; i < r->iters && !st; i++) st = run_once(g, m, in, out, &ms);
+    if (!st) st = ncc_module_profile_enable(m, 0);
+    if (!st) cli_prof_peaks(r->c->o, r->c->threads, &r->prof);
+    if (!st) st = cli_prof_collect(m, g, r->batch, &r->prof);
+  }
   if (out) cli_tensors_free(out, ncc_graph_num_outputs(g));
   ncc_free(out, 0);
   ncc_free(lat, 0);
@@ -196,6 +210,11 @@ static void print_json(const bench_result *r) {
   }
   printf("], ");
   cli_ctime_json(&c->ct);
+  if (r->profiled && c->print_profile) {
+    printf(", ");
+    fflush(stdout);
+    cli_prof_json(&r->prof, c->g, stdout);
+  }
   printf("}");
 }
 
@@ -263,6 +282,7 @@ static ncc_status bench_loaded(ncc_graph *g, const cli_opts *o, bench_common *c,
     r[b].c = c;
     r[b].warmup = o->warmup;
     r[b].iters = o->iters;
+    r[b].profiled = o->profile || (o->trace && b == 0);
     st = bench_module(g, m, &ob, &r[b]);
   }
   ncc_module_free(m);
@@ -276,27 +296,37 @@ ncc_status cmd_bench(const cli_opts *o) {
     st = ncc_error(NCC_ERR_USAGE, "a --batch list needs generated inputs: "
                                   "the --input files fix the batch");
   if (st) return st;
+  if (!st && o->ablate && (o->profile || o->trace))
+    st = ncc_error(NCC_ERR_USAGE, "--profile and --trace do not apply with --ablate");
+  if (st) return st;
   if (o->ablate) return cli_ablate(o);
+  /* --trace FILE: opened first, so a path that cannot be written fails
+   * before the model is compiled; committed after the runs */
+  ncc_afile tf = {0};
+  if (o->trace && (st = ncc_afile_open(&tf, o->trace))) return st;
   bench_common *c = ncc_calloc(1, sizeof *c);
   bench_result *r = ncc_calloc((size_t)o->n_batches, sizeof *r);
   if (!c || !r) st = NCC_ERR_NOMEM;
   ncc_graph *g = NULL;
   if (!st) {
     c->model = o->model;
+    c->o = o;
+    c->print_profile = o->profile;
     c->target = o->target;
     c->warmup = o->warmup;
     c->iters = o->iters;
     cli_affinity_get(&c->affinity);
     double t0 = cli_now_ms();
     st = cli_ctime_load(&c->ct, o->model, &g);
+    c->g = g;
     if (!st) st = bench_loaded(g, o, c, r, t0);
   }
-  ncc_graph_free(g);
   /* a list prints an array; a single batch its one object, as always */
   for (int b = 0; b < o->n_batches && !st; b++) {
     if (!o->json) {
       if (b) printf("\n");
       print_table(&r[b]);
+      if (o->profile) cli_prof_table(&r[b].prof, g, stdout, 0);
       continue;
     }
     printf("%s", o->n_batches == 1 ? "" : b ? ",\n " : "[");
@@ -305,6 +335,10 @@ ncc_status cmd_bench(const cli_opts *o) {
   }
   /* the JSON has all of it; the table is for reading */
   if (!st && o->time_passes && !o->json) cli_ctime_table(&c->ct, stdout, 10);
+  if (!st && o->trace) st = cli_trace_write(&tf, &r[0].prof, g);
+  if (st) ncc_afile_abort(&tf);
+  for (int b = 0; r && b < o->n_batches; b++) cli_prof_free(&r[b].prof);
+  ncc_graph_free(g);
   if (c) cli_ctime_free(&c->ct);
   ncc_free(c, 0);
   ncc_free(r, 0);

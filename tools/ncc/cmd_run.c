@@ -150,16 +150,29 @@ static ncc_status write_outputs(const ncc_graph *g, const char *dir,
   return st;
 }
 
+/* --trace: the run is profiled and its events written to the open file. */
+static ncc_status write_trace(ncc_module *m, const ncc_graph *g, const ncc_tensor *in,
+                              ncc_afile *tf) {
+  cli_prof p = {0};
+  int64_t b = cli_inputs_batch(g, in);
+  ncc_status st = cli_prof_collect(m, g, b > 0 ? b : 1, &p);
+  if (!st) st = cli_trace_write(tf, &p, g);
+  cli_prof_free(&p);
+  return st;
+}
+
 static ncc_status run_module(const ncc_graph *g, ncc_module *m,
-                             const cli_opts *o) {
+                             const cli_opts *o, ncc_afile *tf) {
   int n_in = ncc_graph_num_inputs(g), n_out = ncc_graph_num_outputs(g);
   ncc_status st = NCC_OK;
   ncc_tensor *in = ncc_calloc((size_t)(n_in ? n_in : 1), sizeof *in);
   ncc_tensor *out = ncc_calloc((size_t)(n_out ? n_out : 1), sizeof *out);
   if (!in || !out) st = NCC_ERR_NOMEM;
   if (!st) st = cli_inputs_load(g, o, in);
+  if (!st && tf->f) st = ncc_module_profile_enable(m, 1);
   if (!st) st = ncc_module_run(m, in, n_in, out, n_out);
   if (!st) st = write_outputs(g, o->output_dir, out);
+  if (!st && tf->f) st = write_trace(m, g, in, tf);
   cli_tensors_free(in, in ? n_in : 0);
   cli_tensors_free(out, out ? n_out : 0);
   ncc_free(in, 0);
@@ -177,12 +190,12 @@ static void warn_reference_kernels(const ncc_module *m, const cli_opts *o) {
   cli_refk_warn(&r, o->model, o->target);
 }
 
-static ncc_status run_loaded(ncc_graph *g, const cli_opts *o) {
+static ncc_status run_loaded(ncc_graph *g, const cli_opts *o, ncc_afile *tf) {
   int n_ran;
   ncc_module *m = NULL;
   ncc_status st = cli_pipeline_run(g, o, 1, NULL, 0, &n_ran);
   if (!st) st = ncc_module_compile_opts(g, o->target, &o->lib, &m);
-  if (!st) st = run_module(g, m, o);
+  if (!st) st = run_module(g, m, o, tf);
   if (!st) warn_reference_kernels(m, o);
   ncc_module_free(m);
   return st;
@@ -198,9 +211,14 @@ ncc_status cmd_run(const cli_opts *o) {
     return ncc_error(NCC_ERR_USAGE,
                      "--rtol and --atol apply only with --check-each-pass");
   if ((st = check_output_dir(o->output_dir, false))) return st;
+  /* --trace FILE: opened first, so a path that cannot be written fails
+   * before the model is compiled; committed only after a good run */
+  ncc_afile tf = {0};
+  if (o->trace && (st = ncc_afile_open(&tf, o->trace))) return st;
   ncc_graph *g = NULL;
   st = cli_load_model(o->model, &g);
-  if (!st) st = run_loaded(g, o);
+  if (!st) st = run_loaded(g, o, &tf);
   ncc_graph_free(g);
+  if (st) ncc_afile_abort(&tf);
   return st;
 }

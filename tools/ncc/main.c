@@ -34,6 +34,12 @@
   "                         (bytes, or K/M/G/T, binary; default 75% of the\n"  \
   "                         physical memory); over it is exit status 4\n"
 
+#define TRACE_HELP                                                             \
+  "  --trace FILE.json      write a Chrome trace (Perfetto, chrome://tracing):\n" \
+  "                         one event per run, step and kernel thread's share,\n" \
+  "                         a lane per thread (docs/PROFILING.md); a file that\n" \
+  "                         cannot be written is exit status 2\n"
+
 #define THREADS_HELP                                                           \
   "  --threads N            kernel threads (default: NCC_NUM_THREADS, else one\n" \
   "                         per core)\n"
@@ -95,7 +101,7 @@ static const char usage_run[] =
     "DIR leave the files of one run.\n"
     "\n" TARGET_HELP PIPELINE_HELP INPUT_HELP
     "  --output-dir DIR       where to write the outputs (default: .)\n"
-    THREADS_HELP MEMORY_HELP
+    TRACE_HELP THREADS_HELP MEMORY_HELP
     "\n"
     "Drift finder: with --check-each-pass nothing is written; instead the\n"
     "reference interpreter runs the unoptimized model and then the model\n"
@@ -111,7 +117,7 @@ static const char usage_bench[] =
     "usage: ncc bench MODEL [--target=T] [PIPELINE FLAGS] "
     "[--input NAME=FILE.npy]...\n"
     "                 [--batch N[,N...]] [--warmup N] [--iters N] [--json]\n"
-    "                 [--ablate] [--threads N]\n"
+    "                 [--ablate] [--threads N] [--profile] [--trace FILE.json]\n"
     "\n"
     "Run a model repeatedly and report its latency. Without --input, inputs\n"
     "are random (seeded), with a symbolic first dimension set to --batch.\n"
@@ -139,7 +145,17 @@ static const char usage_bench[] =
     "                         shows what two compiles of one graph differ by:\n"
     "                         a delta overlapping it is \"within A/A noise\"\n"
     "                         (its compiles do not use the compile cache)\n"
-    THREADS_HELP MEMORY_HELP CACHE_HELP;
+    "  --profile              after the timed runs, as many profiled runs, then\n"
+    "                         a per-kernel table sorted by time: the ops fused\n"
+    "                         in each kernel, output shape, ms per run, share,\n"
+    "                         GFLOP/s, GB/s and the roofline (the fraction of\n"
+    "                         the FMA peak or of the bandwidth, whichever\n"
+    "                         bounds it); reference-kernel and copy steps are\n"
+    "                         rows too; \"profile\" in --json (docs/PROFILING.md)\n"
+    "  --peak-gflops X, --peak-gbps Y\n"
+    "                         the machine's peaks for the roofline (default:\n"
+    "                         measured once, about 0.1 s)\n"
+    TRACE_HELP THREADS_HELP MEMORY_HELP CACHE_HELP;
 
 static const char usage_check[] =
     "usage: ncc check MODEL [--target=T] [PIPELINE FLAGS] [--json]\n"
@@ -205,12 +221,12 @@ const cli_command cli_commands[] = {
      usage_compile, cmd_compile},
     {"run",
      CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_OUTDIR | CLI_F_DRIFT |
-         CLI_F_MEMORY | CLI_F_THREADS | CLI_F_CACHE,
+         CLI_F_MEMORY | CLI_F_THREADS | CLI_F_CACHE | CLI_F_TRACE,
      true,
      usage_run, cmd_run},
     {"bench",
      CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_BENCH | CLI_F_MEMORY | CLI_F_THREADS |
-         CLI_F_CACHE,
+         CLI_F_CACHE | CLI_F_TRACE,
      true,
      usage_bench, cmd_bench},
     {"check", CLI_F_JSON | CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_CACHE, true, usage_check,

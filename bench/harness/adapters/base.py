@@ -121,6 +121,7 @@ class Adapter:
             measure.time_rounds([p], m["warmup"], m["iters"])
             if p.error is not None:
                 raise p.error
+            measure.collect_profiles([p])
             res = dict(p.result)
             res.update(measure.summarize(p.samples))
             return res

@@ -51,7 +51,9 @@ int ncc_utf8_len(const unsigned char *p);
 
 /* ---- allocation hook (Lua-style): nsize == 0 frees and returns NULL. ---- */
 typedef void *(*ncc_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
-/* Install an allocator for everything libncc allocates; NULL restores malloc. */
+/* Install an allocator for everything libncc allocates; NULL restores malloc.
+ * It is called from several threads at once when kernels compile in
+ * parallel (ncc_options.compile_threads) and during a module's runs. */
 void ncc_set_allocator(ncc_alloc_fn fn, void *ud);
 /* Allocate through the installed allocator; on failure NULL with an
  * NCC_ERR_NOMEM message set. ncc_free's size may be 0 when unknown. */
@@ -110,6 +112,14 @@ typedef struct ncc_options {
    * --cache-dir, NCC_CACHE_DIR or the user's cache directory. */
   const char *cache_dir;
   size_t cache_max_bytes; /* evict least recently used above; 0: 1 GiB */
+  /* threads that compile a cpu module's kernels at once (docs/CODEGEN.md,
+   * "Parallel kernel compilation"); 0 (default): one per online core;
+   * 1: one after another on the calling thread. The result does not
+   * depend on it. With several, an allocator (ncc_set_allocator) is called
+   * from those threads too. */
+  int compile_threads;
+  int cpu_test_bad_kernel; /* test hook: the n-th (1-based) distinct cpu
+                              kernel and the later ones fail to compile */
 } ncc_options;
 
 /* Defaults: the values ncc_module_compile and ncc_module_emit use. */
@@ -587,6 +597,14 @@ typedef struct ncc_compile_stats {
    * the cache (no opt, no codegen: ir is the key, codegen the read) and
    * kernels compiled and then stored */
   int cache_hits, cache_misses;
+  /* the cpu target compiles its kernels (their ir, opt and codegen) on
+   * compile_threads threads at once: the phase and kernel times above are
+   * each kernel's own (summed, they can exceed the wall clock), while
+   * kernels_wall_ms is the wall-clock time of that parallel section and
+   * kernels_work_ms the phase time spent inside it; other_ms counts the
+   * section at its wall time */
+  int compile_threads;
+  double kernels_wall_ms, kernels_work_ms;
 } ncc_compile_stats;
 /* ---- compile cache (ir/kcache.c) ----
  * The entries of a cache directory (ncc_options.cache_dir): how many and

@@ -2,7 +2,9 @@
  *
  * Rows live in the caller's ncc_compile_stats, grown with ncc_realloc;
  * when that fails the totals are still kept (timing is never a reason for
- * a compile to fail). The packing clock is per thread so that lowering on
+ * a compile to fail). Rows are only touched by the calling thread: the
+ * cpu target's compile workers keep their times in their own slots and the
+ * caller adds them after the join (codegen/llvm/jit.c). The packing clock is per thread so that lowering on
  * several threads would still attribute packing to its own kernel.
  */
 #include <string.h>
@@ -93,11 +95,21 @@ double ncc_ctime_pack_begin(void) { return ncc_ctime_now(); }
 void ncc_ctime_pack_end(double t0) { pack_ms += ncc_ctime_now() - t0; }
 double ncc_ctime_pack_total(void) { return pack_ms; }
 
+void ncc_ctime_parallel(int threads, double wall_ms, double work_ms) {
+  ncc_compile_stats *s = ncc_ctime_stats();
+  if (!s) return;
+  if (threads > s->compile_threads) s->compile_threads = threads;
+  s->kernels_wall_ms += wall_ms;
+  s->kernels_work_ms += work_ms;
+}
+
 void ncc_ctime_finish(double t0) {
   ncc_compile_stats *s = ncc_ctime_stats();
   if (!s) return;
   s->total_ms += ncc_ctime_now() - t0;
-  double sum = 0;
+  /* the phases at wall-clock time: the parallel section counts as long as
+   * it took, not as the sum of its kernels' times */
+  double sum = s->kernels_wall_ms - s->kernels_work_ms;
   for (int p = 0; p < NCC_PHASE_COUNT; p++) sum += s->ms[p];
   s->other_ms = s->total_ms > sum ? s->total_ms - sum : 0;
 }

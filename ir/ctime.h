@@ -34,6 +34,9 @@ void ncc_ctime_kernel_cache(int k, bool hit);
 double ncc_ctime_pack_begin(void);
 void ncc_ctime_pack_end(double t0);
 double ncc_ctime_pack_total(void);
+/* A parallel section of kernel compiles: its threads, its wall-clock time
+ * and the phase time (per kernel, already added) spent inside it. */
+void ncc_ctime_parallel(int threads, double wall_ms, double work_ms);
 /* Begin/finish a public call's accounting: total_ms and other_ms. */
 void ncc_ctime_finish(double t0);
 

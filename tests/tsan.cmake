@@ -2,14 +2,17 @@
 # tools/test.sh as build-tsan) the concurrency tests carry the label tsan:
 # ncc_module_run from several threads (unit.test_module_threads) and the
 # generated library's thread contract (aot.safety, whose glue and driver are
-# then compiled with -fsanitize=thread). Only their targets are built there:
-#   cmake --build build-tsan --target ncc_cli test_module_threads test_aot_rt
+# then compiled with -fsanitize=thread), and the cpu kernels compiled on
+# several threads (unit.test_jit_threads). Only their targets are built there:
+#   cmake --build build-tsan --target ncc_cli test_module_threads test_jit_threads test_aot_rt
 #   ctest -L tsan
 if(NCC_TSAN)
   set(NCC_TSAN_ENV "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1")
   set_tests_properties(unit.test_module_threads PROPERTIES
     LABELS "unit;tsan" ENVIRONMENT "${NCC_TEST_ENV};${NCC_TSAN_ENV}")
   if(NCC_LLVM)
+    set_tests_properties(unit.test_jit_threads PROPERTIES
+      LABELS "unit;tsan" ENVIRONMENT "${NCC_TEST_ENV};${NCC_TSAN_ENV}")
     set_tests_properties(aot.safety PROPERTIES LABELS "aot;tsan"
       ENVIRONMENT "${NCC_TEST_ENV};${NCC_TSAN_ENV};NCC_TSAN_CC=${CMAKE_C_COMPILER}")
   endif()

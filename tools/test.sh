@@ -42,7 +42,7 @@ n_nollvm=$(cd "$nollvm" && ctest -N -LE zoo | sed -n 's/^Total Tests: //p')
 tsan=${NCC_TSAN_BUILD:-$root/build-tsan}
 cmake -S "$root" -B "$tsan" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_BUILD_TYPE=Debug \
   -DNCC_TSAN=ON >/dev/null
-cmake --build "$tsan" -j"$jobs" --target ncc_cli test_module_threads test_aot_rt
+cmake --build "$tsan" -j"$jobs" --target ncc_cli test_module_threads test_jit_threads test_aot_rt
 cd "$tsan"
 ctest --output-on-failure -j"$jobs" -L tsan
 n_tsan=$(ctest -N -L tsan | sed -n 's/^Total Tests: //p')

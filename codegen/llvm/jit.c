@@ -12,7 +12,10 @@
  * optimizes to the same code as one module for all, and makes every phase
  * measurable per kernel (ncc_compile_stats, ir/ctime.h): each kernel is
  * looked up right away, which links its object alone, so that errors and
- * compile time belong to ncc_module_compile, not to the first run.
+ * compile time belong to ncc_module_compile, not to the first run. The
+ * modules compile on ncc_options.compile_threads threads, each with its
+ * own context and target machine; the objects go to the JIT in kernel
+ * order afterwards ("the kernels' compiles" below).
  *
  * With ncc_options.cache_dir the object files persist (ir/kcache.h): the
  * key is a SHA-256 over the kernel's unoptimized LLVM IR (bitcode) with its own
@@ -33,8 +36,10 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../ir/ctime.h"
 #include "../../ir/kcache.h"
@@ -175,9 +180,18 @@ static void dump_module(LLVMModuleRef mod) {
 }
 
 
-/* Set the target and emit the kernels (no verification yet). */
+/* Add a phase's ms to `ms` (a worker's per-kernel tally) or, when NULL,
+ * straight to kernel k's row and the totals (the calling thread). */
+static void tally(double *ms, int k, ncc_compile_phase p, double dt) {
+  if (ms) ms[p] += dt;
+  else ncc_ctime_kernel_add(k, p, dt);
+}
+
+/* Set the target and emit the kernels (no verification yet); the ir time
+ * to `ms` (one kernel) or each kernel's row (ms NULL). */
 static ncc_status emit_module(LLVMContextRef ctx, LLVMModuleRef mod, kir_kernel *const *ks,
-                              int n, const ncc_llvm_host *h, LLVMTargetMachineRef tm) {
+                              int n, const ncc_llvm_host *h, LLVMTargetMachineRef tm,
+                              double *ms) {
   LLVMSetTarget(mod, h->triple);
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(mod, dl);
@@ -186,14 +200,14 @@ static ncc_status emit_module(LLVMContextRef ctx, LLVMModuleRef mod, kir_kernel 
     double t0 = ncc_ctime_now();
     ncc_status st = ncc_llvm_emit_kernel(ctx, mod, ks[i], h);
     if (st != NCC_OK) return st;
-    ncc_ctime_kernel_add(ncc_ctime_find(ks[i]->name), NCC_PHASE_IR, ncc_ctime_now() - t0);
+    tally(ms, ms ? -1 : ncc_ctime_find(ks[i]->name), NCC_PHASE_IR, ncc_ctime_now() - t0);
   }
   return NCC_OK;
 }
 
-/* Verify, then optimize with ncc_llvm_pipeline; the dumps. `row` is
- * the kernel row of a one-kernel module, else -1. */
-static ncc_status verify_optimise(LLVMModuleRef mod, int row, LLVMTargetMachineRef tm) {
+/* Verify, then optimize with ncc_llvm_pipeline; the dumps. The ir and opt
+ * times go to ms[]. */
+static ncc_status verify_optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, double *ms) {
   char *msg = NULL;
   double t0 = ncc_ctime_now();
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
@@ -204,11 +218,11 @@ static ncc_status verify_optimise(LLVMModuleRef mod, int row, LLVMTargetMachineR
   }
   LLVMDisposeMessage(msg);
   double t1 = ncc_ctime_now();
-  ncc_ctime_kernel_add(row, NCC_PHASE_IR, t1 - t0);
+  ms[NCC_PHASE_IR] += t1 - t0;
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMErrorRef e = LLVMRunPasses(mod, ncc_llvm_pipeline(), tm, po);
   LLVMDisposePassBuilderOptions(po);
-  ncc_ctime_kernel_add(row, NCC_PHASE_OPT, ncc_ctime_now() - t1);
+  ms[NCC_PHASE_OPT] += ncc_ctime_now() - t1;
   if (e) return llvm_error(e, "optimization");
   if (ncc_opts_dump(NCC_DUMP_LLVM_IR)) dump_module(mod);
   if (ncc_opts_dump(NCC_DUMP_ASM)) {
@@ -229,8 +243,13 @@ ncc_status ncc_llvm_build_module(void *llvm_ctx, void *llvm_module,
   /* a module of one kernel times everything per kernel; a module of many
    * (--emit) has its verifier and optimizer in the totals only */
   int row = n == 1 ? ncc_ctime_find(ks[0]->name) : -1;
-  ncc_status st = emit_module(llvm_ctx, llvm_module, ks, n, h, llvm_tm);
-  return st ? st : verify_optimise(llvm_module, row, llvm_tm);
+  ncc_status st = emit_module(llvm_ctx, llvm_module, ks, n, h, llvm_tm, NULL);
+  if (st != NCC_OK) return st;
+  double ms[NCC_PHASE_COUNT] = {0};
+  st = verify_optimise(llvm_module, llvm_tm, ms);
+  ncc_ctime_kernel_add(row, NCC_PHASE_IR, ms[NCC_PHASE_IR]);
+  ncc_ctime_kernel_add(row, NCC_PHASE_OPT, ms[NCC_PHASE_OPT]);
+  return st;
 }
 
 static ncc_status make_jit(const ncc_llvm_host *h, LLVMOrcLLJITRef *out) {
@@ -320,86 +339,182 @@ static jit_sym *add_sym(ncc_jit *j, const char *name) {
   return e;
 }
 
-/* An earlier kernel of this JIT with the same key (its code is there). */
-static const jit_sym *same_key(const ncc_jit *j, const jit_sym *e) {
-  for (int i = 0; i < j->n_syms; i++)
-    if (&j->syms[i] != e && j->syms[i].keyed && memcmp(j->syms[i].key, e->key, 32) == 0)
-      return &j->syms[i];
-  return NULL;
-}
-
 static ncc_status add_object(ncc_jit *j, LLVMMemoryBufferRef obj) {
   LLVMErrorRef e = LLVMOrcLLJITAddObjectFile(j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit), obj);
   return e ? llvm_error(e, "adding the object") : NCC_OK;
 }
 
-/* Kernel k as its own module: emitted, then (a cache miss, or no cache)
+/* ---- the kernels' compiles, on ncc_options.compile_threads threads ----
+ * Each kernel is one job: emit, key, cache lookup, verify, optimise,
+ * object, cache store. A worker has its own LLVMContext and target machine
+ * (neither is thread-safe) and the caller's options in scope (ncc_opts is
+ * per thread), with compile_stats cleared: a job keeps its times, cache
+ * outcome and error in its slot, and the calling thread, after the join,
+ * adds them to the stats and the objects to the JIT in kernel order, so
+ * the result and the error reported do not depend on the thread count or
+ * on which job finished first. */
+
+enum { JOB_NO_CACHE, JOB_HIT, JOB_MISS, JOB_SAME };
+
+typedef struct kjob {
+  kir_kernel *k;
+  jit_sym *e;               /* its symbol (keyed by the worker) */
+  LLVMMemoryBufferRef obj;  /* NULL: an equal kernel's object serves */
+  double ms[NCC_PHASE_COUNT];
+  int cache;                /* JOB_* */
+  bool claimed;             /* its key is claimed (under kwork.lock) */
+  ncc_status st;
+  char msg[1024];           /* the worker's ncc_error_message on failure */
+} kjob;
+
+typedef struct kwork {
+  kjob *jobs;
+  int n;
+  const ncc_llvm_host *h;
+  const ncc_options *opts; /* the caller's, compile_stats NULL */
+  const char *dir;         /* cache directory or NULL */
+  int test_bad;            /* ncc_options.cpu_test_bad_kernel */
+  atomic_int next;         /* the next job to claim */
+  atomic_int first_fail;   /* the lowest failed job; n: none */
+  pthread_mutex_t lock;    /* key claims (same-key dedupe) */
+} kwork;
+
+/* Whether an earlier-claimed job of this compile has job x's key, else
+ * claim it: an equal kernel is compiled once, by whichever job claims the
+ * key first (the object's symbol is named after the key, so either
+ * object serves every kernel with it). */
+static bool claim_key(kwork *w, kjob *x) {
+  bool dup = false;
+  pthread_mutex_lock(&w->lock);
+  for (int i = 0; i < w->n && !dup; i++)
+    dup = w->jobs[i].claimed && memcmp(w->jobs[i].e->key, x->e->key, 32) == 0;
+  if (!dup) x->claimed = true;
+  pthread_mutex_unlock(&w->lock);
+  return dup;
+}
+
+/* Kernel x as its own module: emitted, then (a cache miss, or no cache)
  * verified, optimized, compiled to an object file here and stored, or (a
- * hit) its stored object; the object goes to the JIT. */
-static ncc_status add_kernel(ncc_jit *j, LLVMContextRef ctx, kir_kernel *k,
-                             const ncc_llvm_host *h, LLVMTargetMachineRef tm) {
-  const ncc_options *o = ncc_opts();
-  /* a dump shows what LLVM makes of the kernel: compile it afresh */
-  const char *dir = o->cache_dir && *o->cache_dir &&
-                            !ncc_opts_dump(NCC_DUMP_LLVM_IR | NCC_DUMP_ASM)
-                        ? o->cache_dir
-                        : NULL;
-  int row = ncc_ctime_find(k->name);
-  jit_sym *e = add_sym(j, k->name);
-  if (!e) return NCC_ERR_NOMEM;
+ * hit) its stored object read. */
+static ncc_status compile_job(kwork *w, kjob *x, LLVMContextRef ctx, LLVMTargetMachineRef tm) {
+  const ncc_llvm_host *h = w->h;
+  kir_kernel *k = x->k;
+  jit_sym *e = x->e;
+  if (w->test_bad > 0 && (int)(x - w->jobs) + 1 >= w->test_bad)
+    return ncc_error(NCC_ERR_INTERNAL, "cpu test hook: kernel %s fails to compile", k->name);
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, ctx);
-  ncc_status st = emit_module(ctx, mod, &k, 1, h, tm);
-  if (st == NCC_OK && dir) {
+  ncc_status st = emit_module(ctx, mod, &k, 1, h, tm, x->ms);
+  if (st == NCC_OK && w->dir) {
     double t0 = ncc_ctime_now();
     kernel_key(mod, k->name, h, e->key);
     e->keyed = true;
     char hex[65];
     ncc_sha256_hex(e->key, hex);
     snprintf(e->sym, sizeof e->sym, "ncc_k_%.32s", hex);
-    ncc_ctime_kernel_add(row, NCC_PHASE_IR, ncc_ctime_now() - t0);
-    /* an equal kernel already in this JIT (kernel_reuse off) */
-    if (same_key(j, e)) {
+    x->ms[NCC_PHASE_IR] += ncc_ctime_now() - t0;
+    /* an equal kernel in this compile (kernel_reuse off) */
+    if (claim_key(w, x)) {
       LLVMDisposeModule(mod);
-      ncc_ctime_kernel_cache(row, true);
+      x->cache = JOB_SAME;
       return NCC_OK;
     }
     t0 = ncc_ctime_now();
     void *data;
     size_t len;
-    if (ncc_kcache_get(dir, e->key, &data, &len)) {
+    if (ncc_kcache_get(w->dir, e->key, &data, &len)) {
       LLVMDisposeModule(mod);
-      LLVMMemoryBufferRef obj =
-          LLVMCreateMemoryBufferWithMemoryRangeCopy(data, len, e->sym);
+      x->obj = LLVMCreateMemoryBufferWithMemoryRangeCopy(data, len, e->sym);
       ncc_free(data, len);
-      ncc_ctime_kernel_add(row, NCC_PHASE_CODEGEN, ncc_ctime_now() - t0);
-      ncc_ctime_kernel_cache(row, true);
-      return add_object(j, obj);
+      x->ms[NCC_PHASE_CODEGEN] += ncc_ctime_now() - t0;
+      x->cache = JOB_HIT;
+      return NCC_OK;
     }
   }
-  if (st == NCC_OK) st = verify_optimise(mod, row, tm);
-  LLVMMemoryBufferRef obj = NULL;
+  if (st == NCC_OK) st = verify_optimise(mod, tm, x->ms);
   if (st == NCC_OK) {
     double t0 = ncc_ctime_now();
-    if (dir) {
+    if (w->dir) {
       LLVMValueRef f = LLVMGetNamedFunction(mod, k->name);
       if (f) LLVMSetValueName2(f, e->sym, strlen(e->sym));
     }
     char *err = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &obj)) {
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &x->obj)) {
       st = ncc_error(NCC_ERR_INTERNAL, "LLVM code generation: %.200s", err ? err : "?");
-      obj = NULL;
+      x->obj = NULL;
     }
     LLVMDisposeMessage(err);
     /* a failed write costs the next compile its hit, nothing more */
-    if (obj && dir) {
-      ncc_kcache_put(dir, e->key, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
-      ncc_ctime_kernel_cache(row, false);
-      j->misses++;
+    if (x->obj && w->dir) {
+      ncc_kcache_put(w->dir, e->key, LLVMGetBufferStart(x->obj), LLVMGetBufferSize(x->obj));
+      x->cache = JOB_MISS;
     }
-    ncc_ctime_kernel_add(row, NCC_PHASE_CODEGEN, ncc_ctime_now() - t0);
+    x->ms[NCC_PHASE_CODEGEN] += ncc_ctime_now() - t0;
   }
   LLVMDisposeModule(mod);
-  return st == NCC_OK ? add_object(j, obj) : st;
+  return st;
+}
+
+/* Claim jobs in kernel order until none is left, or every one left comes
+ * after a failed one (those before it still run, so the first failure in
+ * kernel order is the one reported, whatever the timing). */
+static void run_jobs(kwork *w) {
+  const ncc_options *prev = ncc_opts_enter(w->opts);
+  LLVMContextRef ctx = NULL;
+  LLVMTargetMachineRef tm = NULL;
+  for (;;) {
+    int i = atomic_fetch_add(&w->next, 1);
+    if (i >= w->n || i > atomic_load(&w->first_fail)) break;
+    kjob *x = &w->jobs[i];
+    if (!tm && !(tm = make_tm(w->h))) {
+      x->st = ncc_error(NCC_ERR_INTERNAL, "LLVM: no target machine");
+    } else {
+      /* one context for this worker's modules (each disposed once compiled) */
+      if (!ctx) ctx = LLVMContextCreate();
+      x->st = compile_job(w, x, ctx, tm);
+    }
+    if (x->st == NCC_OK) continue;
+    snprintf(x->msg, sizeof x->msg, "%s", ncc_error_message());
+    int f = atomic_load(&w->first_fail);
+    while (i < f && !atomic_compare_exchange_weak(&w->first_fail, &f, i)) {
+    }
+  }
+  if (ctx) LLVMContextDispose(ctx);
+  if (tm) LLVMDisposeTargetMachine(tm);
+  ncc_opts_leave(prev);
+}
+
+static void *worker_main(void *arg) {
+  run_jobs(arg);
+  return NULL;
+}
+
+/* Threads for n kernels: ncc_options.compile_threads (0: one per online
+ * core), at most one per kernel; one while a dump is on, so that modules'
+ * dumps do not interleave. */
+static int compile_threads(int n) {
+  const ncc_options *o = ncc_opts();
+  if (ncc_opts_dump(NCC_DUMP_LLVM_IR | NCC_DUMP_ASM)) return 1;
+  long t = o->compile_threads;
+  if (t <= 0) t = sysconf(_SC_NPROCESSORS_ONLN);
+  if (t > 64) t = 64;
+  if (t > n) t = n;
+  return t > 1 ? (int)t : 1;
+}
+
+/* Run the jobs on `threads` threads: this one and threads - 1 more (fewer
+ * if they cannot be started: the work is the same). */
+static void run_workers(kwork *w, int threads) {
+  pthread_t tid[64];
+  int started = 0;
+  pthread_attr_t attr;
+  bool attr_ok = threads > 1 && pthread_attr_init(&attr) == 0;
+  /* LLVM's code generator recurses: the main thread's stack size */
+  if (attr_ok) pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+  for (int t = 1; t < threads; t++)
+    if (pthread_create(&tid[started], attr_ok ? &attr : NULL, worker_main, w) == 0) started++;
+  if (attr_ok) pthread_attr_destroy(&attr);
+  run_jobs(w);
+  for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
 }
 
 /* Look kernel k up, which links its object: the link phase. */
@@ -410,28 +525,73 @@ static ncc_status materialise(ncc_jit *j, const kir_kernel *k) {
   return fn ? NCC_OK : NCC_ERR_INTERNAL;
 }
 
+/* Compile the jobs, then, in kernel order: their times and cache outcome
+ * to the stats, and their objects to the JIT (or the first error). */
+static ncc_status compile_all(ncc_jit *j, kjob *jobs, int n, const ncc_llvm_host *h) {
+  const ncc_options *o = ncc_opts();
+  ncc_options wo = *o;
+  wo.compile_stats = NULL;
+  kwork w = {.jobs = jobs, .n = n, .h = h, .opts = &wo, .test_bad = o->cpu_test_bad_kernel};
+  /* a dump shows what LLVM makes of the kernel: compile it afresh */
+  if (o->cache_dir && *o->cache_dir && !ncc_opts_dump(NCC_DUMP_LLVM_IR | NCC_DUMP_ASM))
+    w.dir = o->cache_dir;
+  atomic_init(&w.next, 0);
+  atomic_init(&w.first_fail, n);
+  if (pthread_mutex_init(&w.lock, NULL) != 0)
+    return ncc_error(NCC_ERR_INTERNAL, "cannot create a mutex");
+  int threads = compile_threads(n);
+  double t0 = ncc_ctime_now();
+  run_workers(&w, threads);
+  double wall = ncc_ctime_now() - t0;
+  pthread_mutex_destroy(&w.lock);
+  double work = 0;
+  for (int i = 0; i < n; i++) {
+    kjob *x = &jobs[i];
+    int row = ncc_ctime_find(x->k->name);
+    for (int p = 0; p < NCC_PHASE_COUNT; p++) {
+      ncc_ctime_kernel_add(row, (ncc_compile_phase)p, x->ms[p]);
+      work += x->ms[p];
+    }
+    if (x->cache != JOB_NO_CACHE) ncc_ctime_kernel_cache(row, x->cache != JOB_MISS);
+    if (x->cache == JOB_MISS) j->misses++;
+  }
+  ncc_ctime_parallel(threads, wall, work);
+  ncc_status st = NCC_OK;
+  int fail = atomic_load(&w.first_fail);
+  if (fail < n) st = ncc_error(jobs[fail].st, "%s", jobs[fail].msg);
+  for (int i = 0; i < n; i++) {
+    LLVMMemoryBufferRef obj = jobs[i].obj;
+    jobs[i].obj = NULL;
+    if (!obj) continue;
+    /* the JIT owns an object once given it, failed or not */
+    if (st == NCC_OK) st = add_object(j, obj);
+    else LLVMDisposeMemoryBuffer(obj);
+  }
+  return st;
+}
+
 ncc_status ncc_jit_compile(kir_kernel *const *ks, int n, ncc_jit **out) {
   *out = NULL;
   const ncc_llvm_host *h;
   ncc_status st = ncc_llvm_host_info(&h);
   if (st != NCC_OK) return st;
   ncc_jit *j = ncc_calloc(1, sizeof *j);
-  if (!j) return NCC_ERR_NOMEM;
+  kjob *jobs = ncc_calloc((size_t)(n > 0 ? n : 1), sizeof *jobs);
+  if (!j || !jobs) {
+    ncc_free(jobs, 0);
+    ncc_jit_free(j);
+    return NCC_ERR_NOMEM;
+  }
   st = make_jit(h, &j->jit);
-  if (st != NCC_OK) {
-    ncc_jit_free(j);
-    return st;
+  /* every symbol before the workers start: their slots do not move */
+  for (int i = 0; i < n && st == NCC_OK; i++)
+    if (!add_sym(j, ks[i]->name)) st = NCC_ERR_NOMEM;
+  for (int i = 0; i < n && st == NCC_OK; i++) {
+    jobs[i].k = ks[i];
+    jobs[i].e = &j->syms[i];
   }
-  LLVMTargetMachineRef tm = make_tm(h);
-  if (!tm) {
-    ncc_jit_free(j);
-    return ncc_error(NCC_ERR_INTERNAL, "LLVM: no target machine");
-  }
-  /* one context for all the modules (each is disposed once compiled) */
-  LLVMContextRef ctx = LLVMContextCreate();
-  for (int i = 0; i < n && st == NCC_OK; i++) st = add_kernel(j, ctx, ks[i], h, tm);
-  LLVMContextDispose(ctx);
-  LLVMDisposeTargetMachine(tm);
+  if (st == NCC_OK) st = compile_all(j, jobs, n, h);
+  ncc_free(jobs, 0);
   for (int i = 0; i < n && st == NCC_OK; i++) st = materialise(j, ks[i]);
   /* the size bound, checked once per compile that stored something */
   const ncc_options *o = ncc_opts();

@@ -9,7 +9,11 @@ per-kernel rows add up to the phase totals the cpu target measures per
 kernel; there is one row per compiled kernel of the module; on a model of
 two identical Conv+Relu blocks (built here with onnx.helper, different
 weights) the second block's kernels are flagged "reused" with no LLVM time,
-and none are with NCC_KERNEL_REUSE=0. Target ref reports only import,
+and none are with NCC_KERNEL_REUSE=0. The cpu kernels compiled on several
+threads (--compile-threads): the phases are per-kernel sums and the
+parallel section counts at its wall time (kernels_wall_ms) in the sum that
+makes compile_ms; kernels_work_ms is the kernels' ir+opt+codegen; a bad
+value is a usage error. Target ref reports only import,
 passes and other; opencl (where it runs) its compile as "backend".
 
 Run with NCC=/path/to/ncc (ctest sets it). Prints "N passed, M failed".
@@ -85,7 +89,10 @@ def check_breakdown(tag, r):
     for ph in PHASES:
         check(f"{tag}: phase {ph}", isinstance(b.get(ph), (int, float)) and b[ph] >= 0,
               b.get(ph))
-    total = sum(b.get(ph, 0) for ph in PHASES)
+    # the kernels' compiles ran in parallel: their phases are summed over
+    # the kernels, so count that section at its wall time
+    total = (sum(b.get(ph, 0) for ph in PHASES) - b.get("kernels_work_ms", 0)
+             + b.get("kernels_wall_ms", 0))
     # the phases partition the measured compile time (printed to 6 digits)
     check(f"{tag}: phases add up to compile_ms",
           abs(total - r["compile_ms"]) <= 1e-3 * r["compile_ms"] + 0.01,
@@ -137,6 +144,22 @@ def test_cpu(model):
               abs(s - b[ph]) <= 1e-3 * b[ph] + 1e-3, (s, b[ph]))
     check("cpu: pack measured (constant conv weights)", b["pack"] > 0, b)
     check("cpu: no backend phase", b["backend"] == 0, b)
+
+    for n in (1, 2):
+        rt = bench_json(model, "cpu", extra=[f"--compile-threads={n}"])
+        bt = rt and check_breakdown(f"cpu --compile-threads={n}", rt)
+        if not bt:
+            continue
+        check(f"cpu --compile-threads={n}: threads used", bt["compile_threads"] == n, bt)
+        work = sum(k[ph] for k in bt["kernels"] for ph in ["ir", "opt", "codegen"])
+        check(f"cpu --compile-threads={n}: work is the kernels' ir+opt+codegen",
+              abs(work - bt["kernels_work_ms"]) <= 1e-3 * work + 1e-2, (work, bt))
+        if n == 1:
+            check("cpu one thread: the work fits in the wall time",
+                  bt["kernels_work_ms"] <= bt["kernels_wall_ms"] + 1e-2, bt)
+    p = run(["bench", model, "--compile-threads=x"])
+    check("--compile-threads=x: usage error", p.returncode == 1 and "compile-threads" in p.stderr,
+          p.stderr)
 
     r0 = bench_json(model, "cpu", env={"NCC_KERNEL_REUSE": "0"})
     if r0 and r0.get("compile_breakdown"):

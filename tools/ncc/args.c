@@ -19,7 +19,7 @@ typedef enum opt_id {
   OPT_VERIFY_EACH, OPT_INPUT, OPT_OUTPUT_DIR, OPT_EMIT, OPT_BATCH,
   OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_ABLATE, OPT_CHECK_EACH_PASS,
   OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK, OPT_MAX_MEMORY,
-  OPT_THREADS, OPT_CODEGEN_OPT, OPT_CACHE_DIR, OPT_NO_CACHE,
+  OPT_THREADS, OPT_CODEGEN_OPT, OPT_COMPILE_THREADS, OPT_CACHE_DIR, OPT_NO_CACHE,
   OPT_PROFILE, OPT_TRACE, OPT_PEAK_GFLOPS, OPT_PEAK_GBPS,
 } opt_id;
 
@@ -40,6 +40,7 @@ static const long_opt long_opts[] = {
     {"verify-each", OPT_VERIFY_EACH, CLI_F_PIPELINE, false},
     {"layout-block", OPT_LAYOUT_BLOCK, CLI_F_PIPELINE, true},
     {"codegen-opt", OPT_CODEGEN_OPT, CLI_F_PIPELINE, true},
+    {"compile-threads", OPT_COMPILE_THREADS, CLI_F_PIPELINE, true},
     {"input", OPT_INPUT, CLI_F_INPUT, true},
     {"output-dir", OPT_OUTPUT_DIR, CLI_F_OUTDIR, true},
     {"emit", OPT_EMIT, CLI_F_EMIT, true},
@@ -241,6 +242,14 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
     if (!cli_parse_int(v, 0, 3, &l))
       return ncc_error(NCC_ERR_USAGE, "--codegen-opt expects an integer from 0 to 3, got '%s'", v);
     o->codegen_opt = (int)l;
+    break;
+  }
+  case OPT_COMPILE_THREADS: {
+    int64_t t;
+    if (!cli_parse_int(v, 0, 1024, &t))
+      return ncc_error(NCC_ERR_USAGE,
+                       "--compile-threads expects an integer from 0 to 1024, got '%s'", v);
+    o->lib.compile_threads = (int)t;
     break;
   }
   case OPT_THREADS: {

@@ -127,6 +127,8 @@ const char *cli_env_cache_dir(void);
   "  NCC_KERNEL_REUSE=0     compile each kernel on its own, not shared\n"     \
   "  NCC_CODEGEN_OPT=N      compile-speed tier of cpu kernels, 0..3 (default:\n" \
   "                         from -O; --codegen-opt)\n"                        \
+  "  NCC_COMPILE_THREADS=N  threads compiling cpu kernels at once (default 0:\n" \
+  "                         one per core; --compile-threads)\n"             \
   "  NCC_CC, NCC_AARCH64_CC C compiler of --emit=lib (default cc,\n"          \
   "                         aarch64-linux-gnu-gcc)\n"                         \
   "  NCC_KEEP_AOT_TEMPS=1   keep the work directory of --emit=lib\n"          \

@@ -27,6 +27,8 @@ void cli_env_options(ncc_options *o) {
   if ((s = env("NCC_VECTOR_WIDTH")) && cli_parse_int(s, 1, 16, &v) &&
       (v == 1 || v == 4 || v == 8 || v == 16))
     o->vector_width = (int)v;
+  if ((s = env("NCC_COMPILE_THREADS")) && cli_parse_int(s, 0, 1024, &v))
+    o->compile_threads = (int)v;
   if ((s = env("NCC_CODEGEN_OPT")) && cli_parse_int(s, 0, 3, &v))
     o->codegen_level = (int)v;
   if ((s = env("NCC_KERNEL_REUSE")) && strcmp(s, "0") == 0) o->kernel_reuse = 0;

@@ -18,6 +18,9 @@
   "                         and the compile-speed tier of cpu kernels\n"     \
   "  --codegen-opt=N        compile-speed tier alone, 0 (fastest compile) .. 3\n" \
   "                         (LLVM O3); default: the -O level's\n"           \
+  "  --compile-threads=N    threads compiling cpu kernels at once (default:\n" \
+  "                         NCC_COMPILE_THREADS, else one per core; 1 = one\n" \
+  "                         after another); the code is the same\n"        \
   "  --passes=a,b,c         run only these passes (in pipeline order)\n"    \
   "  --disable-pass=NAME    leave out a pass (repeatable)\n"                  \
   "  --print-after=NAME|all print the IR to stderr after a pass\n"            \

@@ -303,3 +303,57 @@ ncc_status ncc_lower_transpose(const ncc_node *n, const char *name,
   *out = k;
   return NCC_OK;
 }
+
+/* ---- Reshape / Flatten / Squeeze / Unsqueeze: a flat copy ----
+ * On plain row-major data these change the shape, never the order of the
+ * elements, so out[i] = in[i] over the whole storage (the shape or axes
+ * operand is not read). A copy rather than an alias: the executor gives
+ * every value its own buffer. Kept in a compiled kernel so real models'
+ * heads (Flatten before the classifier) do not drop to a host kernel. */
+
+static bool reshape_ok(const ncc_node *n) {
+  if (n->op != NCC_OP_RESHAPE && n->op != NCC_OP_FLATTEN && n->op != NCC_OP_SQUEEZE &&
+      n->op != NCC_OP_UNSQUEEZE)
+    return false;
+  if (n->n_in < 1 || !n->in[0] || n->n_out != 1 || !n->out[0]) return false;
+  const ncc_value *x = n->in[0], *y = n->out[0];
+  if (x->dtype != y->dtype ||
+      (x->dtype != NCC_DT_F32 && x->dtype != NCC_DT_I64 && x->dtype != NCC_DT_I32))
+    return false;
+  for (int j = 0; j < y->shape.rank; j++)
+    if (!ncc_dim_is_sym(y->shape.d[j]) && y->shape.d[j] < 0) return false;
+  for (int j = 0; j < x->shape.rank; j++)
+    if (!ncc_dim_is_sym(x->shape.d[j]) && x->shape.d[j] < 0) return false;
+  return true;
+}
+
+bool ncc_lower_reshape_supports(const ncc_node *n) { return reshape_ok(n); }
+
+ncc_status ncc_lower_reshape(const ncc_node *n, const char *name,
+                             const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  if (!reshape_ok(n)) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  const ncc_value *y = n->out[0];
+  int w = o->vector_width > 0 ? o->vector_width : 1;
+  int bx = kir_buf_input(k, 0, y->dtype), by = kir_buf_output(k, 0, y->dtype);
+  kir_expr *len = kir_const_i(k, 1);
+  for (int j = 0; j < y->shape.rank; j++) len = kir_mul(k, len, ncc_lower_dim(k, y->shape.d[j]));
+  kir_block top = kir_body_begin();
+  int vb = kir_var_new(k), vi = kir_var_new(k);
+  kir_stmt *lb = kir_for(k, &top, vb, kir_const_i(k, 0), kir_cdiv(k, len, FLAT_BLOCK),
+                         KIR_PARALLEL, 0);
+  kir_block bb = kir_body_begin();
+  kir_expr *lo = kir_mul(k, kir_var(k, vb), kir_const_i(k, FLAT_BLOCK));
+  kir_stmt *li = kir_for(k, &bb, vi, lo,
+                         kir_min(k, len, kir_add(k, lo, kir_const_i(k, FLAT_BLOCK))),
+                         w > 1 ? KIR_VECTOR : KIR_SERIAL, w);
+  kir_block ib = kir_body_begin();
+  kir_store(k, &ib, by, kir_var(k, vi), kir_load(k, bx, kir_var(k, vi)), NULL);
+  kir_body_end(li, &ib);
+  kir_body_end(lb, &bb);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 1.0;
+  return ncc_lower_finish(k, NCC_OK, ncc_op_name(n->op), out);
+}

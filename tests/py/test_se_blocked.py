@@ -6,8 +6,8 @@ MobileNetV3 / EfficientNet scale every channel of a feature map by a
 per-(image, channel) vector: Mul([N,C,H,W], [N,C,1,1]). With the layout
 pass on, both sides are blocked (#nchw<k>c) and the multiply is a blocked
 elementwise kernel with a broadcast operand (codegen/lower_blocked.c);
-Flatten / Reshape / Squeeze / Unsqueeze of plain data are compiled copies
-(codegen/lower_eltwise.c). Checked here:
+Flatten / Reshape / Squeeze / Unsqueeze and Concat of plain data are
+compiled copies (codegen/lower_eltwise.c). Checked here:
   - values against ONNX Runtime at odd sizes (channels not a multiple of a
     small block count, odd H and W), for layout blocks 16, 8 and 4 (the
     blocked path) and 1 (plain), at batch 1 and 3 of one model with a
@@ -171,6 +171,68 @@ def test_check_reports_no_host_nodes():
                 nccutil.check(re.search(r"cpu: \d+ of \d+ nodes compiled into \d+ kernels, 0 on the host",
                                         text),
                               "%s block %d: host nodes:\n%s" % (name, kb, text))
+
+
+def concat_model(C, H, W, seed=0):
+    """Fire-module-like branches joined by Concat (SqueezeNet, GoogLeNet,
+    DenseNet), plus Concat along the last axis;
+    the pieces have odd sizes so no copy is a whole vector; a Concat along
+    the symbolic batch axis too."""
+    rng = np.random.RandomState(seed)
+    inits = {
+        "wa": w(rng, C, 3, 1, 1), "wb": w(rng, C + 3, 3, 3, 3), "wc": w(rng, 5, 3, 1, 1),
+        "wf": w(rng, 7, 2 * C + 8), "bf": w(rng, 7, scale=0.1),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "wa"], ["a"], kernel_shape=[1, 1]),
+        helper.make_node("Conv", ["x", "wb"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["a"], ["ra"]),
+        helper.make_node("Conv", ["x", "wc"], ["c"], kernel_shape=[1, 1]),
+        helper.make_node("Concat", ["ra", "b", "c"], ["cat"], axis=1, name="cat_c"),
+        helper.make_node("GlobalAveragePool", ["cat"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["fl"], axis=1),
+        helper.make_node("Gemm", ["fl", "wf", "bf"], ["y"], transB=1),
+        helper.make_node("Concat", ["x", "x", "x"], ["cw"], axis=-1, name="cat_w"),
+        helper.make_node("Relu", ["cw"], ["y2"]),
+        helper.make_node("Neg", ["x"], ["cw2"]),
+        helper.make_node("Concat", ["x", "cw2"], ["ck"], axis=0, name="cat_n"),
+        helper.make_node("Tanh", ["ck"], ["y3"]),
+    ]
+    g = helper.make_graph(
+        nodes, "cat",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, H, W])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 7]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, ["N", 3, H, 3 * W]),
+         helper.make_tensor_value_info("y3", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_concat_against_ort():
+    """Concat compiled on cpu (no host node), batch 1 and 3, blocks 16 and 1."""
+    with nccutil.Workdir() as tmp:
+        for C, H, W in ((13, 5, 7), (32, 9, 1)):
+            name = "cat_%d_%dx%d" % (C, H, W)
+            path = save(tmp, name, concat_model(C, H, W))
+            for kb in (16, 1):
+                rc, out, err = ncc("check", path, "--target=cpu", "--layout-block=%d" % kb,
+                                   "--no-cache")
+                nccutil.check(re.search(r", 0 on the host", out + err),
+                              "%s block %d: host nodes:\n%s" % (name, kb, out + err))
+                for n in (1, 3):
+                    x = np.random.RandomState(n).standard_normal((n, 3, H, W)).astype(F32)
+                    want = nccutil.run_ort(path, {"x": x})
+                    d = nccutil.subdir(tmp, "%s_b%d_n%d" % (name, kb, n))
+                    r = nccutil.run_ncc(NCC, path, {"x": x}, ["y", "y2", "y3"], d, target="cpu",
+                                        extra=["--layout-block=%d" % kb, "--no-cache"])
+                    nccutil.check(r.rc == 0 and not r.missing,
+                                  "%s block %d batch %d: %s" % (name, kb, n, r.describe()))
+                    for o in ("y", "y2", "y3"):
+                        why = nccutil.compare(want[o], r.outputs[o], *TOL)
+                        nccutil.check(why is None,
+                                      "%s %s block %d batch %d: %s" % (name, o, kb, n, why))
 
 
 def main():

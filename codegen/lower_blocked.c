@@ -1,6 +1,7 @@
 /* codegen/lower_blocked.c — kernels on blocked (#nchw<k>c) values: Reorder,
  * Conv with a blocked output (and its fused epilogue), depthwise Conv,
- * MaxPool / AveragePool / GlobalAveragePool, elementwise nodes and groups.
+ * MaxPool / AveragePool / GlobalAveragePool, elementwise nodes and groups,
+ * Concat along C.
  *
  * A blocked value keeps its logical shape [N,C,H,W] but is stored
  * [N][C/k][H][W][k] (ir/verify.c: C static, C % k == 0), so the k channels
@@ -91,6 +92,7 @@ typedef enum bkind {
   BK_DWCONV,  /* depthwise, blocked in and out (one block size) */
   BK_POOL,    /* MaxPool / AveragePool */
   BK_GAP,     /* GlobalAveragePool */
+  BK_CONCAT,  /* along C, every input and the output blocked by one k */
   BK_ELTWISE
 } bkind;
 
@@ -199,6 +201,18 @@ static bool eltwise_ok(const ncc_node *n) {
   return true;
 }
 
+/* With every C_j a multiple of k the blocked bytes of a channel Concat
+ * are the plain ones (passes/layout.c): the plain copy kernel serves. */
+static bool concat_ok(const ncc_node *n) {
+  int axis, k = ncc_value_block(n->out[0]);
+  if (n->n_out != 1 || !k || !f32_nchw(n->out[0]) ||
+      ncc_attrs_axis_norm(n, 4, &axis) != NCC_OK || axis != 1)
+    return false;
+  for (int i = 0; i < n->n_in; i++)
+    if (!n->in[i] || !f32_nchw(n->in[i]) || ncc_value_block(n->in[i]) != k) return false;
+  return ncc_lower_concat_supports(n);
+}
+
 static bkind classify(const ncc_node *n, win *w) {
   switch (n->op) {
   case NCC_OP_REORDER: return reorder_ok(n) ? BK_REORDER : BK_NONE;
@@ -206,6 +220,7 @@ static bkind classify(const ncc_node *n, win *w) {
   case NCC_OP_MAXPOOL:
   case NCC_OP_AVGPOOL: return pool_ok(n, w) ? BK_POOL : BK_NONE;
   case NCC_OP_GLOBALAVGPOOL: return gap_ok(n) ? BK_GAP : BK_NONE;
+  case NCC_OP_CONCAT: return concat_ok(n) ? BK_CONCAT : BK_NONE;
   default: return eltwise_ok(n) ? BK_ELTWISE : BK_NONE;
   }
 }
@@ -1016,6 +1031,7 @@ ncc_status ncc_lower_blocked(const ncc_node *n, const char *name,
   win w;
   bkind kind = classify(n, &w);
   if (kind == BK_NONE) return NCC_ERR_UNSUPPORTED;
+  if (kind == BK_CONCAT) return ncc_lower_concat(n, name, o, out);
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
   int vw = o->vector_width > 0 ? o->vector_width : 1;
@@ -1027,6 +1043,7 @@ ncc_status ncc_lower_blocked(const ncc_node *n, const char *name,
   case BK_POOL: lower_pool(n, &w, k); break;
   case BK_GAP: lower_gap(n, k); break;
   case BK_ELTWISE: lower_eltwise_node(n, vw, k); break;
+  case BK_CONCAT:
   case BK_NONE: break;
   }
   return ncc_lower_finish(k, st, "a blocked kernel", out);

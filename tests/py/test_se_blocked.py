@@ -210,6 +210,62 @@ def concat_model(C, H, W, seed=0):
     return m
 
 
+def fire_model(H, W, seed=0):
+    """A stem conv then two branches joined by a channel Concat whose
+    pieces all divide by 16: with the layout pass on, the Concat stays
+    blocked (passes/layout.c) and runs the same copy kernel on blocked
+    bytes."""
+    rng = np.random.RandomState(seed)
+    inits = {
+        "w0": w(rng, 32, 3, 3, 3), "wa": w(rng, 16, 32, 1, 1), "wb": w(rng, 32, 32, 3, 3),
+        "wc": w(rng, 16, 64, 3, 3), "wf": w(rng, 7, 16), "bf": w(rng, 7, scale=0.1),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w0"], ["s"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["s"], ["rs"]),
+        helper.make_node("Conv", ["rs", "wa"], ["a"], kernel_shape=[1, 1]),
+        helper.make_node("Conv", ["rs", "wb"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["b"], ["rb"]),
+        helper.make_node("Concat", ["a", "rb", "a"], ["cat"], axis=1, name="cat_blocked"),
+        helper.make_node("Conv", ["cat", "wc"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["c"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["fl"], axis=1),
+        helper.make_node("Gemm", ["fl", "wf", "bf"], ["y"], transB=1),
+    ]
+    g = helper.make_graph(
+        nodes, "fire",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, H, W])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 7])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_blocked_concat_against_ort():
+    with nccutil.Workdir() as tmp:
+        path = save(tmp, "fire", fire_model(9, 11))
+        for kb in (16, 8):
+            rc, out, err = ncc("opt", path, "--layout-block=%d" % kb)
+            line = [l for l in out.splitlines() if l.rstrip().endswith("@cat_blocked")]
+            nccutil.check(line and re.search(r"#nchw%dc = Concat" % kb, line[0]),
+                          "block %d: Concat not blocked: %s" % (kb, line))
+            rc, out, err = ncc("check", path, "--target=cpu", "--layout-block=%d" % kb,
+                               "--no-cache")
+            nccutil.check(re.search(r", 0 on the host", out + err),
+                          "block %d: host nodes:\n%s" % (kb, out + err))
+            for n in (1, 3):
+                x = np.random.RandomState(n).standard_normal((n, 3, 9, 11)).astype(F32)
+                want = nccutil.run_ort(path, {"x": x})["y"]
+                d = nccutil.subdir(tmp, "fire_b%d_n%d" % (kb, n))
+                r = nccutil.run_ncc(NCC, path, {"x": x}, ["y"], d, target="cpu",
+                                    extra=["--layout-block=%d" % kb, "--no-cache"])
+                nccutil.check(r.rc == 0 and not r.missing,
+                              "block %d batch %d: %s" % (kb, n, r.describe()))
+                why = nccutil.compare(want, r.outputs["y"], *TOL)
+                nccutil.check(why is None, "block %d batch %d: %s" % (kb, n, why))
+
+
 def test_concat_against_ort():
     """Concat compiled on cpu (no host node), batch 1 and 3, blocks 16 and 1."""
     with nccutil.Workdir() as tmp:

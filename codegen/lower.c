@@ -9,7 +9,8 @@ bool ncc_lower_supports(const ncc_node *n) {
   if (!ncc_lower_plain(n)) return ncc_lower_blocked_supports(n);
   return ncc_lower_eltwise_supports(n) || ncc_lower_matmul_supports(n) ||
          ncc_lower_reduce_supports(n) || ncc_lower_conv_supports(n) ||
-         ncc_lower_transpose_supports(n);
+         ncc_lower_transpose_supports(n) || ncc_lower_reshape_supports(n) ||
+         ncc_lower_concat_supports(n);
 }
 
 ncc_status ncc_lower_node(const ncc_node *n, const char *name,
@@ -24,6 +25,8 @@ ncc_status ncc_lower_node(const ncc_node *n, const char *name,
   if (ncc_lower_reduce_supports(n)) return ncc_lower_reduce(n, name, o, out);
   if (ncc_lower_conv_supports(n)) return ncc_lower_conv(n, name, o, out);
   if (ncc_lower_transpose_supports(n)) return ncc_lower_transpose(n, name, o, out);
+  if (ncc_lower_reshape_supports(n)) return ncc_lower_reshape(n, name, o, out);
+  if (ncc_lower_concat_supports(n)) return ncc_lower_concat(n, name, o, out);
   return NCC_ERR_UNSUPPORTED;
 }
 

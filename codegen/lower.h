@@ -56,6 +56,16 @@ ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
 bool ncc_lower_transpose_supports(const ncc_node *n);
 ncc_status ncc_lower_transpose(const ncc_node *n, const char *name,
                                const ncc_lower_opts *o, kir_kernel **out);
+/* Reshape / Flatten / Squeeze / Unsqueeze of plain data: a flat copy
+ * (lower_eltwise.c). */
+bool ncc_lower_reshape_supports(const ncc_node *n);
+ncc_status ncc_lower_reshape(const ncc_node *n, const char *name,
+                             const ncc_lower_opts *o, kir_kernel **out);
+/* Concat of plain data (up to NCC_LOWER_MAX_OPS inputs): one copy loop
+ * per input (lower_eltwise.c). */
+bool ncc_lower_concat_supports(const ncc_node *n);
+ncc_status ncc_lower_concat(const ncc_node *n, const char *name,
+                            const ncc_lower_opts *o, kir_kernel **out);
 bool ncc_lower_matmul_supports(const ncc_node *n);
 ncc_status ncc_lower_matmul(const ncc_node *n, const char *name,
                             const ncc_lower_opts *o, kir_kernel **out);

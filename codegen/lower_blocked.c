@@ -1,6 +1,7 @@
 /* codegen/lower_blocked.c — kernels on blocked (#nchw<k>c) values: Reorder,
  * Conv with a blocked output (and its fused epilogue), depthwise Conv,
- * MaxPool / AveragePool / GlobalAveragePool, elementwise nodes and groups.
+ * MaxPool / AveragePool / GlobalAveragePool, elementwise nodes and groups,
+ * Concat along C.
  *
  * A blocked value keeps its logical shape [N,C,H,W] but is stored
  * [N][C/k][H][W][k] (ir/verify.c: C static, C % k == 0), so the k channels
@@ -91,6 +92,7 @@ typedef enum bkind {
   BK_DWCONV,  /* depthwise, blocked in and out (one block size) */
   BK_POOL,    /* MaxPool / AveragePool */
   BK_GAP,     /* GlobalAveragePool */
+  BK_CONCAT,  /* along C, every input and the output blocked by one k */
   BK_ELTWISE
 } bkind;
 
@@ -168,18 +170,47 @@ static bool elt_op_ok(const ncc_node *n) {
   return n->n_in >= 1;
 }
 
-/* An operand of a flat elementwise loop over y's storage: the same logical
- * shape and layout (read at the same index), or one element. */
-static bool flat_operand(const ncc_value *v, const ncc_value *y) {
-  if (numel_one(v)) return true;
-  return ncc_shape_eq(&v->shape, &y->shape) && ncc_layout_eq(v->layout, y->layout);
+/* How an elementwise operand is read at the points of blocked output y:
+ * FK_SAME the same logical shape and layout (the same storage index),
+ * FK_ONE one element, FK_NC one value per (image, channel) — [N,C,1,1],
+ * the squeeze-excite scale — and FK_CH one per channel — [1,C,1,1] or
+ * [C,1,1]. The last two are plain, or blocked by y's block: with H = W = 1
+ * both store channel c of image n at n*C + c. */
+typedef enum fkind { FK_NONE, FK_SAME, FK_ONE, FK_NC, FK_CH } fkind;
+
+static fkind flat_kind(const ncc_value *v, const ncc_value *y) {
+  if (!v || v->dtype != F32) return FK_NONE;
+  if (numel_one(v)) return FK_ONE;
+  if (ncc_shape_eq(&v->shape, &y->shape) && ncc_layout_eq(v->layout, y->layout)) return FK_SAME;
+  int kb = ncc_value_block(y), kv = ncc_value_block(v);
+  if (!kb || !f32_nchw(y) || (kv && kv != kb)) return FK_NONE;
+  const ncc_shape *s = &v->shape;
+  int64_t C = y->shape.d[1];
+  if (s->rank == 4 && s->d[1] == C && s->d[2] == 1 && s->d[3] == 1) {
+    if (s->d[0] == y->shape.d[0]) return FK_NC;
+    if (s->d[0] == 1) return FK_CH;
+  }
+  if (!kv && s->rank == 3 && s->d[0] == C && s->d[1] == 1 && s->d[2] == 1) return FK_CH;
+  return FK_NONE;
 }
 
 static bool eltwise_ok(const ncc_node *n) {
   if (!elt_op_ok(n)) return false;
   for (int i = 0; i < n->n_in; i++)
-    if (n->in[i] && !flat_operand(n->in[i], n->out[0])) return false;
+    if (n->in[i] && flat_kind(n->in[i], n->out[0]) == FK_NONE) return false;
   return true;
+}
+
+/* With every C_j a multiple of k the blocked bytes of a channel Concat
+ * are the plain ones (passes/layout.c): the plain copy kernel serves. */
+static bool concat_ok(const ncc_node *n) {
+  int axis, k = ncc_value_block(n->out[0]);
+  if (n->n_out != 1 || !k || !f32_nchw(n->out[0]) ||
+      ncc_attrs_axis_norm(n, 4, &axis) != NCC_OK || axis != 1)
+    return false;
+  for (int i = 0; i < n->n_in; i++)
+    if (!n->in[i] || !f32_nchw(n->in[i]) || ncc_value_block(n->in[i]) != k) return false;
+  return ncc_lower_concat_supports(n);
 }
 
 static bkind classify(const ncc_node *n, win *w) {
@@ -189,6 +220,7 @@ static bkind classify(const ncc_node *n, win *w) {
   case NCC_OP_MAXPOOL:
   case NCC_OP_AVGPOOL: return pool_ok(n, w) ? BK_POOL : BK_NONE;
   case NCC_OP_GLOBALAVGPOOL: return gap_ok(n) ? BK_GAP : BK_NONE;
+  case NCC_OP_CONCAT: return concat_ok(n) ? BK_CONCAT : BK_NONE;
   default: return eltwise_ok(n) ? BK_ELTWISE : BK_NONE;
   }
 }
@@ -838,57 +870,117 @@ static void lower_gap(const ncc_node *n, kir_kernel *k) {
   k->cost_per_elem = (double)HW;
 }
 
-/* ---- elementwise: one flat loop over the storage ---- */
+/* ---- elementwise: one flat loop over the storage ----
+ * When every operand is FK_SAME or FK_ONE the storage is walked as one
+ * flat vector loop. A per-(image, channel) or per-channel operand (the
+ * squeeze-excite scale, a bias) needs the channel of each point: the loops
+ * are then rows (image, channel block) x pixels x the k lanes of one pixel,
+ * so that operand is one contiguous k-lane load at row*k (image, channel)
+ * or (row % (C/k))*k (channel) — no division per element. Rows times
+ * chunks of pixels are the parallel loop, so a few wide channel blocks
+ * still spread over threads. */
 
 typedef struct flat_ctx {
   ncc_gx gx;
-  kir_expr *idx;
-  bool one[NCC_FUSE_MAX_EXT]; /* one-element operand */
+  kir_expr *idx;  /* storage index of the point */
+  kir_expr *nc;   /* index of its (image, channel) in an FK_NC operand */
+  kir_expr *ch;   /* index of its channel in an FK_CH operand */
+  fkind kind[NCC_FUSE_MAX_EXT];
 } flat_ctx;
+
+static kir_expr *flat_index(kir_kernel *k, const flat_ctx *c, fkind kind) {
+  switch (kind) {
+  case FK_ONE: return I(0);
+  case FK_NC: return c->nc;
+  case FK_CH: return c->ch;
+  default: return c->idx;
+  }
+}
 
 static kir_expr *flat_ext(ncc_gx *x, int e, int lanes) {
   flat_ctx *c = x->ctx;
   (void)lanes; /* scalar code inside the vector loop */
-  return kir_load(x->k, ncc_gx_buf(x, e), c->one[e] ? kir_const_i(x->k, 0) : c->idx);
+  return kir_load(x->k, ncc_gx_buf(x, e), flat_index(x->k, c, c->kind[e]));
 }
 
-/* The flat loop nest: parallel blocks, each a vector loop; returns the
- * body block to fill and sets *idx. */
-static kir_block *flat_loops(kir_kernel *k, kir_block *top, kir_expr *len, int vw,
-                             kir_stmt **lb, kir_block *bb, kir_stmt **li, kir_block *ib,
-                             kir_expr **idx) {
-  int vb = kir_var_new(k), vi = kir_var_new(k);
-  *lb = kir_for(k, top, vb, I(0), kir_cdiv(k, len, FLAT_BLOCK), KIR_PARALLEL, 0);
-  *bb = kir_body_begin();
-  kir_expr *lo = MUL(kir_var(k, vb), I(FLAT_BLOCK));
-  *li = kir_for(k, bb, vi, lo, kir_min(k, len, ADD(lo, I(FLAT_BLOCK))),
-                vw > 1 ? KIR_VECTOR : KIR_SERIAL, vw);
-  *ib = kir_body_begin();
-  *idx = kir_var(k, vi);
-  return ib;
+typedef struct flat_loops {
+  kir_block top, b[3];
+  kir_stmt *l[3];
+  int depth;
+} flat_loops;
+
+/* The loop nest over y's storage; returns the body block to fill and sets
+ * c->idx (and c->nc, c->ch when `rows`). */
+static kir_block *flat_begin(kir_kernel *k, flat_loops *L, const ncc_value *y, int vw,
+                             bool rows, flat_ctx *c) {
+  L->top = kir_body_begin();
+  kir_mark vm = vw > 1 ? KIR_VECTOR : KIR_SERIAL;
+  if (!rows) {
+    kir_expr *len = numel(k, y);
+    int vb = kir_var_new(k), vi = kir_var_new(k);
+    L->l[0] = kir_for(k, &L->top, vb, I(0), kir_cdiv(k, len, FLAT_BLOCK), KIR_PARALLEL, 0);
+    L->b[0] = kir_body_begin();
+    kir_expr *lo = MUL(kir_var(k, vb), I(FLAT_BLOCK));
+    L->l[1] = kir_for(k, &L->b[0], vi, lo, kir_min(k, len, ADD(lo, I(FLAT_BLOCK))), vm, vw);
+    L->b[1] = kir_body_begin();
+    L->depth = 2;
+    c->idx = kir_var(k, vi);
+    return &L->b[1];
+  }
+  int64_t kb = ncc_value_block(y), CB = y->shape.d[1] / kb;
+  int64_t HW = y->shape.d[2] * y->shape.d[3];
+  int64_t pc = FLAT_BLOCK / kb > 0 ? FLAT_BLOCK / kb : 1; /* pixels per task */
+  int64_t nch = (HW + pc - 1) / pc;
+  int vt = kir_var_new(k), vp = kir_var_new(k), vc = kir_var_new(k);
+  kir_expr *N = ncc_lower_dim(k, y->shape.d[0]);
+  L->l[0] = kir_for(k, &L->top, vt, I(0), MUL(N, I(CB * nch)), KIR_PARALLEL, 0);
+  L->b[0] = kir_body_begin();
+  kir_expr *t = kir_var(k, vt);
+  kir_expr *row = nch > 1 ? DIV(t, I(nch)) : t;
+  kir_expr *p0 = nch > 1 ? MUL(REM(t, I(nch)), I(pc)) : I(0);
+  L->l[1] = kir_for(k, &L->b[0], vp, p0, kir_min(k, I(HW), ADD(p0, I(pc))), KIR_SERIAL, 0);
+  L->b[1] = kir_body_begin();
+  L->l[2] = kir_for(k, &L->b[1], vc, I(0), I(kb), vm, vw);
+  L->b[2] = kir_body_begin();
+  L->depth = 3;
+  kir_expr *ci = kir_var(k, vc);
+  c->idx = ADD(MUL(ADD(MUL(row, I(HW)), kir_var(k, vp)), I(kb)), ci);
+  c->nc = ADD(MUL(row, I(kb)), ci);
+  c->ch = ADD(MUL(CB > 1 ? REM(row, I(CB)) : I(0), I(kb)), ci);
+  return &L->b[2];
+}
+
+static void flat_end(kir_kernel *k, flat_loops *L) {
+  for (int d = L->depth - 1; d >= 0; d--) kir_body_end(L->l[d], &L->b[d]);
+  kir_kernel_set_body(k, &L->top);
 }
 
 static void lower_eltwise_node(const ncc_node *n, int vw, kir_kernel *k) {
   kir_expr *x[8];
   int bufs[8], nx = 0;
-  for (int i = 0; i < n->n_in; i++) bufs[i] = n->in[i] ? kir_buf_input(k, i, F32) : -1;
+  flat_ctx c;
+  memset(&c, 0, sizeof c);
+  fkind kind[8];
+  bool rows = false;
+  for (int i = 0; i < n->n_in; i++) {
+    bufs[i] = n->in[i] ? kir_buf_input(k, i, F32) : -1;
+    kind[i] = n->in[i] ? flat_kind(n->in[i], n->out[0]) : FK_NONE;
+    rows = rows || kind[i] == FK_NC || kind[i] == FK_CH;
+  }
   int by = kir_buf_output(k, 0, F32);
-  kir_block top = kir_body_begin(), bb, ib;
-  kir_stmt *lb, *li;
-  kir_expr *idx;
-  kir_block *body = flat_loops(k, &top, numel(k, n->out[0]), vw, &lb, &bb, &li, &ib, &idx);
+  flat_loops L;
+  kir_block *body = flat_begin(k, &L, n->out[0], vw, rows, &c);
   for (int i = 0; i < n->n_in; i++)
-    if (n->in[i]) x[nx++] = kir_load(k, bufs[i], numel_one(n->in[i]) ? I(0) : idx);
-  kir_store(k, body, by, idx, ncc_lower_eltwise_formula(k, n, x, nx, 1), NULL);
-  kir_body_end(li, &ib);
-  kir_body_end(lb, &bb);
-  kir_kernel_set_body(k, &top);
+    if (n->in[i]) x[nx++] = kir_load(k, bufs[i], flat_index(k, &c, kind[i]));
+  kir_store(k, body, by, c.idx, ncc_lower_eltwise_formula(k, n, x, nx, 1), NULL);
+  flat_end(k, &L);
   k->cost_per_elem = 1.0;
 }
 
 static ncc_status lower_eltwise_group(const ncc_fuse_group *gr, int vw, kir_kernel *k) {
   const ncc_value *y = gr->members[gr->n_members - 1]->out[0];
   flat_ctx c;
+  memset(&c, 0, sizeof c);
   ncc_gx_init(&c.gx, k, gr);
   c.gx.ext = flat_ext;
   c.gx.ctx = &c;
@@ -897,21 +989,19 @@ static ncc_status lower_eltwise_group(const ncc_fuse_group *gr, int vw, kir_kern
     if (!elt_op_ok(n) || !ncc_shape_eq(&n->out[0]->shape, &y->shape))
       return NCC_ERR_UNSUPPORTED;
   }
+  bool rows = false;
   for (int e = 0; e < gr->n_ext; e++) {
-    if (!gr->ext[e] || gr->ext[e]->dtype != F32 || !flat_operand(gr->ext[e], y))
-      return NCC_ERR_UNSUPPORTED;
-    c.one[e] = numel_one(gr->ext[e]);
+    c.kind[e] = flat_kind(gr->ext[e], y);
+    if (c.kind[e] == FK_NONE) return NCC_ERR_UNSUPPORTED;
+    rows = rows || c.kind[e] == FK_NC || c.kind[e] == FK_CH;
     ncc_gx_buf(&c.gx, e);
   }
   int by = kir_buf_output(k, 0, F32);
-  kir_block top = kir_body_begin(), bb, ib;
-  kir_stmt *lb, *li;
-  kir_block *body = flat_loops(k, &top, numel(k, y), vw, &lb, &bb, &li, &ib, &c.idx);
+  flat_loops L;
+  kir_block *body = flat_begin(k, &L, y, vw, rows, &c);
   ncc_gx_point(&c.gx);
   kir_store(k, body, by, c.idx, ncc_gx_member(&c.gx, body, gr->n_members - 1, 1), NULL);
-  kir_body_end(li, &ib);
-  kir_body_end(lb, &bb);
-  kir_kernel_set_body(k, &top);
+  flat_end(k, &L);
   k->cost_per_elem = (double)gr->n_members;
   return NCC_OK;
 }
@@ -941,6 +1031,7 @@ ncc_status ncc_lower_blocked(const ncc_node *n, const char *name,
   win w;
   bkind kind = classify(n, &w);
   if (kind == BK_NONE) return NCC_ERR_UNSUPPORTED;
+  if (kind == BK_CONCAT) return ncc_lower_concat(n, name, o, out);
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
   int vw = o->vector_width > 0 ? o->vector_width : 1;
@@ -952,6 +1043,7 @@ ncc_status ncc_lower_blocked(const ncc_node *n, const char *name,
   case BK_POOL: lower_pool(n, &w, k); break;
   case BK_GAP: lower_gap(n, k); break;
   case BK_ELTWISE: lower_eltwise_node(n, vw, k); break;
+  case BK_CONCAT:
   case BK_NONE: break;
   }
   return ncc_lower_finish(k, st, "a blocked kernel", out);

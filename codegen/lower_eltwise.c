@@ -303,3 +303,134 @@ ncc_status ncc_lower_transpose(const ncc_node *n, const char *name,
   *out = k;
   return NCC_OK;
 }
+
+/* ---- Reshape / Flatten / Squeeze / Unsqueeze: a flat copy ----
+ * On plain row-major data these change the shape, never the order of the
+ * elements, so out[i] = in[i] over the whole storage (the shape or axes
+ * operand is not read). A copy rather than an alias: the executor gives
+ * every value its own buffer. Kept in a compiled kernel so real models'
+ * heads (Flatten before the classifier) do not drop to a host kernel. */
+
+static bool reshape_ok(const ncc_node *n) {
+  if (n->op != NCC_OP_RESHAPE && n->op != NCC_OP_FLATTEN && n->op != NCC_OP_SQUEEZE &&
+      n->op != NCC_OP_UNSQUEEZE)
+    return false;
+  if (n->n_in < 1 || !n->in[0] || n->n_out != 1 || !n->out[0]) return false;
+  const ncc_value *x = n->in[0], *y = n->out[0];
+  if (x->dtype != y->dtype ||
+      (x->dtype != NCC_DT_F32 && x->dtype != NCC_DT_I64 && x->dtype != NCC_DT_I32))
+    return false;
+  for (int j = 0; j < y->shape.rank; j++)
+    if (!ncc_dim_is_sym(y->shape.d[j]) && y->shape.d[j] < 0) return false;
+  for (int j = 0; j < x->shape.rank; j++)
+    if (!ncc_dim_is_sym(x->shape.d[j]) && x->shape.d[j] < 0) return false;
+  return true;
+}
+
+bool ncc_lower_reshape_supports(const ncc_node *n) { return reshape_ok(n); }
+
+ncc_status ncc_lower_reshape(const ncc_node *n, const char *name,
+                             const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  if (!reshape_ok(n)) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  const ncc_value *y = n->out[0];
+  int w = o->vector_width > 0 ? o->vector_width : 1;
+  int bx = kir_buf_input(k, 0, y->dtype), by = kir_buf_output(k, 0, y->dtype);
+  kir_expr *len = kir_const_i(k, 1);
+  for (int j = 0; j < y->shape.rank; j++) len = kir_mul(k, len, ncc_lower_dim(k, y->shape.d[j]));
+  kir_block top = kir_body_begin();
+  int vb = kir_var_new(k), vi = kir_var_new(k);
+  kir_stmt *lb = kir_for(k, &top, vb, kir_const_i(k, 0), kir_cdiv(k, len, FLAT_BLOCK),
+                         KIR_PARALLEL, 0);
+  kir_block bb = kir_body_begin();
+  kir_expr *lo = kir_mul(k, kir_var(k, vb), kir_const_i(k, FLAT_BLOCK));
+  kir_stmt *li = kir_for(k, &bb, vi, lo,
+                         kir_min(k, len, kir_add(k, lo, kir_const_i(k, FLAT_BLOCK))),
+                         w > 1 ? KIR_VECTOR : KIR_SERIAL, w);
+  kir_block ib = kir_body_begin();
+  kir_store(k, &ib, by, kir_var(k, vi), kir_load(k, bx, kir_var(k, vi)), NULL);
+  kir_body_end(li, &ib);
+  kir_body_end(lb, &bb);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 1.0;
+  return ncc_lower_finish(k, NCC_OK, ncc_op_name(n->op), out);
+}
+
+/* ---- Concat of plain data: one copy loop per input ----
+ * Viewed as [outer, A, inner] (A the concatenated axis), input j is rows
+ * of a_j*inner contiguous elements landing at offset off_j*inner of each
+ * output row of A*inner. Each input's rows are cut into chunks of
+ * FLAT_BLOCK for the parallel loop (one image concatenated along channels
+ * is one row), each chunk a vector copy. The copy stays: producers writing
+ * straight into their slice needs the memory planner's help. */
+
+static bool concat_ok(const ncc_node *n, int *axis) {
+  if (n->op != NCC_OP_CONCAT || n->n_out != 1 || !n->out[0] || n->n_in < 1 ||
+      n->n_in > NCC_LOWER_MAX_OPS)
+    return false;
+  const ncc_value *y = n->out[0];
+  if (y->dtype != NCC_DT_F32 && y->dtype != NCC_DT_I64 && y->dtype != NCC_DT_I32) return false;
+  if (ncc_attrs_axis_norm(n, y->shape.rank, axis) != NCC_OK) return false;
+  for (int i = 0; i < n->n_in; i++) {
+    const ncc_value *x = n->in[i];
+    if (!x || x->dtype != y->dtype || x->shape.rank != y->shape.rank) return false;
+    for (int j = 0; j < x->shape.rank; j++)
+      if (!ncc_dim_is_sym(x->shape.d[j]) && x->shape.d[j] < 0) return false;
+  }
+  for (int j = 0; j < y->shape.rank; j++)
+    if (!ncc_dim_is_sym(y->shape.d[j]) && y->shape.d[j] < 0) return false;
+  return true;
+}
+
+bool ncc_lower_concat_supports(const ncc_node *n) {
+  int axis;
+  return concat_ok(n, &axis);
+}
+
+ncc_status ncc_lower_concat(const ncc_node *n, const char *name,
+                            const ncc_lower_opts *o, kir_kernel **out) {
+  *out = NULL;
+  int axis;
+  if (!concat_ok(n, &axis)) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  const ncc_value *y = n->out[0];
+  int w = o->vector_width > 0 ? o->vector_width : 1;
+  int bufs[NCC_LOWER_MAX_OPS];
+  for (int i = 0; i < n->n_in; i++) bufs[i] = kir_buf_input(k, i, y->dtype);
+  int by = kir_buf_output(k, 0, y->dtype);
+  kir_expr *outer = kir_const_i(k, 1), *inner = kir_const_i(k, 1);
+  for (int j = 0; j < axis; j++) outer = kir_mul(k, outer, ncc_lower_dim(k, y->shape.d[j]));
+  for (int j = axis + 1; j < y->shape.rank; j++)
+    inner = kir_mul(k, inner, ncc_lower_dim(k, y->shape.d[j]));
+  kir_expr *orow = kir_mul(k, ncc_lower_dim(k, y->shape.d[axis]), inner);
+  kir_block top = kir_body_begin();
+  kir_expr *off = kir_const_i(k, 0); /* off_j * inner */
+  for (int i = 0; i < n->n_in; i++) {
+    kir_expr *len = kir_mul(k, ncc_lower_dim(k, n->in[i]->shape.d[axis]), inner);
+    kir_expr *nch = kir_cdiv(k, len, FLAT_BLOCK);
+    int vt = kir_var_new(k), vq = kir_var_new(k);
+    kir_stmt *lt = kir_for(k, &top, vt, kir_const_i(k, 0), kir_mul(k, outer, nch),
+                           KIR_PARALLEL, 0);
+    kir_block bt = kir_body_begin();
+    kir_expr *t = kir_var(k, vt);
+    kir_expr *r = kir_bin(k, KIR_DIV, t, nch);
+    kir_expr *lo = kir_mul(k, kir_bin(k, KIR_REM, t, nch), kir_const_i(k, FLAT_BLOCK));
+    kir_stmt *lq = kir_for(k, &bt, vq, lo,
+                           kir_min(k, len, kir_add(k, lo, kir_const_i(k, FLAT_BLOCK))),
+                           w > 1 ? KIR_VECTOR : KIR_SERIAL, w);
+    kir_block bq = kir_body_begin();
+    kir_expr *q = kir_var(k, vq);
+    kir_expr *src = kir_add(k, kir_mul(k, r, len), q);
+    kir_expr *dst = kir_add(k, kir_add(k, kir_mul(k, r, orow), off), q);
+    kir_store(k, &bq, by, dst, kir_load(k, bufs[i], src), NULL);
+    kir_body_end(lq, &bq);
+    kir_body_end(lt, &bt);
+    off = kir_add(k, off, len);
+  }
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 1.0;
+  return ncc_lower_finish(k, NCC_OK, "Concat", out);
+}

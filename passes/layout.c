@@ -22,6 +22,8 @@
  *    elementwise f32 op with a blocked operand whose other operands all
  *    have the output's shape or are single elements, stay blocked: their
  *    plain full-size operands are reordered to blocked;
+ *  - a Concat along C whose inputs' channels all divide by k, one of
+ *    them blocked, stays blocked (the other inputs are reordered);
  *  - every other node reads plain values: blocked inputs are reordered
  *    back (once per value, shared by its readers).
  * So conversions appear only where the blocked region meets the rest of
@@ -32,6 +34,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ir/attrs.h"
 #include "../ir/window.h"
 #include "pass.h"
 
@@ -114,6 +117,25 @@ static bool eltwise_blocks(const lay *L, const ncc_node *n, int k) {
     if (is_blocked_in(L, v)) any = true;
     else if (!single(v) && !ncc_shape_eq(&v->shape, &n->out[0]->shape)) return false;
     else if (!single(v) && v->kind == NCC_VAL_CONST) return false; /* stays plain data */
+  }
+  return any;
+}
+
+/* A Concat along the channels stays blocked when one input is and every
+ * input's channels divide by k: per image, input j is then the contiguous
+ * run of C_j*H*W elements at offset (C_0 + ... + C_j-1)*H*W in both
+ * layouts, so the plain copy kernel is the blocked one (codegen). The
+ * branches of SqueezeNet's fire modules, Inception and DenseNet stay in
+ * the blocked region instead of a Reorder pair around every join. */
+static bool concat_blocks(const lay *L, const ncc_node *n, int k) {
+  if (n->op != NCC_OP_CONCAT || n->n_out != 1 || !blockable(n->out[0], k)) return false;
+  int axis;
+  if (ncc_attrs_axis_norm(n, 4, &axis) != NCC_OK || axis != 1) return false;
+  bool any = false;
+  for (int i = 0; i < n->n_in; i++) {
+    const ncc_value *v = n->in[i];
+    if (!blockable(v, k) || v->kind == NCC_VAL_CONST) return false;
+    any = any || is_blocked_in(L, v);
   }
   return any;
 }
@@ -249,7 +271,8 @@ static bool block_output(lay *L, ncc_node *n) {
 static bool decide(lay *L, const ncc_node *n, bool *conv) {
   int k = L->k;
   *conv = n->op == NCC_OP_CONV && conv_blocks(n, k);
-  bool blk = *conv || pool_blocks(L, n, k) || eltwise_blocks(L, n, k);
+  bool blk = *conv || pool_blocks(L, n, k) || eltwise_blocks(L, n, k) ||
+             concat_blocks(L, n, k);
   if (L->planning || !blk) return blk;
   if (L->region[n->id] < 0) return false;
   int r = find(L->region, n->id);

@@ -15,6 +15,16 @@
  *
  * The outermost `parallel` loop is split statically: thread tid of nth runs
  * the tid-th contiguous chunk of the iteration space.
+ *
+ * Pure expressions (loop variables, symbols, constants and arithmetic on
+ * them: the index expressions) are memoised structurally: the lowering
+ * repeats the same div/rem/min chains in every unrolled statement, and
+ * handing LLVM each copy cost more in early-cse/gvn and instruction
+ * selection than everything else in a conv kernel. A memoised value is
+ * reused only where it dominates: entries made inside a loop body (or a
+ * vector remainder) are dropped when it closes, and entries that read a
+ * loop variable are dropped when the variable is rebound (each unrolled
+ * iteration). See memo_* below.
  */
 #include <llvm-c/Core.h>
 #include <string.h>
@@ -40,6 +50,7 @@ typedef struct emitter {
   bool vmode;                  /* evaluating in vector mode */
   LLVMValueRef vmask;          /* active lanes; NULL: all */
   bool in_parallel;
+  struct memo *memo;
   LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr, t_void;
 } emitter;
 
@@ -121,6 +132,180 @@ static LLVMValueRef call_libm(emitter *E, const char *f32name,
 static LLVMValueRef intrinsic1(emitter *E, const char *name, LLVMValueRef x) {
   LLVMTypeRef t = LLVMTypeOf(x);
   return call_intrinsic(E, name, &t, 1, &x, 1);
+}
+
+
+/* ---- memo of pure expressions ----
+ * info: per kir_expr pointer, whether it is pure (no loads, locals,
+ * reductions), its structural hash and the loop variables it reads.
+ * entries: stack of emitted values, newest last, chained per hash bucket;
+ * closing a region pops back to the length it had when it opened. */
+
+typedef struct memo_info {
+  const kir_expr *e;
+  uint64_t hash;
+  uint64_t vars; /* bit min(var, 63) for each loop variable read */
+  bool pure;
+} memo_info;
+
+typedef struct memo_entry {
+  const kir_expr *e;
+  uint64_t hash;
+  uint64_t vars;
+  bool vec; /* emitted as a vector (varying in vector mode) */
+  LLVMValueRef v;
+  int next; /* previous head of the bucket, -1: none */
+} memo_entry;
+
+#define MEMO_BUCKETS 1024
+
+typedef struct memo {
+  memo_info *info;
+  size_t info_cap, info_n;
+  memo_entry *ent;
+  int n, cap;
+  int head[MEMO_BUCKETS];
+} memo;
+
+static uint64_t var_bit(int id) { return 1ull << (id < 63 ? id : 63); }
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+static memo_info *memo_slot(memo *m, const kir_expr *e) {
+  size_t mask = m->info_cap - 1;
+  size_t i = ((uintptr_t)e >> 4) * 0x9e3779b97f4a7c15ull & mask;
+  while (m->info[i].e && m->info[i].e != e) i = (i + 1) & mask;
+  return &m->info[i];
+}
+
+static bool memo_grow_info(memo *m) {
+  size_t cap = m->info_cap ? m->info_cap * 2 : 1024;
+  memo_info *old = m->info;
+  size_t old_cap = m->info_cap;
+  m->info = ncc_calloc(cap, sizeof *m->info);
+  if (!m->info) {
+    m->info = old;
+    return false;
+  }
+  m->info_cap = cap;
+  for (size_t i = 0; i < old_cap; i++)
+    if (old[i].e) *memo_slot(m, old[i].e) = old[i];
+  ncc_free(old, 0);
+  return true;
+}
+
+/* e's info (computed once per node); NULL when out of memory. */
+static const memo_info *expr_info(memo *m, const kir_expr *e) {
+  if (m->info_cap) {
+    memo_info *s = memo_slot(m, e);
+    if (s->e) return s;
+  }
+  memo_info r = {e, 0, 0, false};
+  bool pure = true;
+  uint64_t h = mix((uint64_t)e->k, (uint64_t)e->op);
+  h = mix(h, (uint64_t)e->dt);
+  h = mix(h, (uint64_t)e->lanes);
+  switch (e->k) {
+  case KIR_E_CONST: {
+    uint64_t fb;
+    memcpy(&fb, &e->f, sizeof fb);
+    h = mix(mix(h, (uint64_t)e->i), fb);
+    break;
+  }
+  case KIR_E_VAR:
+    h = mix(h, (uint64_t)e->id);
+    r.vars = var_bit(e->id);
+    break;
+  case KIR_E_SYM: h = mix(h, (uint64_t)e->id); break;
+  case KIR_E_UN:
+  case KIR_E_BIN:
+  case KIR_E_SELECT:
+  case KIR_E_CAST:
+  case KIR_E_SPLAT: {
+    const kir_expr *kids[3] = {e->a, e->b, e->c};
+    for (int i = 0; i < 3; i++) {
+      if (!kids[i]) {
+        h = mix(h, 0);
+        continue;
+      }
+      const memo_info *ki = expr_info(m, kids[i]);
+      if (!ki) return NULL;
+      pure = pure && ki->pure;
+      h = mix(h, ki->hash);
+      r.vars |= ki->vars;
+    }
+    break;
+  }
+  default: pure = false; break;
+  }
+  r.pure = pure;
+  r.hash = h;
+  if ((m->info_n + 1) * 2 > m->info_cap && !memo_grow_info(m)) return NULL;
+  memo_info *s = memo_slot(m, e);
+  *s = r;
+  m->info_n++;
+  return s;
+}
+
+static bool same_expr(const kir_expr *x, const kir_expr *y) {
+  if (x == y) return true;
+  if (!x || !y) return false;
+  if (x->k != y->k || x->op != y->op || x->dt != y->dt || x->lanes != y->lanes ||
+      x->id != y->id || x->i != y->i || memcmp(&x->f, &y->f, sizeof x->f) != 0)
+    return false;
+  return same_expr(x->a, y->a) && same_expr(x->b, y->b) && same_expr(x->c, y->c);
+}
+
+static LLVMValueRef memo_find(memo *m, const memo_info *in, bool vec) {
+  for (int i = m->head[in->hash % MEMO_BUCKETS]; i >= 0; i = m->ent[i].next) {
+    const memo_entry *en = &m->ent[i];
+    if (en->v && en->hash == in->hash && en->vec == vec && same_expr(en->e, in->e))
+      return en->v;
+  }
+  return NULL;
+}
+
+static void memo_add(memo *m, const memo_info *in, bool vec, LLVMValueRef v) {
+  if (m->n == m->cap) {
+    int cap = m->cap ? m->cap * 2 : 256;
+    memo_entry *ne = ncc_calloc((size_t)cap, sizeof *ne);
+    if (!ne) return; /* no memo: the value is simply emitted again */
+    if (m->n) memcpy(ne, m->ent, sizeof *ne * (size_t)m->n);
+    ncc_free(m->ent, 0);
+    m->ent = ne;
+    m->cap = cap;
+  }
+  size_t b = in->hash % MEMO_BUCKETS;
+  m->ent[m->n] = (memo_entry){in->e, in->hash, in->vars, vec, v, m->head[b]};
+  m->head[b] = m->n++;
+}
+
+/* Close a region: forget what was emitted since it had `mark` entries. */
+static void memo_pop(memo *m, int mark) {
+  while (m->n > mark) {
+    memo_entry *en = &m->ent[--m->n];
+    m->head[en->hash % MEMO_BUCKETS] = en->next;
+  }
+}
+
+/* Loop variable `var` is about to be rebound. */
+static void memo_forget_var(memo *m, int var) {
+  uint64_t bit = var_bit(var);
+  for (int i = 0; i < m->n; i++)
+    if (m->ent[i].vars & bit) m->ent[i].v = NULL;
+}
+
+static void memo_init(memo *m) {
+  memset(m, 0, sizeof *m);
+  for (int i = 0; i < MEMO_BUCKETS; i++) m->head[i] = -1;
+}
+
+static void memo_free(memo *m) {
+  ncc_free(m->info, 0);
+  ncc_free(m->ent, 0);
 }
 
 /* ---- vector-context analysis ---- */
@@ -652,7 +837,7 @@ static const kir_expr *sigmoid_arg(const kir_expr *e) {
   return ex->a->a;
 }
 
-static LLVMValueRef emit_expr(emitter *E, const kir_expr *e) {
+static LLVMValueRef emit_expr_new(emitter *E, const kir_expr *e) {
   int lanes = ctx_lanes(E, e);
   switch (e->k) {
   case KIR_E_CONST:
@@ -714,6 +899,19 @@ static LLVMValueRef emit_expr(emitter *E, const kir_expr *e) {
   }
   NCC_ASSERT(!"unknown kernel IR expression");
   return NULL;
+}
+
+static LLVMValueRef emit_expr(emitter *E, const kir_expr *e) {
+  if (e->k == KIR_E_CONST || (e->k == KIR_E_VAR && !E->vmode))
+    return emit_expr_new(E, e); /* free: nothing to share */
+  const memo_info *in = expr_info(E->memo, e);
+  if (!in || !in->pure) return emit_expr_new(E, e);
+  bool vec = E->vmode && E->vvar >= 0 && (in->vars & var_bit(E->vvar));
+  LLVMValueRef v = memo_find(E->memo, in, vec);
+  if (v) return v;
+  v = emit_expr_new(E, e);
+  memo_add(E->memo, in, vec, v);
+  return v;
 }
 
 /* ---- statements ---- */
@@ -785,8 +983,11 @@ static LLVMValueRef emit_counted_loop(emitter *E, const kir_stmt *s,
                                 LLVMBuildAdd(E->b, iv, i64c(E, step), ""), hi, "");
   LLVMBuildCondBr(E->b, cond, body, exit);
   LLVMPositionBuilderAtEnd(E->b, body);
+  memo_forget_var(E->memo, s->var);
   E->vars[s->var] = iv;
+  int mark = E->memo->n; /* the body does not dominate the exit */
   emit_stmts(E, s->body);
+  memo_pop(E->memo, mark);
   LLVMValueRef next = LLVMBuildAdd(E->b, iv, i64c(E, step), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(E->b);
   LLVMBuildBr(E->b, head);
@@ -834,7 +1035,9 @@ static void emit_vector_loop(emitter *E, const kir_stmt *s, LLVMValueRef lo,
   LLVMPositionBuilderAtEnd(E->b, tail);
   E->vars[s->var] = iv;
   E->vmask = lane_mask_from_count(E, LLVMBuildSub(E->b, hi, iv, ""), w);
+  int mark = E->memo->n; /* the tail does not dominate `done` */
   emit_stmts(E, s->body);
+  memo_pop(E->memo, mark);
   LLVMBuildBr(E->b, done);
   LLVMPositionBuilderAtEnd(E->b, done);
   E->vvar = -1;
@@ -875,9 +1078,11 @@ static void emit_for(emitter *E, const kir_stmt *s) {
       s->hi->k == KIR_E_CONST && s->hi->i - s->lo->i <= s->factor &&
       s->hi->i - s->lo->i <= 64) {
     for (int64_t i = s->lo->i; i < s->hi->i; i++) {
+      memo_forget_var(E->memo, s->var);
       E->vars[s->var] = i64c(E, i);
       emit_stmts(E, s->body);
     }
+    memo_forget_var(E->memo, s->var);
     return;
   }
   emit_counted_loop(E, s, lo, hi, 1);
@@ -1013,8 +1218,12 @@ ncc_status ncc_llvm_emit_kernel(void *llvm_ctx, void *llvm_module,
     ncc_free(E.vlocal, 0);
     return NCC_ERR_NOMEM;
   }
+  memo M;
+  memo_init(&M);
+  E.memo = &M;
   E.b = LLVMCreateBuilderInContext(E.ctx);
   LLVMValueRef body = emit_body_fn(&E, k->name);
+  memo_free(&M);
   emit_wrapper(&E, k->name, body);
   LLVMDisposeBuilder(E.b);
   ncc_free(E.vars, 0);

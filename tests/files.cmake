@@ -6,4 +6,4 @@
 add_test(NAME files.test_files
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/files/test_files.py)
 set_tests_properties(files.test_files PROPERTIES
-  ENVIRONMENT "${NCC_TEST_ENV}" LABELS files TIMEOUT 600)
+  ENVIRONMENT "${NCC_TEST_ENV_OPENCL}" LABELS files TIMEOUT 600)

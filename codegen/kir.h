@@ -209,6 +209,12 @@ bool kir_kernel_equal(const kir_kernel *a, const kir_kernel *b);
  * entries: rep -1). Returns the number of distinct kernels, -1 on OOM. */
 int kir_dedupe(kir_kernel *const *ks, int n, int *rep);
 
+/* Feed everything of k that shapes its code into a SHA-256 (the compile
+ * cache's key, codegen/llvm/jit.c): what kir_kernel_equal compares, as
+ * whole fields, so no two different kernels feed the same bytes. */
+struct ncc_sha256;
+void kir_kernel_digest(const kir_kernel *k, struct ncc_sha256 *s);
+
 /* Human-readable form (tests, NCC_DEBUG_KIR, --emit=kir). */
 void kir_print(const kir_kernel *k, FILE *f);
 const char *kir_op_name(kir_op op);

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NCC_KCACHE_FORMAT 1u
+#define NCC_KCACHE_FORMAT 2u
 #define NCC_KCACHE_HEADER 88
 /* ncc_options.cache_max_bytes of 0 */
 #define NCC_KCACHE_DEFAULT_MAX ((uint64_t)1 << 30)

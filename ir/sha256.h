@@ -1,7 +1,8 @@
 /* ir/sha256.h — SHA-256 (FIPS 180-4), for the compile cache's keys and
  * entry checksums (ir/kcache.h). A plain, portable implementation: the
- * inputs are a kernel's IR text and its object code, a few KB to a few
- * hundred KB each, so speed is not the point; collision resistance is. */
+ * inputs are a kernel IR's compact digest (codegen/kir_digest.c) and its
+ * object code, a few KB to a few hundred KB each, so speed is not the
+ * point; collision resistance is. */
 #ifndef NCC_IR_SHA256_H
 #define NCC_IR_SHA256_H
 

@@ -18,16 +18,19 @@
  * order afterwards ("the kernels' compiles" below).
  *
  * With ncc_options.cache_dir the object files persist (ir/kcache.h): the
- * key is a SHA-256 over the kernel's unoptimized LLVM IR (bitcode) with its own
- * names replaced by a placeholder (so an equal kernel of another model
- * shares the entry), the target triple, CPU and features, the pass
- * pipeline, the code generator's settings, and the ncc, LLVM and cache
- * format versions. A hit skips verification, optimization and code
- * generation. The object's one exported symbol is then named after the
+ * key is a SHA-256 over the kernel IR's digest (kir_kernel_digest: its
+ * structure, not its names nor its constant buffers' data, so an equal
+ * kernel of another model shares the entry and two kernels of one name
+ * and other code never do), the target triple, CPU, features and vector
+ * width, the pass pipeline, the code generator's settings and level, the
+ * emitter's source id (NCC_LLVM_EMIT_ID, from CMake: the same kernel IR
+ * makes other LLVM IR once emit.c changes), and the ncc, LLVM and cache
+ * format versions. The key comes before any LLVM IR: a hit builds no
+ * module at all (no emission, verification, optimization or code
+ * generation). The object's one exported symbol is then named after the
  * key, not the kernel, and ncc_jit_lookup maps kernel names to it.
  */
 #include <llvm-c/Analysis.h>
-#include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
@@ -276,49 +279,32 @@ static ncc_status make_jit(const ncc_llvm_host *h, LLVMOrcLLJITRef *out) {
 }
 
 
-/* Rename the functions kernel `from` defines ("from", "from.body") to
- * the same names on `to`, and the module's own names with them. */
-static void rename_kernel(LLVMModuleRef mod, const char *from, const char *to) {
-  size_t n = strlen(from);
-  char buf[512];
-  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
-    if (LLVMIsDeclaration(f)) continue;
-    size_t len;
-    const char *name = LLVMGetValueName2(f, &len);
-    if (len < n || memcmp(name, from, n) != 0 || (len > n && name[n] != '.')) continue;
-    int k = snprintf(buf, sizeof buf, "%s%.*s", to, (int)(len - n), name + n);
-    if (k > 0 && (size_t)k < sizeof buf) LLVMSetValueName2(f, buf, (size_t)k);
-  }
-  LLVMSetModuleIdentifier(mod, to, strlen(to));
-  LLVMSetSourceFileName(mod, to, strlen(to));
-}
+/* The source of the LLVM IR emitted from a kernel (emit.c, this file,
+ * llvm.h, kir.h), hashed by CMake: a changed emitter changes the code of
+ * an unchanged kernel, so it must change the key too. */
+#ifndef NCC_LLVM_EMIT_ID
+#define NCC_LLVM_EMIT_ID "unknown"
+#endif
 
-/* The cache key of kernel k's emitted (unoptimized) module: see the top
- * of this file. The kernel's names become a placeholder while the bitcode
- * is written, so the key is the code's, not the name's. */
-static void kernel_key(LLVMModuleRef mod, const char *name, const ncc_llvm_host *h,
-                       uint8_t key[32]) {
+/* The cache key of kernel k: see the top of this file. Made from the
+ * kernel IR, not the LLVM IR, so that a hit builds no LLVM module. */
+static void kernel_key(const kir_kernel *k, const ncc_llvm_host *h, uint8_t key[32]) {
   ncc_sha256 s;
   ncc_sha256_init(&s);
-  char v[64];
+  char v[160];
   unsigned major, minor, patch;
   LLVMGetVersion(&major, &minor, &patch);
-  snprintf(v, sizeof v, "ncc-kcache %u;ncc %s;llvm %u.%u.%u", NCC_KCACHE_FORMAT,
-           NCC_VERSION_STRING, major, minor, patch);
+  snprintf(v, sizeof v, "ncc-kcache %u;ncc %s;llvm %u.%u.%u;emit %s", NCC_KCACHE_FORMAT,
+           NCC_VERSION_STRING, major, minor, patch, NCC_LLVM_EMIT_ID);
   ncc_sha256_str(&s, v);
   ncc_sha256_str(&s, h->triple);
   ncc_sha256_str(&s, h->cpu);
   ncc_sha256_str(&s, h->features);
   ncc_sha256_str(&s, ncc_llvm_pipeline());
-  snprintf(v, sizeof v, "%s;level %d", CODEGEN_SETTINGS, ncc_llvm_codegen_level());
+  snprintf(v, sizeof v, "%s;level %d;width %d", CODEGEN_SETTINGS, ncc_llvm_codegen_level(),
+           h->vector_width);
   ncc_sha256_str(&s, v);
-  rename_kernel(mod, name, "ncc_kernel");
-  /* bitcode: the module exactly, and several times cheaper to make than
-   * its text (13 MB of text for ResNet-18's kernels) */
-  LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(mod);
-  ncc_sha256_update(&s, LLVMGetBufferStart(bc), LLVMGetBufferSize(bc));
-  LLVMDisposeMemoryBuffer(bc);
-  rename_kernel(mod, "ncc_kernel", name);
+  kir_kernel_digest(k, &s);
   ncc_sha256_final(&s, key);
 }
 
@@ -393,20 +379,19 @@ static bool claim_key(kwork *w, kjob *x) {
   return dup;
 }
 
-/* Kernel x as its own module: emitted, then (a cache miss, or no cache)
- * verified, optimized, compiled to an object file here and stored, or (a
- * hit) its stored object read. */
+/* Kernel x: keyed from its KIR, then (a hit) its stored object read,
+ * with no LLVM module built, or (a miss, or no cache) emitted as its own
+ * module, verified, optimized, compiled to an object file here and
+ * stored. */
 static ncc_status compile_job(kwork *w, kjob *x, LLVMContextRef ctx, LLVMTargetMachineRef tm) {
   const ncc_llvm_host *h = w->h;
   kir_kernel *k = x->k;
   jit_sym *e = x->e;
   if (w->test_bad > 0 && (int)(x - w->jobs) + 1 >= w->test_bad)
     return ncc_error(NCC_ERR_INTERNAL, "cpu test hook: kernel %s fails to compile", k->name);
-  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, ctx);
-  ncc_status st = emit_module(ctx, mod, &k, 1, h, tm, x->ms);
-  if (st == NCC_OK && w->dir) {
+  if (w->dir) {
     double t0 = ncc_ctime_now();
-    kernel_key(mod, k->name, h, e->key);
+    kernel_key(k, h, e->key);
     e->keyed = true;
     char hex[65];
     ncc_sha256_hex(e->key, hex);
@@ -414,7 +399,6 @@ static ncc_status compile_job(kwork *w, kjob *x, LLVMContextRef ctx, LLVMTargetM
     x->ms[NCC_PHASE_IR] += ncc_ctime_now() - t0;
     /* an equal kernel in this compile (kernel_reuse off) */
     if (claim_key(w, x)) {
-      LLVMDisposeModule(mod);
       x->cache = JOB_SAME;
       return NCC_OK;
     }
@@ -422,7 +406,6 @@ static ncc_status compile_job(kwork *w, kjob *x, LLVMContextRef ctx, LLVMTargetM
     void *data;
     size_t len;
     if (ncc_kcache_get(w->dir, e->key, &data, &len)) {
-      LLVMDisposeModule(mod);
       x->obj = LLVMCreateMemoryBufferWithMemoryRangeCopy(data, len, e->sym);
       ncc_free(data, len);
       x->ms[NCC_PHASE_CODEGEN] += ncc_ctime_now() - t0;
@@ -430,9 +413,13 @@ static ncc_status compile_job(kwork *w, kjob *x, LLVMContextRef ctx, LLVMTargetM
       return NCC_OK;
     }
   }
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, ctx);
+  ncc_status st = emit_module(ctx, mod, &k, 1, h, tm, x->ms);
   if (st == NCC_OK) st = verify_optimise(mod, tm, x->ms);
   if (st == NCC_OK) {
     double t0 = ncc_ctime_now();
+    /* the exported symbol is the key's: an equal kernel of another model
+     * (another name) finds its code under it */
     if (w->dir) {
       LLVMValueRef f = LLVMGetNamedFunction(mod, k->name);
       if (f) LLVMSetValueName2(f, e->sym, strlen(e->sym));

@@ -7,7 +7,9 @@ warm compile: every kernel a hit, outputs byte-identical to the cold run
 and close to onnxruntime's; a second model with one equal Conv+Relu block
 (other node names, other weights) hits for that kernel only; damaged
 entries (truncated, a payload byte flipped, another key in the header) are
-misses, rebuilt, and the outputs stay right; a cache directory that cannot
+misses, rebuilt, and the outputs stay right; two kernels of the same name
+and other code never share an entry; a narrower vector width
+(NCC_VECTOR_WIDTH) has entries of its own; a cache directory that cannot
 exist (under a regular file: the tests run as root, so chmod would not
 stop writes) leaves the compile working; two concurrent `ncc run` on an
 empty cache both succeed and leave a valid cache; NCC_CACHE_DIR and
@@ -35,8 +37,8 @@ ENV = {k: v for k, v in os.environ.items() if not k.startswith("NCC_")}
 HEADER = 88  # ir/kcache.h
 
 
-def model(path, convs, seed, prefix):
-    """x[1,8,12,12] -> (Conv+Relu) per (oc, ic) in convs; node and value
+def model(path, convs, seed, prefix, hw=12):
+    """x[1,8,hw,hw] -> (Conv+Relu) per (oc, ic) in convs; node and value
     names start with `prefix` so two models share no names."""
     rng = np.random.default_rng(seed)
     nodes, inits, cur = [], [], "x"
@@ -52,8 +54,8 @@ def model(path, convs, seed, prefix):
     oc = convs[-1][0]
     g = helper.make_graph(
         nodes, prefix + "net",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, oc, 12, 12])], inits)
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, hw, hw])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, oc, hw, hw])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     onnx.save(m, path)
@@ -151,6 +153,48 @@ def main():
     yb = outputs(b, xp, os.path.join(tmp, "o3"), cd)
     check("shared: outputs match onnxruntime",
           yb is not None and np.allclose(yb, want_b, rtol=1e-4, atol=1e-4))
+
+    # the key is the kernel's code, not its name: c and e each have one
+    # Conv+Relu kernel under the same name; e's image is 10x10, not 12x12,
+    # so its kernel differs from c's in constants only (loop bounds,
+    # strides). e must not load c's object, nor overwrite it.
+    c, e = os.path.join(tmp, "c.onnx"), os.path.join(tmp, "e.onnx")
+    model(c, [(16, 8)], 3, "c_")
+    model(e, [(16, 8)], 3, "c_", hw=10)
+    xe = np.random.default_rng(5).standard_normal((1, 8, 10, 10)).astype(np.float32)
+    xep = os.path.join(tmp, "xe.npy")
+    np.save(xep, xe)
+    d5 = os.path.join(tmp, "cache5")
+    sc = bench(c, ["--cache-dir", d5])
+    se = bench(e, ["--cache-dir", d5])
+    names = lambda r: sorted(k["name"] for k in compiled(r)) if r else None
+    check("same name, other code: the names are equal",
+          sc and se and names(sc) == names(se), (names(sc), names(se)))
+    check("same name, other code: a miss",
+          se and se["cache_hits"] == 0 and se["cache_misses"] == len(compiled(se)), se)
+    for m_, xin, xpath, tag in ((e, xe, xep, "e"), (c, x, xp, "c")):
+        want_m = ort.InferenceSession(m_, providers=["CPUExecutionProvider"]).run(
+            None, {"x": xin})[0]
+        y = outputs(m_, xpath, os.path.join(tmp, "o_" + tag), ["--cache-dir", d5])
+        check(f"same name, other code: outputs of {tag} right",
+              y is not None and y.shape == want_m.shape and
+              np.allclose(y, want_m, rtol=1e-4, atol=1e-4))
+    sc = bench(c, ["--cache-dir", d5])
+    check("same name, other code: the first entry kept (all hits)",
+          sc and sc["cache_hits"] == len(compiled(sc)) and sc["cache_misses"] == 0, sc)
+
+    # a narrower vector width (ncc_options.vector_width) lowers other code:
+    # its own entries, then hits, and right outputs from them
+    d6 = os.path.join(tmp, "cache6")
+    bench(a, ["--cache-dir", d6])
+    for rnd in ("miss", "hit"):
+        r = bench(a, ["--cache-dir", d6], {"NCC_VECTOR_WIDTH": "4"})
+        ok = r and (r["cache_misses"] == n and r["cache_hits"] == 0 if rnd == "miss"
+                    else r["cache_hits"] == n and r["cache_misses"] == 0)
+        check(f"NCC_VECTOR_WIDTH=4 after the host width: {rnd}", ok, r)
+    y = outputs(a, xp, os.path.join(tmp, "o6"), ["--cache-dir", d6], {"NCC_VECTOR_WIDTH": "4"})
+    check("NCC_VECTOR_WIDTH=4 from the cache: outputs right",
+          y is not None and np.allclose(y, want, rtol=1e-4, atol=1e-4))
 
     # damaged entries: each is a miss, rebuilt, and the outputs stay right
     d2 = os.path.join(tmp, "cache2")

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """tests/py/test_profile.py -- `ncc bench --profile` and `--trace` (docs/PROFILING.md).
 
-A small model built here with onnx (Conv -> Flatten -> MatMul -> Relu, every
+A small model built here with onnx (Conv -> Flatten -> MatMul -> Relu -> Shrink, every
 node named) is profiled on cpu with two threads, and the checks are
 consistency ones, never speed:
   (a) the steps' mean times add up to about the run's wall time (never
       more; at least half: the executor between steps is small);
   (b) every kernel's nodes are ONNX node names of the file, each in one
-      kernel, its ops are those nodes' op types, Flatten is a reference
-      kernel row;
+      kernel, its ops are those nodes' op types, Shrink (no cpu kernel) is
+      a reference kernel row and Flatten (a compiled copy) is not;
   (c) the trace JSON parses, has a named lane per thread used and every
       event of a run lies inside that run's event;
   (d) the Conv kernel's and the MatMul kernel's FLOPs equal the counts
@@ -45,7 +45,9 @@ def build(path):
         h.make_node("Conv", ["x", "w"], ["c"], name="my_conv", pads=[1, 1, 1, 1]),
         h.make_node("Flatten", ["c"], ["f"], name="my_flatten", axis=1),
         h.make_node("MatMul", ["f", "w2"], ["m"], name="my_matmul"),
-        h.make_node("Relu", ["m"], ["y"], name="my_relu"),
+        h.make_node("Relu", ["m"], ["r"], name="my_relu"),
+        # an op with no cpu kernel (ncc ops), so the profile has a host row
+        h.make_node("Shrink", ["r"], ["y"], name="my_shrink", lambd=0.0),
     ]
     g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, C_IN, HW, HW])],
                      [h.make_tensor_value_info("y", T.FLOAT, [1, N_OUT])],
@@ -98,7 +100,10 @@ def main():
     by_node = {n: k for k in ks for n in k["nodes"]}
     flat = by_node.get("my_flatten")
     if flat is not None:
-        check("Flatten runs on a reference kernel (a marked row)", flat["ref"] is True, flat)
+        check("Flatten is a compiled kernel (not a marked row)", flat["ref"] is False, flat)
+    shrink = by_node.get("my_shrink")
+    check("Shrink runs on a reference kernel (a marked row)",
+          shrink is not None and shrink["ref"] is True, shrink)
     # (d) FLOPs against numpy's count
     conv = by_node["my_conv"]
     y = np.zeros((1, C_OUT, HW, HW))  # the conv's output (pads 1, stride 1)

@@ -99,6 +99,34 @@ def check_views(work):
                        (n, 3, 4)).astype(np.float32)})
 
 
+def math_model(work):
+    """Erf and Tanh in kernels of different vector widths in one module: a
+    scalar kernel (a one-element tensor) and a vector one, so the shared
+    math helper functions (ncc.erf.*, ncc.tanh.*) must be one per type."""
+    path = os.path.join(work, "math.onnx")
+    F = TensorProto.FLOAT
+    g = helper.make_graph(
+        [helper.make_node("Tanh", ["c"], ["tc"]),
+         helper.make_node("Erf", ["c"], ["ec"]),
+         helper.make_node("Erf", ["x"], ["ex"]),
+         helper.make_node("Tanh", ["ex"], ["y"])], "math",
+        [helper.make_tensor_value_info("x", F, ["N", 37]),
+         helper.make_tensor_value_info("c", F, [1])],
+        [helper.make_tensor_value_info(n, F, None) for n in ("tc", "ec", "y")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+    return path
+
+
+def check_math(work):
+    d = au.fresh_dir(os.path.join(work, "math"))
+    au.check_model(math_model(d), d, [1, 4],
+                   lambda n: {"x": 2 * np.random.RandomState(n).standard_normal(
+                       (n, 37)).astype(np.float32),
+                              "c": np.array([0.7], np.float32)})
+
+
 def data_shape_model(work):
     """y = Relu(Reshape(x, s)) with the shape s an input: dims from data."""
     path = os.path.join(work, "datashape.onnx")
@@ -264,6 +292,7 @@ def main():
                     "mlp", target="x86_64", static=True)
         r.check("lib conv threads 1 vs 4", check_threads, work)
         r.check("lib views, copies, bool output", check_views, work)
+        r.check("lib erf/tanh helpers in scalar and vector kernels", check_math, work)
         r.check("generated glue is warning-free", check_glue_warnings, work)
         r.check("emit kinds", check_emit_kinds, work)
         r.check("errors", check_errors, work)

@@ -403,7 +403,10 @@ def test_end_to_end_live_vendors():
         rec, t = doc["compilers"][c], doc["totals"][c]
         assert close(sum(r["ms"][c] for r in rows), t["attributed_ms"], 1e-6), c
         assert close(t["attributed_ms"] + t["unattributed_ms"], t["total_ms"], 1e-6), c
-        assert t["total_ms"] > 0 and all(k["ms"] >= 0 for k in rec["kernels"])
+        # onnxruntime and OpenVINO time nodes in whole microseconds: on a fast
+        # machine every node of this tiny model can read 0 (a CI run did)
+        assert (t["total_ms"] > 0 if c == "ncc" else t["total_ms"] >= 0), (c, t)
+        assert all(k["ms"] >= 0 for k in rec["kernels"]), (c, rec["kernels"])
         # every node of a kernel is in the row that holds the kernel's first node
         for k in rec["kernels"]:
             row = [r for r in rows if k["nodes"][0] in r["nodes"]][0]

@@ -125,7 +125,10 @@ typedef struct kir_local {
   int lanes;
 } kir_local;
 
-#define KIR_MAX_BUFS 16
+/* Buffers of one kernel (its ABI passes them as a pointer array). 64 so a
+ * DenseNet Concat of up to 63 inputs is one kernel; the AOT runtime's step
+ * table (codegen/llvm/aot_rt/aot_rt.h) has the same bound. */
+#define KIR_MAX_BUFS 64
 
 typedef struct kir_kernel {
   ncc_arena arena;

@@ -20,6 +20,15 @@
  * the output is [M, N] with BN's channel axis 1 = N, and C, when present, is
  * a scalar or a row [N] / [1, N] (a C varying along M cannot become a
  * per-column bias). MatMul + BN is left alone.
+ *
+ * A BN that no producer absorbs (DenseNet's and pre-activation ResNets'
+ * BN-ReLU-Conv, where the BN reads a Concat, a pool or a value with other
+ * readers) becomes y = x * k + shift: a Mul and an Add by per-channel
+ * constants [C, 1, ...]. They are plain elementwise ops, so fusion puts
+ * them in one kernel with the ReLU after them (or in a Conv's epilogue) and
+ * the layout pass keeps them blocked, where a BN kernel would be one more
+ * pass over memory in the plain layout. Same conditions on the parameters;
+ * C must be static.
  */
 #include <math.h>
 #include <stdio.h>
@@ -207,28 +216,109 @@ static ncc_status fold_gemm(ncc_graph *g, ncc_node *gemm, ncc_node *bn,
   return st;
 }
 
+/* BN -> Mul(x, k) then Add(., shift), k and shift [C, 1, ...] (rank of x
+ * minus one, so they broadcast over the batch and the spatial axes). The
+ * BN node becomes the Mul (it keeps its ONNX name for the profile); the
+ * Add is appended to the graph and *add set, for run() to move it right
+ * after the Mul. */
+static ncc_status to_affine(ncc_graph *g, ncc_node *bn, ncc_node **add) {
+  *add = NULL;
+  ncc_value *x = bn->in[0], *y = bn->out[0];
+  int r = x->shape.rank;
+  if (r < 2 || r > NCC_MAX_RANK || ncc_dim_is_sym(x->shape.d[1]) || x->shape.d[1] <= 0)
+    return NCC_OK;
+  int64_t c = x->shape.d[1];
+  bn_params p;
+  ncc_status st = bn_params_get(bn, c, &p);
+  if (st || !p.c) return st;
+  int64_t dims[NCC_MAX_RANK];
+  dims[0] = c;
+  for (int i = 1; i < r - 1; i++) dims[i] = 1;
+  float *kf = ncc_malloc((size_t)c * sizeof(float)), *sf = ncc_malloc((size_t)c * sizeof(float));
+  if (!kf || !sf) st = NCC_ERR_NOMEM;
+  for (int64_t ch = 0; ch < c && !st; ch++) {
+    kf[ch] = (float)p.k[ch];
+    sf[ch] = (float)p.shift[ch];
+  }
+  ncc_value *vk = NULL, *vs = NULL, *t = NULL;
+  ncc_value **in = NULL;
+  if (!st && (!(vk = new_const(g, bn->in[1]->name, "bnscale", r - 1, dims, kf)) ||
+              !(vs = new_const(g, bn->in[2]->name, "bnshift", r - 1, dims, sf)) ||
+              !(t = ncc_graph_add_value(g, NULL, NCC_VAL_NODE, NCC_DT_F32, &y->shape)) ||
+              !(in = ncc_arena_alloc(&g->arena, 2 * sizeof *in))))
+    st = NCC_ERR_NOMEM;
+  ncc_value *add_in[2] = {t, vs};
+  if (!st && !(*add = ncc_graph_add_node(g, NCC_OP_ADD, "", 2, add_in, 1))) st = NCC_ERR_NOMEM;
+  if (!st) {
+    in[0] = x;
+    in[1] = vk;
+    bn->op = NCC_OP_MUL;
+    bn->in = in;
+    bn->n_in = 2;
+    bn->n_attrs = 0;
+    bn->attrs = NULL;
+    bn->out[0] = NULL;
+    y->producer = NULL;
+    ncc_node_set_output(bn, 0, t);
+    ncc_node_set_output(*add, 0, y);
+  }
+  ncc_free(kf, 0);
+  ncc_free(sf, 0);
+  bn_params_free(&p);
+  return st;
+}
+
+/* Each Add of to_affine right after its Mul (add_after: per node id). */
+static void place_adds(ncc_graph *g, int n_orig, ncc_node **add_after, ncc_node **order) {
+  int n = 0;
+  for (int i = 0; i < n_orig; i++) {
+    order[n++] = g->nodes[i];
+    if (add_after[i]) order[n++] = add_after[i];
+  }
+  NCC_ASSERT(n == g->n_nodes);
+  memcpy(g->nodes, order, sizeof *order * (size_t)n);
+  for (int i = 0; i < n; i++) g->nodes[i]->id = i;
+}
+
 static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
   int *uses = ncc_count_uses(g);
-  if (!uses) return NCC_ERR_NOMEM;
+  int n_orig = g->n_nodes;
+  ncc_node **add_after = ncc_calloc((size_t)n_orig + 1, sizeof *add_after);
+  if (!uses || !add_after) {
+    ncc_free(uses, 0);
+    ncc_free(add_after, 0);
+    return NCC_ERR_NOMEM;
+  }
   ncc_status st = NCC_OK;
-  int folded = 0;
-  for (int i = 0; i < g->n_nodes && !st; i++) {
+  int folded = 0, affine = 0;
+  for (int i = 0; i < n_orig && !st; i++) {
     ncc_node *bn = g->nodes[i];
     if (bn->op != NCC_OP_BATCHNORM || !bn->out[0] || bn->n_out != 1) continue;
     ncc_value *t = bn->in[0];
-    if (t->kind != NCC_VAL_NODE || !t->producer || uses[t->id] != 1) continue;
     if (t->dtype != NCC_DT_F32 || bn->out[0]->dtype != NCC_DT_F32) continue;
     ncc_node *prod = t->producer;
-    if (prod->n_out != 1) continue;
     bool done = false;
-    if (prod->op == NCC_OP_CONV) st = fold_conv(g, prod, bn, &done);
-    else if (prod->op == NCC_OP_GEMM) st = fold_gemm(g, prod, bn, &done);
+    if (t->kind == NCC_VAL_NODE && prod && uses[t->id] == 1 && prod->n_out == 1) {
+      if (prod->op == NCC_OP_CONV) st = fold_conv(g, prod, bn, &done);
+      else if (prod->op == NCC_OP_GEMM) st = fold_gemm(g, prod, bn, &done);
+    }
     folded += done;
+    if (!st && !done) {
+      st = to_affine(g, bn, &add_after[i]);
+      affine += add_after[i] != NULL;
+    }
   }
   ncc_free(uses, 0);
+  if (!st && affine) {
+    ncc_node **order = ncc_malloc(sizeof *order * (size_t)g->n_nodes);
+    if (!order) st = NCC_ERR_NOMEM;
+    else place_adds(g, n_orig, add_after, order);
+    ncc_free(order, 0);
+  }
+  ncc_free(add_after, 0);
   if (!st && folded && ncc_dce(g) < 0) st = NCC_ERR_NOMEM;
-  ctx->rewrites = folded;
-  ctx->changed = folded > 0;
+  ctx->rewrites = folded + affine;
+  ctx->changed = folded + affine > 0;
   return st;
 }
 
@@ -236,6 +326,7 @@ const ncc_pass ncc_pass_bn_fold = {
     .name = "bn-fold",
     .level = 2,
     .needs = "const-fold",
-    .desc = "fold inference BatchNormalization into the Conv or Gemm before it",
+    .desc = "fold inference BatchNormalization into the Conv or Gemm before it, "
+            "else into a per-channel Mul and Add",
     .run = run,
 };

@@ -102,9 +102,21 @@ static bool pool_blocks(const lay *L, const ncc_node *n, int k) {
 
 static bool single(const ncc_value *v) { return ncc_shape_numel(&v->shape) == 1; }
 
+/* A plain per-channel operand of a blocked NCHW output y: [C,1,1] or
+ * [1,C,1,1] (a BatchNormalization's scale and shift after bn-fold, a
+ * bias). The cpu kernels read k consecutive channels of it as one vector,
+ * so it stays plain. */
+static bool per_channel(const lay *L, const ncc_value *v, const ncc_value *y) {
+  if (is_blocked_in(L, v) || v->dtype != NCC_DT_F32) return false;
+  const ncc_shape *s = &v->shape;
+  int64_t c = y->shape.d[1];
+  return (s->rank == 3 && s->d[0] == c && s->d[1] == 1 && s->d[2] == 1) ||
+         (s->rank == 4 && s->d[0] == 1 && s->d[1] == c && s->d[2] == 1 && s->d[3] == 1);
+}
+
 /* An elementwise op stays blocked when one operand is, and every operand
- * either has the output's shape (it is or becomes blocked) or is a single
- * element (read as a scalar in any layout). */
+ * either has the output's shape (it is or becomes blocked), is a single
+ * element (read as a scalar in any layout) or is per channel (read plain). */
 static bool eltwise_blocks(const lay *L, const ncc_node *n, int k) {
   if (!(ncc_op_table[n->op].flags & NCC_OPF_ELTWISE) || n->op == NCC_OP_REORDER ||
       n->n_out != 1 || !blockable(n->out[0], k))
@@ -115,6 +127,7 @@ static bool eltwise_blocks(const lay *L, const ncc_node *n, int k) {
     if (!v) continue;
     if (v->dtype != NCC_DT_F32) return false;
     if (is_blocked_in(L, v)) any = true;
+    else if (per_channel(L, v, n->out[0]) && !ncc_shape_eq(&v->shape, &n->out[0]->shape)) continue;
     else if (!single(v) && !ncc_shape_eq(&v->shape, &n->out[0]->shape)) return false;
     else if (!single(v) && v->kind == NCC_VAL_CONST) return false; /* stays plain data */
   }
@@ -126,9 +139,15 @@ static bool eltwise_blocks(const lay *L, const ncc_node *n, int k) {
  * run of C_j*H*W elements at offset (C_0 + ... + C_j-1)*H*W in both
  * layouts, so the plain copy kernel is the blocked one (codegen). The
  * branches of SqueezeNet's fire modules, Inception and DenseNet stay in
- * the blocked region instead of a Reorder pair around every join. */
+ * the blocked region instead of a Reorder pair around every join. A
+ * Concat of more inputs than one kernel takes would run on the host,
+ * which reads plain values: it stays plain. */
+#define CONCAT_MAX_IN 63 /* inputs of the cpu copy kernel (KIR_MAX_BUFS - 1) */
+
 static bool concat_blocks(const lay *L, const ncc_node *n, int k) {
-  if (n->op != NCC_OP_CONCAT || n->n_out != 1 || !blockable(n->out[0], k)) return false;
+  if (n->op != NCC_OP_CONCAT || n->n_out != 1 || !blockable(n->out[0], k) ||
+      n->n_in > CONCAT_MAX_IN)
+    return false;
   int axis;
   if (ncc_attrs_axis_norm(n, 4, &axis) != NCC_OK || axis != 1) return false;
   bool any = false;
@@ -298,7 +317,10 @@ static ncc_status rewrite_node(lay *L, ncc_node *n) {
      * is faster (measured) and cheap to make: only inputs whose channels
      * do not divide by k (a network's RGB image) stay plain */
     else if (conv) w = i == 0 && blockable(v, k) ? as_blocked(L, n, v) : v;
-    else if (!single(v) || is_blocked_in(L, v)) w = as_blocked(L, n, v);
+    else if (is_blocked_in(L, v) ||
+             (!single(v) && !(per_channel(L, v, n->out[0]) &&
+                              !ncc_shape_eq(&v->shape, &n->out[0]->shape))))
+      w = as_blocked(L, n, v);
     if (!w) return NCC_ERR_NOMEM;
     if (!L->planning) n->in[i] = w;
   }

@@ -56,6 +56,9 @@ typedef struct aot_slot {
   int def, last;      /* TMP: first and last step touching it */
 } aot_slot;
 
+/* the generated step table's bufs[] (aot_rt/aot_rt.h) holds every buffer */
+_Static_assert(KIR_MAX_BUFS <= 64, "raise ncc_step.bufs in aot_rt/aot_rt.h too");
+
 typedef struct aot_step {
   kir_kernel *k; /* NULL: a copy */
   int kernel;    /* index in klist; after dedupe, in fns */

@@ -210,6 +210,18 @@ def concat_model(C, H, W, seed=0):
     return m
 
 
+def model_7(nodes, name, inits, H, W):
+    """The opset-17 model of `nodes`: x[N,3,H,W] -> y[N,7]."""
+    g = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, H, W])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 7])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
 def fire_model(H, W, seed=0):
     """A stem conv then two branches joined by a channel Concat whose
     pieces all divide by 16: with the layout pass on, the Concat stays
@@ -232,14 +244,21 @@ def fire_model(H, W, seed=0):
         helper.make_node("Flatten", ["p"], ["fl"], axis=1),
         helper.make_node("Gemm", ["fl", "wf", "bf"], ["y"], transB=1),
     ]
-    g = helper.make_graph(
-        nodes, "fire",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, H, W])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 7])],
-        [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m
+    return model_7(nodes, "fire", inits, H, W)
+
+
+def check_batches(tmp, path, tag, H, W, kb):
+    """y of `path` at batch 1 and 3 on cpu (layout block kb) against ORT."""
+    for n in (1, 3):
+        x = np.random.RandomState(n).standard_normal((n, 3, H, W)).astype(F32)
+        want = nccutil.run_ort(path, {"x": x})["y"]
+        d = nccutil.subdir(tmp, "%s_b%d_n%d" % (tag, kb, n))
+        r = nccutil.run_ncc(NCC, path, {"x": x}, ["y"], d, target="cpu",
+                            extra=["--layout-block=%d" % kb, "--no-cache"])
+        nccutil.check(r.rc == 0 and not r.missing,
+                      "%s block %d batch %d: %s" % (tag, kb, n, r.describe()))
+        why = nccutil.compare(want, r.outputs["y"], *TOL)
+        nccutil.check(why is None, "%s block %d batch %d: %s" % (tag, kb, n, why))
 
 
 def test_blocked_concat_against_ort():
@@ -254,16 +273,7 @@ def test_blocked_concat_against_ort():
                                "--no-cache")
             nccutil.check(re.search(r", 0 on the host", out + err),
                           "block %d: host nodes:\n%s" % (kb, out + err))
-            for n in (1, 3):
-                x = np.random.RandomState(n).standard_normal((n, 3, 9, 11)).astype(F32)
-                want = nccutil.run_ort(path, {"x": x})["y"]
-                d = nccutil.subdir(tmp, "fire_b%d_n%d" % (kb, n))
-                r = nccutil.run_ncc(NCC, path, {"x": x}, ["y"], d, target="cpu",
-                                    extra=["--layout-block=%d" % kb, "--no-cache"])
-                nccutil.check(r.rc == 0 and not r.missing,
-                              "block %d batch %d: %s" % (kb, n, r.describe()))
-                why = nccutil.compare(want, r.outputs["y"], *TOL)
-                nccutil.check(why is None, "block %d batch %d: %s" % (kb, n, why))
+            check_batches(tmp, path, "fire", 9, 11, kb)
 
 
 def test_concat_against_ort():
@@ -289,6 +299,72 @@ def test_concat_against_ort():
                         why = nccutil.compare(want[o], r.outputs[o], *TOL)
                         nccutil.check(why is None,
                                       "%s %s block %d batch %d: %s" % (name, o, kb, n, why))
+
+
+def bn_inits(rng, prefix, C):
+    """BatchNormalization parameters of realistic scale (running stats of a
+    trained net: mean around 0, variance around 1, scale around 1)."""
+    return {prefix + "_s": (1 + 0.3 * rng.standard_normal(C)).astype(F32),
+            prefix + "_b": (0.2 * rng.standard_normal(C)).astype(F32),
+            prefix + "_m": (0.3 * rng.standard_normal(C)).astype(F32),
+            prefix + "_v": (0.5 + rng.rand(C)).astype(F32)}
+
+
+def dense_model(H, W, branches=17, seed=0):
+    """A DenseNet-style join: `branches` 16-channel features (one reused
+    1x1 conv kernel) joined by one Concat of more inputs than the old
+    16-buffer kernel limit, then pre-activation BN -> Relu -> Conv1x1 (the
+    BN reads the Concat, so bn-fold turns it into a per-channel Mul and
+    Add); a second BN reads a conv output that has another reader (no fold
+    either). With the layout pass on, everything stays blocked."""
+    rng = np.random.RandomState(seed)
+    C = 16 * branches
+    inits = {"w0": w(rng, 16, 3, 3, 3), "wo": w(rng, 16, C, 1, 1),
+             "wf": w(rng, 7, 32), "bf": w(rng, 7, scale=0.1)}
+    inits.update(bn_inits(rng, "bn1", C))
+    inits.update(bn_inits(rng, "bn2", 16))
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["s"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["s"], ["rs"])]
+    feats = []
+    for i in range(branches):
+        inits["wb%d" % i] = w(rng, 16, 16, 1, 1)
+        nodes += [helper.make_node("Conv", ["rs", "wb%d" % i], ["c%d" % i], kernel_shape=[1, 1]),
+                  helper.make_node("Relu", ["c%d" % i], ["f%d" % i])]
+        feats.append("f%d" % i)
+    nodes += [
+        helper.make_node("Concat", feats, ["cat"], axis=1, name="cat_many"),
+        helper.make_node("BatchNormalization", ["cat", "bn1_s", "bn1_b", "bn1_m", "bn1_v"],
+                         ["n1"], name="bn_pre", epsilon=1e-5),
+        helper.make_node("Relu", ["n1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "wo"], ["o"], kernel_shape=[1, 1]),
+        helper.make_node("BatchNormalization", ["o", "bn2_s", "bn2_b", "bn2_m", "bn2_v"],
+                         ["n2"], name="bn_shared", epsilon=1e-3),
+        helper.make_node("Concat", ["n2", "o"], ["j"], axis=1),
+        helper.make_node("GlobalAveragePool", ["j"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["fl"], axis=1),
+        helper.make_node("Gemm", ["fl", "wf", "bf"], ["y"], transB=1),
+    ]
+    return model_7(nodes, "dense", inits, H, W)
+
+
+def test_dense_join_against_ort():
+    """A Concat of 17 inputs and unfoldable BNs compile on cpu, blocked (the
+    BN's per-channel Mul reads its plain constants), at blocks 16, 8, 4 and
+    1 and batch 1 and 3."""
+    with nccutil.Workdir() as tmp:
+        path = save(tmp, "dense", dense_model(5, 7))
+        for kb in BLOCKS:
+            rc, out, err = ncc("check", path, "--target=cpu", "--layout-block=%d" % kb,
+                               "--no-cache")
+            nccutil.check(re.search(r", 0 on the host", out + err),
+                          "block %d: host nodes:\n%s" % (kb, out + err))
+            if kb > 1:
+                rc, out, err = ncc("opt", path, "--layout-block=%d" % kb)
+                for node, op in (("cat_many", "Concat"), ("bn_pre", "Mul"), ("bn_shared", "Mul")):
+                    line = [l for l in out.splitlines() if l.rstrip().endswith("@" + node)]
+                    nccutil.check(line and re.search(r"#nchw%dc = %s" % (kb, op), line[0]),
+                                  "block %d: %s not blocked: %s" % (kb, node, line))
+            check_batches(tmp, path, "dense", 5, 7, kb)
 
 
 def main():

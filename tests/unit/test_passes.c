@@ -524,7 +524,9 @@ static void test_bn_fold_gemm(void **st) {
 static void test_bn_fold_must_not_fire(void **st) {
   (void)st;
   /* Conv output read twice; BN mean an input; Gemm C varying along M;
-   * Conv output a graph output. */
+   * Conv output a graph output. No fold into the producer: the BNs with
+   * constant parameters become a per-channel Mul and Add, the one with
+   * an input mean stays. */
   text t = {0};
   put(&t, "graph @g(%%x: f32[1,2,3,3], %%mean: f32[2], %%a: f32[3,4]) {\n");
   put_const(&t, "w", "2,2,1,1", 4, 3, -1, 1);
@@ -543,9 +545,49 @@ static void test_bn_fold_must_not_fire(void **st) {
           "  return %%y1, %%z1, %%y2, %%y3, %%y4, %%c4\n}\n");
   ncc_graph *g = parse(t.buf);
   assert_int_equal(run_passes(g, "const-fold,bn-fold"), NCC_OK);
-  assert_int_equal(count_op(g, NCC_OP_BATCHNORM), 4);
+  assert_int_equal(count_op(g, NCC_OP_BATCHNORM), 1);
+  assert_int_equal(count_op(g, NCC_OP_MUL), 3);
+  assert_int_equal(count_op(g, NCC_OP_ADD), 3);
+  for (int i = 0; i < g->n_nodes; i++) /* the weights were not touched */
+    if (g->nodes[i]->op == NCC_OP_CONV) assert_string_equal(g->nodes[i]->in[1]->name, "w");
   ncc_graph_free(g);
   free(t.buf);
+}
+
+/* The per-channel Mul + Add computes the BN (ref interpreter on both
+ * graphs) for BNs of rank 4, 3 and 2 that no producer absorbs, each Add
+ * placed after its Mul (the verifier checks the order). */
+static void test_bn_affine_numerics(void **st) {
+  (void)st;
+  text t = {0};
+  put(&t, "graph @g(%%x: f32[N,3,4,5]) {\n");
+  bn_params(&t, "bn", 3, 40);
+  put_const(&t, "r3", "3", 3, 44, -1, 1);
+  put(&t, "  %%a = BatchNormalization(%%x, %%bn_scale, %%bn_b, %%bn_mean, %%bn_var)\n"
+          "  %%r = Relu(%%a)\n"
+          "  %%s = Reshape(%%r, %%shp3)\n"
+          "  %%b = BatchNormalization(%%s, %%bn_scale, %%bn_b, %%bn_mean, %%bn_var) "
+          "{epsilon = 0.25}\n"
+          "  %%t = Reshape(%%b, %%shp4)\n"
+          "  %%p = GlobalAveragePool(%%t)\n"
+          "  %%f = Flatten(%%p)\n"
+          "  %%c = BatchNormalization(%%f, %%bn_scale, %%bn_b, %%bn_mean, %%bn_var)\n"
+          "  %%y = Add(%%c, %%r3)\n"
+          "  return %%y\n}\n");
+  /* the Reshape targets, [N,3,20] and back */
+  char *src = t.buf;
+  const char *at = strstr(src, "  %a = ");
+  assert_non_null(at);
+  text u = {0};
+  put(&u, "%.*s", (int)(at - src), src);
+  put(&u, "  %%shp3: i64[3] = const [0, 3, 20]\n  %%shp4: i64[4] = const [0, 3, 4, 5]\n%s", at);
+  int64_t dims[4] = {2, 3, 4, 5};
+  ncc_graph *g = check_numerics(u.buf, "const-fold,bn-fold", 4, dims, 1e-5);
+  assert_int_equal(count_op(g, NCC_OP_BATCHNORM), 0);
+  assert_int_equal(count_op(g, NCC_OP_MUL), 3);
+  ncc_graph_free(g);
+  free(t.buf);
+  free(u.buf);
 }
 
 /* ---- dependencies and dce of constants ---- */
@@ -602,6 +644,7 @@ int main(void) {
       cmocka_unit_test(test_bn_fold_conv),
       cmocka_unit_test(test_bn_fold_gemm),
       cmocka_unit_test(test_bn_fold_must_not_fire),
+      cmocka_unit_test(test_bn_affine_numerics),
       cmocka_unit_test(test_dependency_refused),
       cmocka_unit_test(test_dce_drops_unused_consts),
   };

@@ -47,7 +47,7 @@ typedef struct ncc_slot {
 /* kernel >= 0: run it on bufs (slots); kernel < 0: copy slot src to dst. */
 typedef struct ncc_step {
   int kernel, n_bufs;
-  int bufs[16];
+  int bufs[64]; /* KIR_MAX_BUFS (codegen/kir.h) */
   int size_slot; /* its element count times cost sizes the thread count */
   double cost;
   int dst, src;

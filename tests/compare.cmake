@@ -8,5 +8,5 @@ add_test(NAME compare.bench_compare
 set_tests_properties(compare.bench_compare PROPERTIES
   ENVIRONMENT "${NCC_TEST_ENV}"
   LABELS compare
-  TIMEOUT 300
+  TIMEOUT 600
   SKIP_RETURN_CODE 77)

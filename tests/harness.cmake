@@ -8,5 +8,5 @@ add_test(NAME harness.experiment
 set_tests_properties(harness.experiment PROPERTIES
   ENVIRONMENT "${NCC_TEST_ENV}"
   LABELS harness
-  TIMEOUT 300
+  TIMEOUT 600
   SKIP_RETURN_CODE 77)

@@ -8,15 +8,23 @@ Per batch size, in this order:
      model file to ready object — for ncc graph load + pass pipeline +
      compile through libncc in this process —, first_run_ms = input
      preparation + the first call, compile_ms = both), each reported apart;
-  2. outputs checked FIRST: onnxruntime (every optimisation) is the
-     reference, an oracle outside ncc; every output of every compiler is
-     compared with rtol/atol; a mismatching compiler is still timed and
-     shown but left out of the ranking and of "fastest vendor";
+  2. outputs checked FIRST: onnxruntime with every graph optimisation off
+     (ORT_DISABLE_ALL, the graph as written: the harness's oracle too,
+     oracle.py) is the reference, an oracle outside ncc; every output of
+     every compiler is compared with rtol/atol; a mismatching compiler is
+     still timed and shown but left out of the ranking and of "fastest
+     vendor".  Where the oracle cannot run the model the first vendor that
+     did is the reference, never ncc: with no vendor, ncc's rows are
+     "unchecked";
   3. latency in interleaved rounds (measure.time_group): `warmup` untimed
      calls of each compiler, then R rounds; in round r the compilers take
      turns starting from the r-th (mod n), a turn being one untimed
      re-warm call and ONE timed call — time.perf_counter around one Python
-     call, fresh outputs, the garbage collector paused — so samples_ms[r]
+     call, the garbage collector paused, outputs per --outputs (measure.py:
+     "fresh", the default, new outputs on every call for every compiler,
+     ncc's included; "preallocated", outputs bound once where the API
+     allows: onnxruntime IOBinding, OpenVINO's request tensors, ncc
+     ncc_module_run_into; row["timing"] says which) — so samples_ms[r]
      of all rows come from round r and are paired; when a row is noisy
      after R rounds, R more and if need be R more (adaptive, as the
      harness; interleave.extra_rounds says so).  ncc's call is
@@ -41,27 +49,43 @@ def ratio_entry(a, b, sa, sb):
     return {"a": a, "b": b, "ratio": r, "ci": [lo, hi], "verdict": stats.verdict_ratio(lo, hi)}
 
 
-def prepare(eng, path, feeds):
+def prepare(eng, path, feeds, outputs="fresh"):
     """(measure.Point, outputs as arrays) of one compiler: built, run once,
     not yet timed.  An engine with an own_point method (ncc's command
-    line fallback) gives both itself."""
+    line fallback) gives both itself.  outputs="preallocated": an engine
+    that can (bind_outputs) gets its outputs bound once, the Point times
+    the bound call, and the outputs returned (the ones checked) are the
+    bound call's."""
     own = getattr(eng, "own_point", None)
     if own is not None:
-        return own(path, feeds)
+        p, outs = own(path, feeds)
+        p.result["timing"]["outputs_policy"] = outputs
+        return p, outs
     h, prep, out, build_ms, first_ms = measure.time_first(
         lambda: eng.build(path, feeds), eng.prepare_feeds, eng.call, feeds)
     try:
         outs = eng.outputs(out)
+        run_once = lambda: eng.call(h, prep)  # noqa: E731
+        bind = getattr(eng, "bind_outputs", None) if outputs == "preallocated" else None
+        bound = bind(h, prep, out) if bind else None
         del out
+        timing = dict(eng.timing)
+        if bound is not None:
+            run_once, how = bound
+            outs = eng.outputs(run_once())
+            timing.update(measure.timing_record(outputs, how=how))
+        else:
+            timing.update(measure.timing_record(outputs, why="%s: %s" % (
+                eng.name, getattr(eng, "NO_PREALLOC", "no API to bind outputs"))))
         res = {"build_ms": build_ms, "first_run_ms": first_ms,
-               "compile_ms": build_ms + first_ms, "timing": dict(eng.timing)}
+               "compile_ms": build_ms + first_ms, "timing": timing}
         extras = getattr(eng, "row_extras", None)
         if extras:
             res.update(extras(h))
     except BaseException:
         eng.release(h)
         raise
-    p = measure.Point(lambda: eng.call(h, prep), res, lambda: eng.release(h))
+    p = measure.Point(run_once, res, lambda: eng.release(h))
     p.handle = h
     return p, outs
 
@@ -78,7 +102,7 @@ def measure_batch(engines, info, batch, feeds, opts, log):
             rows[key] = row
             try:
                 log("  %s: build + first run" % key)
-                p, outs = prepare(eng, info.path, feeds)
+                p, outs = prepare(eng, info.path, feeds, opts.get("outputs", "fresh"))
             except Skipped as e:
                 row.update(status="skipped", reason=e.reason)
                 continue
@@ -148,13 +172,21 @@ def _check(rows, engines, ref_out, info, opts):
     """Step 2: every row's outputs against the reference's (before any
     timing); returns the reference's key."""
     ref_key = opts["reference"]
-    if ref_out is None:  # onnxruntime could not run it: the first that did is the yardstick
-        ok_keys = [k for k, _ in engines if "_outs" in rows[k]]
+    if ref_out is None:  # the oracle could not run it: the first vendor that did, never ncc
+        ok_keys = [k for k, _ in engines if "_outs" in rows[k] and
+                   opts["kinds"].get(k, "vendor") != "ncc"]
         ref_key = ok_keys[0] if ok_keys else None
         ref_out = rows[ref_key]["_outs"] if ref_key else None
     for key, row in rows.items():
         outs = row.pop("_outs", None)
         if outs is None:
+            continue
+        if ref_out is None:  # nothing outside ncc ran: ncc is not checked against itself
+            row["check"] = {"ok": False, "reference": None, "rtol": opts["rtol"],
+                            "atol": opts["atol"], "outputs": [], "max_abs_err": None,
+                            "max_rel_err": None}
+            row.update(status="unchecked", reason="no compiler outside ncc could run the "
+                       "model: nothing to check ncc's outputs against")
             continue
         ok, per = check_outputs(ref_out, outs, info.outputs, opts["rtol"], opts["atol"])
         errs_a = [p["max_abs_err"] for p in per if p["max_abs_err"] is not None]

@@ -9,7 +9,8 @@ import sys
 USAGE = """bench/compare MODEL.onnx [options]
 
 Your own ONNX model against the vendor compilers, in one command: outputs
-checked against onnxruntime first, then latency timed in interleaved rounds
+checked first against onnxruntime with graph optimisations off (an oracle
+outside ncc), then latency timed in interleaved rounds
 with a 95%% confidence interval on every median and every ratio, compile time
 split into build and first run, and a ratio table that says which
 differences are real ("within noise" when the interval holds 1).  Every
@@ -25,9 +26,10 @@ EPILOG = """inputs:
   Data: seeded random, floats standard normal, integer inputs (token ids)
   in [0, 100), unless --input NAME=file.npy gives real data.
 
-compilers (--against): ort (onnxruntime, all graph optimisations; always
-  run: it is the reference), ort-noopt (onnxruntime without graph
-  optimisations: the uncompiled baseline), openvino, tvm, iree, inductor (needs the
+compilers (--against): ort (onnxruntime, all graph optimisations),
+  ort-noopt (onnxruntime without graph optimisations, ORT_DISABLE_ALL: the
+  uncompiled baseline; always run, timed only when listed: it is the
+  reference every output is checked against), openvino, tvm, iree, inductor (needs the
   onnx2torch package), xla (no ONNX frontend: skipped).  One not installed
   is reported as "skipped: why".  ncc runs as each --ncc-configs entry
   (TARGET-OLEVEL such as cpu-O2, or TARGET: ref), in this process through
@@ -41,12 +43,19 @@ timing:
   timed call), the first turn rotating from round to round.  When a row's
   robust cv (1.4826 * MAD / median) is above 0.10 after the rounds, the
   batch gets as many rounds again, twice at most (--fixed-rounds: never).
+  --outputs fresh (default): every call returns new outputs, for every
+  compiler, ncc included (ncc_module_run through libncc, not ncc's C
+  timer).  --outputs preallocated: outputs bound once and written in place
+  where the API allows (onnxruntime IOBinding, OpenVINO request tensors, ncc
+  ncc_module_run_into); the others stay fresh.  The report's timing line and
+  each row's timing record say which, per compiler.
 
 exit status:
   0  done (mismatches are reported but do not fail without --strict)
   1  usage error or unusable model (one "bench/compare: error:" line)
-  3  --strict and some compiler's output did not match the reference, or a
-     compiler failed on the model
+  3  --strict and some compiler's output did not match the reference (or
+     could not be checked: nothing outside ncc ran), or a compiler failed
+     on the model
 """
 
 
@@ -83,6 +92,9 @@ def build_parser():
                    help="interleaved rounds = timed calls per compiler (default 20)")
     p.add_argument("--warmup", type=int, default=3,
                    help="untimed calls of each compiler before the rounds (default 3)")
+    p.add_argument("--outputs", choices=("fresh", "preallocated"), default="fresh",
+                   help="fresh outputs on every call (default), or outputs bound once "
+                        "where the API allows")
     p.add_argument("--fixed-rounds", action="store_true",
                    help="no extra rounds when a row is noisy")
     p.add_argument("--rtol", type=float, default=1e-3, help="output check (default 1e-3)")
@@ -197,7 +209,7 @@ def _run(args):
 
     compilers, engines, kinds = [], [], {}
     timed = set()
-    order = ["onnxruntime"] + [a for a in against if a != "onnxruntime"]
+    order = ["onnxruntime-noopt"] + [a for a in against if a != "onnxruntime-noopt"]
     for v in order:
         eng = VENDORS[v](threads)
         rec = {"key": v, "name": v, "kind": eng.kind,
@@ -239,9 +251,9 @@ def _run(args):
         kinds[key] = "ncc"
         timed.add(key)
 
-    opts = {"reference": "onnxruntime", "timed": timed, "rounds": args.rounds,
+    opts = {"reference": "onnxruntime-noopt", "timed": timed, "rounds": args.rounds,
             "warmup": args.warmup, "adaptive": not args.fixed_rounds, "rtol": args.rtol,
-            "atol": args.atol, "kinds": kinds}
+            "atol": args.atol, "kinds": kinds, "outputs": args.outputs}
     results = []
     for b in batches:
         log("bench/compare: batch %d" % b)
@@ -263,6 +275,12 @@ def _run(args):
                      % (ncc_path, build.get("build_type") or "default",
                         " sanitizer (NCC_SANITIZE=%s)" % build["sanitize"] if san else ""))
     env["threads"] = threads
+    env["timing"] = {"outputs_policy": args.outputs, "compilers": {}}
+    for res in results:
+        for r in res["rows"]:
+            t = r.get("timing")
+            if t and r["compiler"] in timed:
+                env["timing"]["compilers"].setdefault(r["compiler"], timing_note(t))
     env["allowed_cpus"] = allowed
     doc = {
         "tool": "bench/compare", "model": args.model, "created": envinfo.now_utc(),
@@ -270,7 +288,9 @@ def _run(args):
                      "adaptive_rounds": not args.fixed_rounds, "warmup": args.warmup,
                      "rewarm_per_turn": measure.REWARM, "rtol": args.rtol, "atol": args.atol,
                      "seed": args.seed, "dims": dims, "threads": threads,
-                     "pinned_cpus": pinned, "reference": "onnxruntime"},
+                     "pinned_cpus": pinned, "reference": "onnxruntime-noopt",
+                     "oracle": "onnxruntime, ORT_DISABLE_ALL (graph optimisations off)",
+                     "outputs": args.outputs},
         "inputs": info.describe(given, args.seed, given_paths),
         "outputs": info.outputs,
         "notes": notes,
@@ -278,7 +298,8 @@ def _run(args):
         "batches": results,
         "env": env,
     }
-    bad = [r for res in results for r in res["rows"] if r["status"] in ("mismatch", "failed")]
+    bad = [r for res in results for r in res["rows"]
+           if r["status"] in ("mismatch", "failed", "unchecked")]
     doc["exit_status"] = 3 if (args.strict and bad) else 0
     doc = _finite(doc)
     if args.json:
@@ -292,6 +313,16 @@ def _run(args):
         with open(os.path.join(args.out, "report.md"), "w") as f:
             f.write(compare_report.markdown(doc))
     return doc["exit_status"]
+
+
+def timing_note(t):
+    """One line from a row's timing record: where, clock, outputs."""
+    note = "%s, %s; outputs %s" % (t.get("where"), t.get("clock"), t.get("outputs"))
+    if t.get("outputs_why"):
+        note += " (%s)" % t["outputs_why"]
+    if t.get("why"):
+        note += "; NOT symmetric with the in-process rows: %s" % t["why"]
+    return note
 
 
 def _finite(v):

@@ -40,12 +40,16 @@ def header_lines(doc):
                _txt(i["name"]), i["dtype"], "[%s]" % ",".join(_txt(d) for d in i["declared"]),
                _txt(i["data"])) for i in doc["inputs"]),
            "timing   %d warm-up calls, then %d interleaved rounds per batch%s: a turn per "
-           "compiler per round, one re-warm call then one timed call (perf_counter, fresh "
+           "compiler per round, one re-warm call then one timed call (perf_counter, %s "
            "outputs, GC paused)" % (s["warmup"], s["rounds"],
                                     " (+%d, twice at most, while a row is noisy)" % s["rounds"]
-                                    if s.get("adaptive_rounds") else ""),
-           "check    every output against onnxruntime, |a - ref| <= %g + %g * |ref|"
-           % (s["atol"], s["rtol"])]
+                                    if s.get("adaptive_rounds") else "",
+                                    s.get("outputs", "fresh"))]
+    for k, note in sorted(((env.get("timing") or {}).get("compilers") or {}).items()):
+        out.append("timing   %s: %s" % (_txt(k), _txt(note, 300)))
+    out.append("check    every output against %s (an oracle outside ncc), |a - ref| <= "
+               "%g + %g * |ref|" % (_txt(s.get("oracle") or s.get("reference")), s["atol"],
+                                    s["rtol"]))
     n = env.get("ncc") or {}
     if n.get("path"):
         b = n.get("build") or {}
@@ -72,7 +76,7 @@ def header_lines(doc):
 
 
 def _check_cell(r):
-    if r["status"] in ("skipped", "failed"):
+    if r["status"] in ("skipped", "failed", "unchecked"):
         return r["status"].upper()
     c = r.get("check") or {}
     if r["compiler"] == c.get("reference"):
@@ -136,7 +140,9 @@ def batch_tables(res):
            "robust cv exceeds %.2f is noisy: shown, not ranked. Rank only for rows that "
            "match and are not noisy. Every compiler, ncc included (libncc in this process), "
            "is timed alike: perf_counter around one Python call (a few us of call overhead "
-           "on every side), fresh outputs, interleaved call by call." % stats.CV_RANK_MAX)
+           "on every side), interleaved call by call, outputs as the timing lines above say "
+           "(fresh on every call, or bound once with --outputs preallocated)."
+           % stats.CV_RANK_MAX)
     if cli:
         how += (" Except %s: libncc could not be loaded here, so each round ran one `ncc "
                 "bench` process timed by ncc's own clock (no Python call overhead, "

@@ -41,15 +41,31 @@ turns like the others, but its call returns the sample in ms and nothing
 runs untimed for it: each call is a fresh process that warms itself.
 
 Timing is identical for every compiler: time.perf_counter around one Python
-call that returns the outputs, with Python's cyclic garbage collector
-paused during the rounds (as timeit does; reference counting still frees
-every output); the outputs are new arrays on every call (a
-vendor's run returns fresh arrays; ncc's in-process run lets libncc
-allocate them, ncc_module_run, and frees them when dropped), so allocation
-and first-touch of the outputs are inside every compiler's time alike.
+call, with Python's cyclic garbage collector paused during the rounds (as
+timeit does; reference counting still frees every output).  What the call
+does with its outputs is the sweep's output policy (spec key `outputs`),
+the same for every compiler and recorded per row (result.timing.outputs,
+.outputs_policy) and per compiler (env.timing):
+
+  fresh         (default) the outputs are new arrays on every call: a
+                vendor's run returns fresh arrays; ncc's in-process run
+                lets libncc allocate them (ncc_module_run) and frees them
+                when dropped; so allocation and first touch of the outputs
+                are inside every compiler's time alike — ncc is timed
+                through the vendors' Python path, not in C;
+  preallocated  outputs bound once, after the checked first run, and
+                written in place by every timed call: onnxruntime
+                IOBinding (input and output OrtValues bound once),
+                OpenVINO's infer request (input and output tensors set
+                once), ncc ncc_module_run_into (the first run's outputs
+                reused); the bound run's output is checked too.  A compiler
+                whose API cannot write into caller-bound outputs
+                (torch.compile, TVM, IREE, XLA here) stays fresh, and its
+                rows say so (result.timing.outputs_why).
+
 `ncc bench` instead writes into preallocated outputs (run_into) and times
-in C; rows measured that way (the ncc adapter's fallback) say so in
-result.timing.
+in C; rows measured that way (the ncc adapter's fallback when libncc
+cannot load in-process) say so in result.timing, with symmetric = false.
 """
 import gc
 import math
@@ -64,6 +80,20 @@ REWARM = 1  # untimed runs before each timed run of an interleaved turn
 # How every in-process row was timed (result.timing).
 IN_PROCESS = {"where": "in-process", "clock": "time.perf_counter around one call",
               "outputs": "fresh per call"}
+POLICIES = ("fresh", "preallocated")
+
+
+def timing_record(policy="fresh", how=None, why=None):
+    """result.timing of an in-process row under output policy `policy`:
+    `how` the adapter bound its outputs (preallocated), or `why` it could
+    not (then its outputs stay fresh per call)."""
+    t = dict(IN_PROCESS, outputs_policy=policy, symmetric=True)
+    if policy == "preallocated":
+        if how:
+            t["outputs"] = "preallocated, bound once: %s" % how
+        else:
+            t["outputs_why"] = why or "no API to write into caller-bound outputs"
+    return t
 
 
 def percentile(sorted_vals, p):
@@ -178,10 +208,13 @@ class Point:
 
 
 def prepare_in_process(compile_fn, prepare_fn, run_fn, to_numpy, x, check_fn, repeats=1,
-                       release_fn=None):
+                       release_fn=None, outputs="fresh", bind_fn=None, no_bind_why=None):
     """Compile (repeats times, each from scratch: medians reported), run
     once, check: a Point over the last handle.  Arguments as for
-    time_in_process."""
+    time_in_process; with outputs="preallocated", bind_fn(handle, input,
+    first output) -> (run_bound, how) or None: run_bound() writes into
+    outputs bound once and returns them (checked like the first run), and
+    is then what the rounds time."""
     builds, firsts = [], []
     handle = None
     try:
@@ -193,6 +226,18 @@ def prepare_in_process(compile_fn, prepare_fn, run_fn, to_numpy, x, check_fn, re
                 release_fn(handle)
                 handle = None
         ok, info = check_fn(to_numpy(out))
+        h = handle
+        run_once = lambda: run_fn(h, xin)  # noqa: E731
+        bound = bind_fn(handle, xin, out) if (outputs == "preallocated" and bind_fn) else None
+        if bound is not None:
+            run_once, how = bound
+            ok2, info2 = check_fn(to_numpy(run_once()))
+            if ok and not ok2:
+                ok, info = False, dict(info2, reason="with preallocated outputs: %s"
+                                       % info2.get("reason"))
+            timing = timing_record(outputs, how=how)
+        else:
+            timing = timing_record(outputs, why=no_bind_why)
         del out
     except BaseException:
         if handle is not None and release_fn:
@@ -200,9 +245,8 @@ def prepare_in_process(compile_fn, prepare_fn, run_fn, to_numpy, x, check_fn, re
         raise
     build_ms, first_ms = median(builds), median(firsts)
     res = {"compile_ms": build_ms + first_ms, "build_ms": build_ms, "first_run_ms": first_ms,
-           "check": info, "check_ok": ok, "timing": dict(IN_PROCESS)}
-    h = handle
-    p = Point(lambda: run_fn(h, xin), res, (lambda: release_fn(h)) if release_fn else None)
+           "check": info, "check_ok": ok, "timing": timing}
+    p = Point(run_once, res, (lambda: release_fn(h)) if release_fn else None)
     p.handle = h
     p.xin = xin
     return p

@@ -4,9 +4,13 @@ A ModelSpec names one block model (block, depth, width, seed and the block
 sizes); ModelCache turns it into files under DIR/cache/: the ONNX model
 with a symbolic batch (what every compiler gets by default), static-batch
 variants (blocks.py --batch-dim INT, for "compile once per shape"), seeded
-inputs, and the reference output of `ncc run --target=ref -O0` — the
-interpreter on the unoptimized graph, which defines each op's semantics and
-is what every compiler's output is checked against before it is timed.
+inputs, the output of an oracle outside ncc (oracle.py: onnxruntime with
+ORT_DISABLE_ALL, or torch), and the reference output of `ncc run
+--target=ref -O0` — the interpreter on the unoptimized graph.  check()
+compares the two once per model, batch and input seed; only when ref
+agrees with the outside oracle is ref what the rows are checked against
+(runner.py; where it disagrees the oracle's output is, and the model is an
+ncc failure).
 
 FLOP matching (E3, archetypes at equal FLOPs) asks ncc for the model's
 MFLOP at batch 1 (`ncc opt -O0 --time-passes`) and searches the width that
@@ -21,6 +25,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import blocks  # noqa: E402  (bench/blocks.py, the one block generator)
+
+from . import oracle as oraclemod  # noqa: E402
 
 # blocks.Config keywords a spec may set besides block/depth/width/seed.
 MODEL_KEYS = ("spatial", "seq", "k", "heads", "opset", "gelu")
@@ -72,6 +78,8 @@ class ModelCache:
         self.root, self.ncc, self.timeout = root, ncc, timeout
         os.makedirs(root, exist_ok=True)
         self._params = {}
+        self._verdicts = {}
+        self._oracle = None  # the oracle record, or the OracleUnavailable
         self._flops_path = os.path.join(root, "mflop.json")
         try:
             self._mflop = json.load(open(self._flops_path))
@@ -129,6 +137,49 @@ class ModelCache:
         y = np.load(os.path.join(outdir, "y.npy"), allow_pickle=False)
         _atomic_save(path, y)
         return y
+
+    def oracle_record(self):
+        """Which outside oracle this environment has (raises
+        oracle.OracleUnavailable, remembered, when none)."""
+        if self._oracle is None:
+            try:
+                self._oracle = oraclemod.which()
+            except oraclemod.OracleUnavailable as e:
+                self._oracle = e
+        if isinstance(self._oracle, Exception):
+            raise self._oracle
+        return self._oracle
+
+    def oracle_output(self, ms, batch, seed):
+        """The outside oracle's output for the seeded input (cached on disk
+        with the record of the oracle that made it)."""
+        rec = self.oracle_record()
+        tag = "ort" if rec["name"] == "onnxruntime" else rec["name"]
+        path = os.path.join(self._dir(ms), "oracle_%s_b%d_s%d.npy" % (tag, batch, seed))
+        if os.path.exists(path):
+            return np.load(path, allow_pickle=False)
+        x, _ = self.input(ms, batch, seed)
+        y = oraclemod.run(rec, self.model_path(ms), ms, lambda: self.params(ms), x)
+        _atomic_save(path, y)
+        return y
+
+    def check(self, ms, batch, seed, rtol, atol):
+        """ncc ref against the outside oracle for this model, batch and input
+        (once per sweep process): oracle.verdict's record.  Raises
+        OracleUnavailable or OracleFailed when there is no oracle's answer."""
+        k = (ms.key(), batch, seed, rtol, atol)
+        if k not in self._verdicts:
+            try:
+                y = self.oracle_output(ms, batch, seed)
+                self._verdicts[k] = oraclemod.verdict(self.oracle_record(), y,
+                                                      self.reference(ms, batch, seed),
+                                                      rtol, atol)
+            except (oraclemod.OracleUnavailable, oraclemod.OracleFailed) as e:
+                self._verdicts[k] = e
+        v = self._verdicts[k]
+        if isinstance(v, Exception):
+            raise v
+        return v
 
     def mflop(self, ms):
         """MFLOP of the model at batch 1 as ncc counts them (cached)."""

@@ -7,8 +7,10 @@ One forward() describes every block, mirroring bench/blocks.py op for op
 reshapes), over a tiny backend interface `F` that torch and JAX each
 implement.  Weights are blocks.params() by initializer name, so the native
 model and the ONNX model compute the same function with the same numbers;
-every native output is still cross-checked against ncc's reference before
-it is timed, which catches any drift between the two descriptions.
+every native output is still checked (against ncc's reference, itself
+checked against onnxruntime, oracle.py) before it is timed, which catches
+any drift between the two descriptions.  Where onnxruntime is missing the
+torch form is the outside oracle itself.
 """
 import math
 

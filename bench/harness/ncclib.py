@@ -248,6 +248,16 @@ class Module:
             raise self.lib.error(st)
         return Outputs(self.lib, out, self.n_out)
 
+    def run_into(self, inputs, outputs):
+        """One run writing into `outputs` (the Outputs of an earlier run at
+        this shape) in place: ncc_module_run_into, what ONNX Runtime's
+        IOBinding gives a vendor; returns `outputs`."""
+        st = self.lib.c.ncc_module_run_into(self.ptr, inputs[0], self.n_in, outputs.arr,
+                                            self.n_out)
+        if st:
+            raise self.lib.error(st)
+        return outputs
+
     def profile(self, inputs, runs=1):
         """`runs` profiled runs (ncc_module_profile_enable; call it after
         the timed runs, so they are not disturbed) and their per-kernel
@@ -350,6 +360,8 @@ class NccLib:
             "ncc_pipeline_ran_name": (cp, [vp, i]),
             "ncc_module_compile_opts": (i, [vp, cp, ctypes.POINTER(Options), ctypes.POINTER(vp)]),
             "ncc_module_run": (i, [vp, ctypes.POINTER(Tensor), i, ctypes.POINTER(Tensor), i]),
+            "ncc_module_run_into": (i, [vp, ctypes.POINTER(Tensor), i, ctypes.POINTER(Tensor),
+                                        i]),
             "ncc_module_num_kernels": (i, [vp]),
             "ncc_module_num_host_kernels": (i, [vp]),
             "ncc_module_num_threads": (i, [vp]),

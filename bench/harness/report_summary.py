@@ -99,7 +99,8 @@ def flagged(rows):
     if len(noisy) > 200:
         lines.append("- … and %d more noisy rows" % (len(noisy) - 200))
     if not lines:
-        return "None: every measured output matched ncc ref and no row was noisy."
+        return ("None: every measured output matched its yardstick (ncc ref, checked against "
+                "the outside oracle) and no row was noisy.")
     return "\n".join(lines)
 
 
@@ -164,3 +165,73 @@ DEFINITIONS = (
     "E/E_baseline. N* = compile/(t_framework − t) against an uncompiled run; against a "
     "vendor N* = (compile − compile_v)/(t_v − t). Ablation Δ = t(pass off)/t(all) − 1. "
     "Metric code: bench/harness/metrics.py; noise: bench/harness/stats.py.")
+
+
+def _model_label(r):
+    md = r["config"]["model"]
+    return "%s d%d w%d" % (md["block"], md["depth"], md["width"])
+
+
+def oracle_verdicts(rows):
+    """{(model label, batch): (oracle record, batch verdict)} over the
+    measured rows' result.oracle (runner.Task.oracle_record)."""
+    out = {}
+    for r in rows:
+        rec = (r.get("result") or {}).get("oracle")
+        if not rec:
+            continue
+        for b in rec.get("batches", []):
+            out.setdefault((_model_label(r), b["batch"]), (rec, b))
+    return out
+
+
+def oracle_line(rows):
+    """The report's sentence on how the outputs were checked."""
+    v = oracle_verdicts(rows)
+    if not v:
+        return ("No measured row carries an outside-oracle verdict (rows from before the "
+                "oracle check, or none measured): their checks rest on ncc ref -O0 alone.")
+    names = sorted({"%s (%s%s)" % (rec["name"], rec["config"],
+                                   ", %s" % rec["version"] if rec.get("version") else "")
+                    for rec, _ in v.values()})
+    bad = sum(1 for _, b in v.values() if not b["ref_agrees"])
+    return ("Each model (at each batch) was first checked once against an oracle outside "
+            "ncc, %s: ncc ref -O0 agreed on %d of %d; every row was then checked against "
+            "ncc ref -O0 where it agreed, against the oracle's output where it did not "
+            "(those models are ncc failures: see below)."
+            % (" and ".join(names), len(v) - bad, len(v)))
+
+
+def ncc_failures(rows):
+    """The models whose ncc ref disagreed with the outside oracle."""
+    v = oracle_verdicts(rows)
+    bad = sorted((k, rec, b) for k, (rec, b) in v.items() if not b["ref_agrees"])
+    if not bad:
+        return ("None: on every model checked, ncc ref -O0 agreed with the outside oracle." if v
+                else "No model was checked against an outside oracle.")
+    lines = ["- **ncc failure** %s b%d: ncc ref -O0 against %s (%s): %s; its ncc rows are "
+             "mismatches, its vendor rows were checked against the oracle"
+             % (k[0], k[1], rec["name"], rec["config"],
+                (b.get("ref_check") or {}).get("reason", "differs"))
+             for k, rec, b in bad[:200]]
+    return "\n".join(lines)
+
+
+def timing_line(rows):
+    """How each compiler's runs were timed (env.timing), and any row whose
+    timing was not symmetric with the others'."""
+    envt = next(((r.get("env") or {}).get("timing") for r in rows
+                 if (r.get("env") or {}).get("timing")), None)
+    asym = sorted({"%s:%s" % (r["config"]["compiler"], r["config"]["config"]) for r in rows
+                   if ((r.get("result") or {}).get("timing") or {}).get("symmetric") is False})
+    if not envt:
+        return "Timing: not recorded (rows from before the timing record)."
+    parts = ["Timing (output policy `%s`): " % envt.get("outputs_policy", "fresh")]
+    parts.append("; ".join("**%s**: %s" % (c, note)
+                           for c, note in sorted((envt.get("compilers") or {}).items())))
+    parts.append(".")
+    if asym:
+        parts.append(" **Not symmetric**: %s timed differently from the in-process rows "
+                     "(see result.timing); compare their latencies with care."
+                     % ", ".join(asym))
+    return "".join(parts)

@@ -12,7 +12,9 @@ A row (schema 1):
                shape_mode, threads, warmup, iters, input_seed, rtol, atol
   status       ok | mismatch | skipped | unsupported | error | timeout
   valid        true only for ok: the output matched the reference, so the
-               times count.  A mismatch row keeps its times, flagged.
+               times count.  A mismatch row keeps its times, flagged; every
+               ncc row of a model whose ncc ref disagrees with the outside
+               oracle is a mismatch ("ncc failure: ...").
   reason, hint why it is not ok, and (skipped) how to install what is missing
   result       point: compile_ms (model -> first result), build_ms,
                first_run_ms, latency_ms {median, p90, p99, min, mean, ci},
@@ -43,13 +45,21 @@ A row (schema 1):
     graph_same   (ncc rows with --disable-pass) true when that graph is the
                  one of graph_same_as, the same configuration without the
                  flags, timed in the same group: a "no change" by construction
-    timing       {where, clock, outputs[, warmup, rewarm_per_turn, why]}:
-                 how the latencies were taken ("in-process", perf_counter
-                 around one call, fresh outputs per call; or ncc's fallback
-                 "ncc bench subprocess" into preallocated outputs)
+    timing       {where, clock, outputs, outputs_policy, symmetric[,
+                 outputs_why, warmup, rewarm_per_turn, why]}: how the
+                 latencies were taken ("in-process", perf_counter around
+                 one call; outputs fresh per call or, under the spec's
+                 outputs = "preallocated", bound once — outputs_why says why
+                 a compiler could not; or ncc's fallback "ncc bench
+                 subprocess" into preallocated outputs, symmetric false)
+    oracle       {name, config, version, ref_agrees, batches [{batch,
+                 ref_agrees, ref_check}], row_checked_against}: the outside
+                 oracle that checked the model (oracle.py), whether ncc ref
+                 agreed with it, and what this row was checked against
   threads      the sweep's thread count; pinned_cpus: the CPUs the sweep
                was pinned to (null when not pinned); also in env
-  env          the environment record (envinfo.py)
+  env          the environment record (envinfo.py), with timing
+               {outputs_policy, compilers {name: how its runs are timed}}
   spec         {name, hash} of the spec that asked for it
   started      UTC time, wall_s: seconds the row took
 

@@ -3,8 +3,13 @@ what DIR/results.jsonl already holds (resume), keep this shard's share,
 measure, append each row at once, then write the report.
 
 Order matters for honest numbers: the thread count is applied (variables
-plus CPU pinning) before any vendor is imported; each measurement checks
-the output against ncc's reference before it times anything.
+plus CPU pinning) before any vendor is imported; each model (at each batch
+and input seed) is first checked ONCE against an oracle outside ncc
+(oracle.py: onnxruntime ORT_DISABLE_ALL, or torch), and only where ncc ref
+agrees with it is ncc ref the yardstick; each measurement checks its output
+against that yardstick (or the oracle's output, where ncc ref disagreed:
+then every ncc row of the model is a mismatch, "ncc failure", and the
+vendors' rows stand on the oracle) before it times anything.
 
 Groups and rounds.  Point measurements that share everything but the
 compiler and its configuration — one model at one batch, the rows a report
@@ -71,7 +76,7 @@ import sys
 import time
 import traceback
 
-from . import adapters, envinfo, measure, report, results
+from . import adapters, envinfo, measure, oracle, report, results
 from . import spec as specmod
 from .adapters.base import Skipped
 from .adapters.ncc import NccAdapter, NccUnsupported
@@ -107,8 +112,34 @@ class Task:
     def input_with_path(self, batch):
         return self.cache.input(self.ms, batch, self.m["input_seed"])
 
+    def check(self, batch):
+        """ncc ref against the outside oracle at `batch` (oracle.py), once
+        per model, batch and input seed."""
+        m = self.m
+        return self.cache.check(self.ms, batch, m["input_seed"], m["rtol"], m["atol"])
+
     def reference(self, batch):
-        return self.cache.reference(self.ms, batch, self.m["input_seed"])
+        """What this row's output is checked against: ncc ref when it agrees
+        with the outside oracle, else the oracle's own output."""
+        if self.check(batch)["ref_agrees"]:
+            return self.cache.reference(self.ms, batch, self.m["input_seed"])
+        return self.cache.oracle_output(self.ms, batch, self.m["input_seed"])
+
+    def batches(self):
+        m = self.m
+        return [m["batch"]] if m["kind"] == "point" else list(m["sequence"])
+
+    def oracle_record(self):
+        """result.oracle: which oracle checked the model, whether ncc ref
+        agreed (per batch), what this row was checked against."""
+        vs = [(b, self.check(b)) for b in self.batches()]
+        rec = {k: vs[0][1][k] for k in ("name", "config", "version", "why") if k in vs[0][1]}
+        rec["ref_agrees"] = all(v["ref_agrees"] for _, v in vs)
+        rec["batches"] = [{"batch": b, "ref_agrees": v["ref_agrees"], "ref_check": v["ref_check"]}
+                          for b, v in vs]
+        rec["row_checked_against"] = (oracle.REF_NAME if rec["ref_agrees"] else
+                                      "%s (%s)" % (rec["name"], rec["config"]))
+        return rec
 
 
 class Context:
@@ -216,7 +247,11 @@ def _new_row(key, m, experiments, ctx):
 
 def _fail(row, e):
     """The row's status and reason for an exception a measurement raised."""
-    if isinstance(e, NccUnsupported):
+    if isinstance(e, oracle.OracleUnavailable):
+        row["status"], row["reason"], row["hint"] = "skipped", e.reason, e.hint
+    elif isinstance(e, oracle.OracleFailed):
+        row["status"], row["reason"] = "error", str(e)
+    elif isinstance(e, NccUnsupported):
         row["status"], row["reason"] = "unsupported", e.reason
     elif isinstance(e, Skipped):
         row["status"], row["reason"], row["hint"] = "skipped", e.reason, e.hint
@@ -231,13 +266,22 @@ def _fail(row, e):
         row["traceback"] = tb[-6:]
 
 
-def _set_result(row, res):
+def _set_result(row, res, task):
+    """The measured result, its check and the model's oracle verdict: an
+    ncc row of a model whose ncc ref disagrees with the outside oracle is a
+    mismatch (an ncc failure) whatever its own output matched."""
     row["result"] = res
     ok = res.pop("check_ok")
+    rec = task.oracle_record()
+    res["oracle"] = rec
     row["status"] = "ok" if ok else "mismatch"
     if not ok:
-        row["reason"] = "output differs from ncc ref -O0: %s" % (
-            (res.get("check") or {}).get("reason", "see result.check"))
+        row["reason"] = "output differs from %s: %s" % (
+            rec["row_checked_against"], (res.get("check") or {}).get("reason", "see result.check"))
+    if row["config"]["compiler"] == "ncc" and not rec["ref_agrees"]:
+        bad = next(v for v in rec["batches"] if not v["ref_agrees"])
+        row["status"] = "mismatch"
+        row["reason"] = oracle.failure_reason(dict(rec, ref_check=bad["ref_check"]))
 
 
 def _close(row, seconds):
@@ -259,7 +303,7 @@ def execute(key, m, experiments, ctx):
             _derive_point(res, m, task, ctx)
         else:
             res = adapter.measure_sequence(task)
-        _set_result(row, res)
+        _set_result(row, res, task)
     except Exception as e:
         _fail(row, e)
     return _close(row, time.time() - t0)
@@ -322,7 +366,7 @@ def execute_group(need, present, ctx):
                     elif rounds["extra_rounds"]:
                         timing["extra_rounds"] = rounds["extra_rounds"]
                 _derive_point(res, row["config"], task, ctx)
-                _set_result(row, res)
+                _set_result(row, res, task)
             except Exception as e:
                 _fail(row, e)
             out.append(_close(row, secs + point.run_s))
@@ -472,6 +516,9 @@ class Sweep:
         spec_id = {"name": self.resolved["name"], "hash": specmod.spec_hash(self.resolved)}
         self.ctx = Context(self.out_dir, self.ncc, threads, self.spec["row_timeout_s"], env,
                            spec_id)
+        items_all = specmod.expand(self.resolved)
+        env["timing"] = timing_env(self.resolved, [m["compiler"] for _, m, _ in items_all],
+                                   self.ctx)
         _write_json(os.path.join(self.out_dir, "spec.json"), self.resolved)
         self.results_path = os.path.join(self.out_dir, "results.jsonl")
         existing = results.index(results.read_rows(self.results_path)) if self.resume else {}
@@ -536,6 +583,23 @@ class Sweep:
     def report(self):
         rows = list(results.index(results.read_rows(self.results_path)).values())
         return report.write(self.out_dir, self.resolved, rows, plots=self.plots)
+
+def timing_env(spec, compilers, ctx):
+    """env.timing: the sweep's output policy and, per compiler, one line
+    saying how its runs are timed (measure.py) — the record that the
+    timing was symmetric, or where it was not."""
+    policy = spec.get("outputs", "fresh")
+    notes = {}
+    for name in dict.fromkeys(compilers):
+        try:
+            if name == "ncc":
+                notes[name] = ctx.adapter("ncc").timing_note_here(policy)
+            else:
+                notes[name] = adapters.adapter_class(name).timing_note(policy)
+        except Exception as e:  # skipped or broken: its rows say why
+            notes[name] = "not run here (%s)" % (getattr(e, "reason", None) or e)
+    return {"outputs_policy": policy, "compilers": notes}
+
 
 def _write_json(path, obj):
     tmp = path + ".tmp"

@@ -5,6 +5,7 @@ settings, a default compiler table and a list of experiments:
 
     name = "quick"          threads = 1        warmup = 3     iters = 20
     baseline = "ncc:ref"    rtol = 1e-3        atol = 1e-3    compile_repeats = 1
+    outputs = "fresh"       # or "preallocated": outputs bound once (measure.py)
     [model]                 # block defaults (bench/blocks.py Config)
     width = 32
     [compilers]             # adapter -> configurations
@@ -46,7 +47,7 @@ DEFAULTS = {
     "name": "unnamed", "description": "", "threads": 1, "pin_cpus": True,
     "warmup": 3, "iters": 20, "seed": 0, "input_seed": 1,
     "rtol": 1e-3, "atol": 1e-3, "baseline": "ncc:ref", "row_timeout_s": 600,
-    "compile_repeats": 1,
+    "compile_repeats": 1, "outputs": "fresh",
     "model": {"width": 32},
     "compilers": {"ncc": ["ref", "cpu -O0", "cpu -O2"], "onnxruntime": ["DISABLE_ALL", "ALL"]},
 }
@@ -166,6 +167,9 @@ def normalize(spec):
     for k in ("threads", "warmup", "iters", "compile_repeats"):
         if not isinstance(s[k], int) or s[k] < (0 if k == "warmup" else 1):
             raise SpecError("%s must be an integer >= %d" % (k, 0 if k == "warmup" else 1))
+    if s["outputs"] not in ("fresh", "preallocated"):
+        raise SpecError("outputs must be \"fresh\" or \"preallocated\" (got %r)"
+                        % (s["outputs"],))
     _check_model(s["model"], "model")
     bname, bconf = parse_compiler_id(s["baseline"])
     _check_compilers({bname: [bconf]}, "baseline")
@@ -317,7 +321,15 @@ def _point(spec, e, ms, batch, name, config, mode="default"):
             "compiler": name, "config": config, "shape_mode": mode,
             "threads": spec["threads"], "warmup": e["warmup"], "iters": e["iters"],
             "compile_repeats": spec.get("compile_repeats", 1),
-            "input_seed": spec["input_seed"], "rtol": spec["rtol"], "atol": spec["atol"]}
+            "input_seed": spec["input_seed"], "rtol": spec["rtol"], "atol": spec["atol"],
+            **_outputs(spec)}
+
+
+def _outputs(spec):
+    """The output policy of point measurements (measure.py); the default
+    "fresh" is left out, so the keys of earlier sweeps still resume."""
+    o = spec.get("outputs", "fresh")
+    return {} if o == "fresh" else {"outputs": o}
 
 
 def _sequence(spec, e, ms, name, config, mode):

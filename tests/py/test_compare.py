@@ -20,6 +20,12 @@ the vendors), label `compare` (tests/compare.cmake).
   - a planted mismatch (NCC_COMPARE_TEST_PERTURB scales one compiler's
     outputs) is marked, left out of the ranking, exit 0, and --strict
     exits 3;
+  - the oracle is onnxruntime with graph optimisations off, outside ncc:
+    it is the reference of every row; where it cannot run, a vendor is,
+    never ncc (ncc's rows are then "unchecked", not ok);
+  - --outputs preallocated: onnxruntime IOBinding and ncc run_into, each
+    recorded per row and in env.timing; a binding that never writes its
+    outputs is caught (the bound call's outputs are the checked ones);
   - usage errors exit 1 with one "bench/compare: error:" line: a missing
     or unreadable model, a symbolic non-batch dim without --dim (the line
     names the flag), an unknown compiler;
@@ -130,17 +136,25 @@ def test_json_structure_and_statistics():
     assert [b["batch"] for b in doc["batches"]] == [1, 3]
     for res in doc["batches"]:
         assert res["inputs"] == {"x": [res["batch"], 16]}
-        assert res["reference"] == "onnxruntime"
-        keys = [r["compiler"] for r in res["rows"]]
-        assert keys == ["onnxruntime", "ncc:ref"], keys
-        for r in res["rows"]:
+        # the oracle outside ncc: onnxruntime with graph optimisations off,
+        # run for the check only (not asked for with --against, so not timed)
+        assert res["reference"] == "onnxruntime-noopt"
+        assert [r["compiler"] for r in res["rows"]] == ["onnxruntime-noopt", "onnxruntime",
+                                                        "ncc:ref"]
+        ref = res["rows"][0]
+        assert ref["check"]["ok"] and "samples_ms" not in ref, ref
+        timed = [r for r in res["rows"] if r["compiler"] != "onnxruntime-noopt"]
+        keys = [r["compiler"] for r in timed]
+        for r in timed:
             assert r["status"] == "ok", r
             assert r["check"]["ok"] and len(r["check"]["outputs"]) == 2
+            assert r["check"]["reference"] == "onnxruntime-noopt"
+            assert r["timing"]["outputs_policy"] == "fresh", r["timing"]
             assert r["compile_ms"] == r["build_ms"] + r["first_run_ms"]
             # 6 rounds, plus 6 or 12 when some row was noisy (adaptive)
             il = r["interleave"]
             assert il["rounds"] in (6, 12, 18) and il["extra_rounds"] == il["rounds"] - 6, il
-            assert len(r["samples_ms"]) == il["rounds"] == res["rows"][0]["interleave"]["rounds"]
+            assert len(r["samples_ms"]) == il["rounds"] == timed[0]["interleave"]["rounds"]
             lo, hi = r["latency_ms"]["ci"]
             assert lo <= r["latency_ms"]["median"] <= hi, r["latency_ms"]
             assert abs(r["latency_ms"]["median"] - stats.median(r["samples_ms"])) < 1e-12
@@ -149,7 +163,7 @@ def test_json_structure_and_statistics():
             assert r["build_ms"] > 0 and r["first_run_ms"] > 0, r
         n = len(keys)
         assert len(res["ratios"]) == n * (n - 1)
-        samples = {r["compiler"]: r["samples_ms"] for r in res["rows"]}
+        samples = {r["compiler"]: r["samples_ms"] for r in timed}
         for e in res["ratios"]:
             want = stats.median([a / b for a, b in zip(samples[e["a"]], samples[e["b"]])])
             assert abs(e["ratio"] - want) <= 1e-9 * want, (e, want)
@@ -163,6 +177,10 @@ def test_json_structure_and_statistics():
             assert "break_even_runs" in e
             if e["verdict"] != "faster":
                 assert e["break_even_runs"] is None
+    assert doc["settings"]["oracle"].startswith("onnxruntime, ORT_DISABLE_ALL")
+    et = doc["env"]["timing"]
+    assert et["outputs_policy"] == "fresh" and set(et["compilers"]) == {"onnxruntime", "ncc:ref"}
+    assert "outputs fresh per call" in et["compilers"]["onnxruntime"], et
     assert os.path.isfile(os.path.join(outdir, "report.md"))
     with open(os.path.join(outdir, "results.json")) as f:
         assert json.load(f)["batches"][0]["batch"] == 1
@@ -181,14 +199,18 @@ def _inprocess_expected():
 
 
 def _ncc_row(doc, b=0):
-    return [r for r in doc["batches"][b]["rows"] if r["compiler"] == "ncc:ref"][0]
+    return _row(doc, "ncc:ref", b)
+
+
+def _row(doc, key, b=0):
+    return [r for r in doc["batches"][b]["rows"] if r["compiler"] == key][0]
 
 
 def test_ncc_in_process_like_the_vendors():
     rc, doc, err = run_json("--batch", "2")
     assert rc == 0, err
     rec = [c for c in doc["compilers"] if c["key"] == "ncc:ref"][0]
-    row, ort = _ncc_row(doc), doc["batches"][0]["rows"][0]
+    row, ort = _ncc_row(doc), _row(doc, "onnxruntime")
     if not _inprocess_expected():  # the suite's sanitizer build: the fallback's checks
         assert rec["timing"]["why"], rec
         return
@@ -210,7 +232,7 @@ def test_ncc_command_line_fallback():
     rec = [c for c in doc["compilers"] if c["key"] == "ncc:ref"][0]
     assert "NCC_HARNESS_INPROCESS=0" in rec["timing"]["why"], rec
     assert any("ncc bench` process per round" in n for n in doc["notes"]), doc["notes"]
-    row, ort = _ncc_row(doc), doc["batches"][0]["rows"][0]
+    row, ort = _ncc_row(doc), _row(doc, "onnxruntime")
     assert row["status"] == "ok" and row["check"]["ok"], row
     assert row["timing"]["where"] == "ncc bench subprocess per round", row["timing"]
     assert row["timing"]["rewarm_per_turn"] == 0 and ort["timing"]["where"] == "in-process"
@@ -406,9 +428,88 @@ def test_two_inputs_int_and_float():
     res = doc["batches"][0]
     assert res["inputs"] == {"ids": [2, 5], "x": [2, 5, 4]}
     assert all(r["check"]["ok"] for r in res["rows"]), res["rows"]
-    assert [r["compiler"] for r in res["rows"]] == ["onnxruntime", "ncc:ref"]
+    assert [r["compiler"] for r in res["rows"]] == ["onnxruntime-noopt", "onnxruntime",
+                                                    "ncc:ref"]
     # ncc run writes out_y.npy and out_y_1.npy: read back in the right order
-    assert [o["name"] for o in res["rows"][1]["check"]["outputs"]] == ["out/y", "out_y"]
+    assert [o["name"] for o in res["rows"][2]["check"]["outputs"]] == ["out/y", "out_y"]
+    # the same model with every output bound once (two inputs, two outputs)
+    rc, out, err = compare(two, "--against", "ort,openvino", "--ncc-configs", "ref", "--batch",
+                           "2", "--outputs", "preallocated", "--json", *FAST)
+    assert rc == 0, err
+    res = json.loads(out)["batches"][0]
+    assert all(r["check"]["ok"] for r in res["rows"]), res["rows"]
+
+
+def test_oracle_outside_ncc_only():
+    """The yardstick is never ncc: with the oracle and every vendor failing,
+    ncc's rows are "unchecked" (not ok; --strict fails); with the oracle
+    failing, a vendor that ran is the yardstick."""
+    class Info:
+        path, outputs = "m.onnx", ["y"]
+
+    class Broken(FakeEngine):
+        def own_point(self, model, feeds):
+            raise RuntimeError("cannot run this model")
+    feeds = {"x": np.zeros((1, 2), np.float32)}
+    engines = [("onnxruntime-noopt", Broken([1.0], 1.0)),
+               ("ncc:ref", FakeEngine([2.0], 1.0, kind="ncc", out=3.0)),
+               ("ncc:cpu-O2", FakeEngine([1.0], 1.0, kind="ncc", out=3.0))]
+    kinds = {k: e.kind for k, e in engines}
+    opts = {"reference": "onnxruntime-noopt", "timed": {"ncc:ref", "ncc:cpu-O2"}, "rounds": 3,
+            "warmup": 0, "adaptive": False, "rtol": 1e-3, "atol": 1e-4, "kinds": kinds}
+    res = cmpmod.measure_batch(engines, Info(), 1, feeds, opts, lambda s: None)
+    rows = {r["compiler"]: r for r in res["rows"]}
+    assert res["reference"] is None, res["reference"]
+    for k in ("ncc:ref", "ncc:cpu-O2"):
+        assert rows[k]["status"] == "unchecked" and not rows[k]["check"]["ok"], rows[k]
+        assert not rows[k]["ranked"]
+    engines.insert(1, ("openvino", FakeEngine([1.5], 1.0, out=1.0)))
+    kinds["openvino"] = "vendor"
+    res = cmpmod.measure_batch(engines, Info(), 1, feeds, opts, lambda s: None)
+    rows = {r["compiler"]: r for r in res["rows"]}
+    assert res["reference"] == "openvino", res["reference"]
+    assert rows["ncc:ref"]["status"] == "mismatch", rows["ncc:ref"]
+
+
+def test_preallocated_outputs():
+    """--outputs preallocated: onnxruntime through IOBinding, ncc through
+    ncc_module_run_into (in-process) or flagged not symmetric (the command
+    line), each recorded per row and in env.timing; the bound call's
+    outputs are the ones checked, so a binding that never writes them is a
+    mismatch."""
+    rc, doc, err = run_json("--outputs", "preallocated", "--batch", "2")
+    assert rc == 0, err
+    assert doc["settings"]["outputs"] == "preallocated"
+    ort, row = _row(doc, "onnxruntime"), _ncc_row(doc)
+    assert ort["status"] == "ok" and row["status"] == "ok", (ort, row)
+    assert "IOBinding" in ort["timing"]["outputs"] and ort["timing"]["symmetric"], ort["timing"]
+    if row["timing"]["where"] == "in-process":
+        assert "ncc_module_run_into" in row["timing"]["outputs"], row["timing"]
+    et = doc["env"]["timing"]
+    assert et["outputs_policy"] == "preallocated" and "IOBinding" in et["compilers"]["onnxruntime"]
+    if not _inprocess_expected():
+        assert "NOT symmetric" in et["compilers"]["ncc:ref"], et
+    # a planted binding bug: outputs bound but never written
+    from harness.compare_engines import OrtEngine
+    eng = OrtEngine(1)
+    eng.load()
+    feeds = ModelInfo(MLP).feeds(2, {}, {}, 0)
+    saved = OrtEngine.bind_outputs
+
+    def unwritten(self, sess, prep, out):
+        run, how = saved(self, sess, prep, out)
+        zeros = [np.zeros_like(np.asarray(o)) for o in out]
+        return (lambda: (run(), zeros)[1]), how
+    OrtEngine.bind_outputs = unwritten
+    try:
+        p, outs = cmpmod.prepare(eng, MLP, feeds, "preallocated")
+        p.release()
+    finally:
+        OrtEngine.bind_outputs = saved
+    assert all(not np.any(o) for o in outs), "the bound call's outputs are the ones checked"
+    p, good = cmpmod.prepare(eng, MLP, feeds, "preallocated")
+    p.release()
+    assert all(np.any(o) for o in good)
 
 
 def test_input_file():

@@ -10,6 +10,16 @@ bench/experiment), label `harness` (tests/harness.cmake).
     report has every experiment; then resume (nothing re-measured), shards
     and merge;
   - a vendor whose package does not import is skipped with its install hint;
+  - the outside oracle: every measured row says which oracle (onnxruntime
+    ORT_DISABLE_ALL) checked its model and that ncc ref agreed; a planted
+    bug shared by ncc ref and ncc's compiled rows (ref output and ncc's
+    outputs scaled alike) makes ncc's rows mismatches ("ncc failure") and
+    keeps the vendors' rows valid, checked against the oracle; the report
+    lists the failure; with no outside oracle at all rows are skipped;
+  - the output policy: env.timing and every row's result.timing record it
+    per compiler; "preallocated" binds onnxruntime's outputs once
+    (IOBinding), a binding that leaves its outputs unwritten is caught by
+    the check, and ncc's command-line fallback is flagged as not symmetric;
   - the report without matplotlib (a note, no plots).
 
 Uses $NCC (the suite's ASan build: the sweep is sized to stay well under a
@@ -28,6 +38,7 @@ from nccutil import check, run_cases, run_experiment  # noqa: E402  (exits 77 wi
 import numpy as np  # noqa: E402
 
 from harness import adapters, metrics, measure, report, results, runner  # noqa: E402
+from harness import models, oracle  # noqa: E402
 from harness import spec as specmod  # noqa: E402
 from harness.adapters.base import Adapter, sequence_result, sequence_step  # noqa: E402
 from harness.nccbin import Ncc  # noqa: E402
@@ -209,10 +220,30 @@ def test_end_to_end():
           prof.get("run_ms", 0) > 0, "ncc row profile: %r" % prof)
     env = ncc_row["env"]
     check(env["threads"] == 1 and env["ncc"]["version"], "environment record")
+    # which oracle checked each model, and how each compiler was timed
+    for r in rows:
+        if r["status"] not in results.MEASURED:
+            continue
+        o = r["result"].get("oracle") or {}
+        check(o.get("name") == "onnxruntime" and "DISABLE_ALL" in o.get("config", "") and
+              o.get("ref_agrees") is True and o.get("batches") and
+              o.get("row_checked_against") == "ncc ref -O0",
+              "row %s oracle record %r" % (runner.label(r["config"]), o))
+        t = r["result"].get("timing") or {}
+        if r["config"]["kind"] == "point":
+            check(t.get("outputs_policy") == "fresh" and t.get("outputs"),
+                  "row %s timing %r" % (runner.label(r["config"]), t))
+    et = env.get("timing") or {}
+    check(et.get("outputs_policy") == "fresh" and
+          set(et.get("compilers") or {}) == {"ncc", "onnxruntime"} and
+          "fresh per call" in et["compilers"]["onnxruntime"], "env.timing %r" % et)
     md = open(os.path.join(out, "report.md")).read()
     for e in TINY["experiments"]:
         check("## %s" % e["id"] in md, "report lacks %s" % e["id"])
     check("Kendall" in md and "N*" in md and "reduction" in md, "report sections")
+    check("oracle outside ncc, onnxruntime (ORT_DISABLE_ALL" in md and
+          "Timing (output policy `fresh`)" in md and "## ncc failures" in md,
+          "report states the oracle and the timing")
     if report.HAVE_MPL:
         pngs = [f for f in os.listdir(out) if f.endswith(".png")]
         check(len(pngs) >= 6, "plots: %s" % pngs)
@@ -304,6 +335,143 @@ def test_missing_vendor_skipped():
         shutil.rmtree(out, ignore_errors=True)
 
 
+ORACLE_SPEC = {
+    "name": "oracle", "warmup": 0, "iters": 2, "pin_cpus": False,
+    "model": {"width": 2, "spatial": [2, 2], "k": 2},
+    "compilers": {"ncc": ["ref"], "onnxruntime": ["DISABLE_ALL", "ALL"]},
+    "experiments": [{"id": "E2", "kind": "batch", "blocks": ["conv"], "batches": [1]},
+                    {"id": "E6", "kind": "dynamic", "blocks": ["eltwise"], "sequence": [1, 2],
+                     "runs_per_shape": 2}]}
+
+
+def _sweep(spec, tag):
+    out = tempfile.mkdtemp(prefix="ncc-harness-%s-" % tag)
+    sweep = runner.Sweep(specmod.normalize(spec), out, NCC, progress=False, log=None,
+                         plots=False)
+    sweep.run(sweep.prepare())
+    sweep.report()
+    return out, results.read_rows(os.path.join(out, "results.jsonl"))
+
+
+def test_shared_ncc_bug_is_an_ncc_failure():
+    """An importer bug shared by ncc ref and ncc's rows (planted: ref's output
+    and every ncc output scaled by the same factor) must not keep ncc's rows
+    and drop the vendors': the outside oracle catches it."""
+    check(NCC, "set NCC to the ncc binary")
+    from harness.adapters.ncc import NccAdapter
+    k = 1.5
+    saved = (models.ModelCache.reference, NccAdapter._check_output, NccAdapter.to_numpy)
+
+    def bad_ref(self, ms, batch, seed):
+        return saved[0](self, ms, batch, seed) * k
+
+    def bad_check(self, task, model, flags, xpath, ref):  # the command line's output, scaled
+        return saved[1](self, task, model, flags, xpath, ref / k)
+
+    models.ModelCache.reference = bad_ref
+    NccAdapter._check_output = bad_check
+    NccAdapter.to_numpy = lambda self, out: saved[2](self, out) * k
+    try:
+        out, rows = _sweep(ORACLE_SPEC, "oracle")
+    finally:
+        models.ModelCache.reference, NccAdapter._check_output, NccAdapter.to_numpy = saved
+    try:
+        ncc = [r for r in rows if r["config"]["compiler"] == "ncc"]
+        ven = [r for r in rows if r["config"]["compiler"] == "onnxruntime"]
+        check(len(ncc) == 3 and len(ven) == 6, "rows %r" % [runner.label(r["config"])
+                                                            for r in rows])
+        for r in ncc:
+            check(r["status"] == "mismatch" and not r["valid"] and
+                  r["reason"].startswith("ncc failure: ncc ref -O0 disagrees with the outside "
+                                         "oracle (onnxruntime") and
+                  r["result"]["oracle"]["ref_agrees"] is False,
+                  "ncc row %s: %s %r" % (runner.label(r["config"]), r["status"], r["reason"]))
+            check(not results.validate_row(r), "schema %r" % results.validate_row(r))
+        for r in ven:
+            o = r["result"]["oracle"]
+            check(r["status"] == "ok" and r["valid"] and o["ref_agrees"] is False and
+                  o["row_checked_against"].startswith("onnxruntime"),
+                  "vendor row %s: %s %r %r" % (runner.label(r["config"]), r["status"],
+                                               r["reason"], o))
+        md = open(os.path.join(out, "report.md")).read()
+        check(md.count("**ncc failure** ") >= 2 and "agreed on 0 of 3" in md,
+              "the report lists the ncc failures")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def test_no_outside_oracle_validates_nothing():
+    """Without onnxruntime or torch no row is validated by ncc ref alone."""
+    check(NCC, "set NCC to the ncc binary")
+    saved = oracle.which
+
+    def none():
+        raise oracle.OracleUnavailable("no outside oracle (test)", "pip install onnxruntime")
+    oracle.which = none
+    try:
+        spec = dict(ORACLE_SPEC, compilers={"ncc": ["ref"]},
+                    experiments=ORACLE_SPEC["experiments"][:1])
+        out, rows = _sweep(spec, "no-oracle")
+    finally:
+        oracle.which = saved
+    try:
+        check(rows and all(r["status"] == "skipped" and "no outside oracle" in r["reason"] and
+                           r["hint"] == "pip install onnxruntime" for r in rows),
+              "rows %r" % [(r["status"], r["reason"]) for r in rows])
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def test_preallocated_outputs():
+    """outputs = "preallocated": onnxruntime through IOBinding, recorded per
+    row and per compiler; a binding that never writes its outputs is caught;
+    ncc outside this process (the sanitizer build) is flagged asymmetric."""
+    check(NCC, "set NCC to the ncc binary")
+    from harness.adapters.ort import OrtAdapter
+    spec = dict(ORACLE_SPEC, outputs="preallocated", experiments=ORACLE_SPEC["experiments"][:1])
+    out, rows = _sweep(spec, "prealloc")
+    try:
+        check(rows and all(r["status"] == "ok" for r in rows),
+              "rows %r" % [(r["status"], r["reason"]) for r in rows])
+        for r in rows:
+            t = r["result"]["timing"]
+            check(t["outputs_policy"] == "preallocated", "policy %r" % t)
+            if r["config"]["compiler"] == "onnxruntime":
+                check("IOBinding" in t["outputs"] and t["symmetric"] is True, "ort %r" % t)
+            elif t["where"] == "in-process":
+                check("ncc_module_run_into" in t["outputs"], "ncc in-process %r" % t)
+            else:
+                check(t["symmetric"] is False, "ncc fallback %r" % t)
+        et = rows[0]["env"]["timing"]
+        check(et["outputs_policy"] == "preallocated" and
+              "IOBinding" in et["compilers"]["onnxruntime"] and et["compilers"]["ncc"],
+              "env.timing %r" % et)
+        md = open(os.path.join(out, "report.md")).read()
+        check("Timing (output policy `preallocated`)" in md and "IOBinding" in md, "report")
+        if any(r["result"]["timing"]["where"] != "in-process" for r in rows):
+            check("**Not symmetric**: ncc:ref" in md, "asymmetric ncc rows flagged")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    saved = OrtAdapter.bind_outputs
+
+    def unwritten(self, sess, x, y0):
+        run, how = saved(self, sess, x, y0)
+        y = np.zeros_like(np.asarray(y0))
+        return (lambda: (run(), y)[1]), how
+    OrtAdapter.bind_outputs = unwritten
+    try:
+        out, rows = _sweep(spec, "prealloc-bad")
+    finally:
+        OrtAdapter.bind_outputs = saved
+    try:
+        ort = [r for r in rows if r["config"]["compiler"] == "onnxruntime"]
+        check(ort and all(r["status"] == "mismatch" and "with preallocated outputs" in
+                          r["reason"] for r in ort), "rows %r" % [(r["status"], r["reason"])
+                                                               for r in ort])
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def test_report_without_matplotlib():
     check(Sweep.dir, "needs test_end_to_end")
     src = os.path.join(Sweep.dir, "out")
@@ -339,7 +507,8 @@ def main():
     rc = run_cases([test_latency_stats_match_numpy, test_metric_formulas, test_sequence_costs,
               test_compare, test_spec_checks, test_torn_results_line, test_end_to_end,
               test_resume, test_shards_and_merge, test_isolated_rows,
-              test_missing_vendor_skipped,
+              test_missing_vendor_skipped, test_shared_ncc_bug_is_an_ncc_failure,
+              test_no_outside_oracle_validates_nothing, test_preallocated_outputs,
               test_report_without_matplotlib])
     if Sweep.dir and not os.environ.get("NCC_PY_KEEP"):
         shutil.rmtree(Sweep.dir, ignore_errors=True)

@@ -5,7 +5,10 @@ thread count), compile(task, mode, batch), prepare(), run(), to_numpy();
 the base class turns those into the two measurement kinds with one timing
 protocol for everybody (measure.py):
 
-  point     compile -> first result (checked against ncc ref): prepare_point
+  point     compile -> first result (checked against ncc ref, or the outside
+            oracle's output where ncc ref disagreed with it: runner.Task
+            .reference); with outputs "preallocated" the outputs are then
+            bound once (bind_outputs) and the bound call is timed: prepare_point
             gives a measure.Point; the runner then times the Points of one
             model and batch together in interleaved rounds (measure.py);
             measure_point does both for one row alone
@@ -90,6 +93,27 @@ class Adapter:
     def release(self, handle):
         """Drop what compile() made (caches between rows)."""
 
+    # Outputs bound once (spec outputs = "preallocated", measure.py) ---------
+
+    PREALLOCATED = None   # how bind_outputs binds them, or None: cannot
+    NO_PREALLOC = "its API returns new outputs on every call"
+
+    def bind_outputs(self, handle, xin, out):
+        """(run_bound, how) where run_bound() runs writing into outputs
+        bound once (shaped like `out`, the first run's) and returns them;
+        None when this compiler's API cannot."""
+        return None
+
+    @classmethod
+    def timing_note(cls, policy):
+        """One line for env.timing: how this compiler's runs are timed."""
+        base = "in-process, time.perf_counter around one Python call"
+        if policy == "preallocated" and cls.PREALLOCATED:
+            return "%s; outputs preallocated, bound once (%s)" % (base, cls.PREALLOCATED)
+        if policy == "preallocated":
+            return "%s; outputs fresh per call (%s)" % (base, cls.NO_PREALLOC)
+        return "%s; outputs fresh per call" % base
+
     # Measurements -------------------------------------------------------------
 
     def prepare_point(self, task):
@@ -108,7 +132,9 @@ class Adapter:
             lambda: self.compile(task, m["config"], m["shape_mode"], static),
             self.prepare, self.run, self.to_numpy, x,
             lambda y: measure.compare(ref, y, m["rtol"], m["atol"]),
-            repeats=m.get("compile_repeats", 1), release_fn=self.release)
+            repeats=m.get("compile_repeats", 1), release_fn=self.release,
+            outputs=m.get("outputs", "fresh"), bind_fn=self.bind_outputs,
+            no_bind_why="%s: %s" % (self.name, self.NO_PREALLOC))
 
     def measure_point(self, task):
         """A point measurement on its own: prepare_point, then `warmup` and

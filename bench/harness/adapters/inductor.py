@@ -57,6 +57,8 @@ class InductorAdapter(Adapter):
     def to_numpy(self, out):
         return out.detach().numpy().copy()
 
+    NO_PREALLOC = "a torch.compile'd module returns new tensors; it has no out= binding"
+
     def release(self, fn):
         if hasattr(self, "torch"):
             self.torch._dynamo.reset()

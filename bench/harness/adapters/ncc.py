@@ -13,8 +13,9 @@ compile_ms; prepare/run/to_numpy/release make ncc an ordinary in-process
 adapter, and the base class's protocol applies unchanged: first run,
 check against the reference, then timing in rounds interleaved with the
 other rows of the same model and batch (runner.py, measure.py), with the
-same clock and the same output policy (fresh outputs per call) as the
-vendors.
+same clock and the same output policy as the vendors (fresh outputs per
+call, ncc_module_run; or, under outputs = "preallocated", the first run's
+outputs reused by ncc_module_run_into, as onnxruntime's IOBinding).
 
 Why in-process rather than the alternatives:
   * `ncc bench --json` per row (what the harness did): ncc timed in C into
@@ -243,6 +244,24 @@ class NccAdapter(Adapter):
     def release(self, module):
         module.free()
 
+    PREALLOCATED = "ncc_module_run_into, the first run's outputs reused"
+
+    def bind_outputs(self, module, xin, out):
+        """ncc_module_run_into: the first run's outputs written in place."""
+        return (lambda: module.run_into(xin, out)), self.PREALLOCATED
+
+    FALLBACK_NOTE = ("ncc bench subprocess, ncc's own C clock around each "
+                     "ncc_module_run_into; outputs preallocated; NOT symmetric with the "
+                     "in-process vendors")
+
+    def timing_note_here(self, policy):
+        """env.timing's line for ncc in this process: the in-process line,
+        or the fallback's (which is not symmetric with the vendors)."""
+        if self.inprocess() is None:
+            return "%s (libncc not loadable in-process: %s)" % (self.FALLBACK_NOTE,
+                                                                 self.no_lib_reason)
+        return self.timing_note(policy) + " [libncc via ctypes]"
+
     def warm_configs(self):
         return ["cpu -O2", "ref"]
 
@@ -263,6 +282,8 @@ class NccAdapter(Adapter):
             res["timing"] = {"where": "ncc bench subprocess",
                              "clock": "ncc's own, around each ncc_module_run_into",
                              "outputs": "preallocated (written in place)",
+                             "outputs_policy": m.get("outputs", "fresh"),
+                             "symmetric": False,
                              "why": "libncc not loadable in-process: %s" % self.no_lib_reason}
             return measure.Point(None, res, done=True)
         p = Adapter.prepare_point(self, task)

@@ -51,9 +51,28 @@ def model_name(path):
     return head if head and len(tail) == 12 else b
 
 
-def ncc_compile_ms(ncc, path, threads, cache_args):
+def zoo_inputs(path, tmp):
+    """--input flags for a zoo model: its .npz (written by tests/zoo/export.py
+    next to the .onnx) holds every input as in.NAME, so models with symbolic
+    dims that --batch does not set (BERT's and GPT-2's sequence) run on
+    the inputs the zoo checks them with. [] for other models."""
+    npz = path[:-5] + ".npz"
+    if not os.path.isfile(npz):
+        return []
+    import numpy as np
+    flags = []
+    with np.load(npz) as d:
+        for k in d.files:
+            if k.startswith("in."):
+                f = os.path.join(tmp, "%s-%s.npy" % (model_name(path), k[3:]))
+                np.save(f, d[k])
+                flags += ["--input", "%s=%s" % (k[3:], f)]
+    return flags
+
+
+def ncc_compile_ms(ncc, path, threads, cache_args, input_args=()):
     cmd = [ncc, "bench", path, "--warmup", "0", "--iters", "1", "--json",
-           "--threads", str(threads)] + cache_args
+           "--threads", str(threads)] + cache_args + list(input_args)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         err = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
@@ -126,11 +145,12 @@ def main():
     cache = tempfile.mkdtemp(prefix="ncc-ctable-")
     samples = {m: {c: [] for c in cols} for m in models}
     errors = {m: {} for m in models}
+    inputs = {m: zoo_inputs(m, cache) for m in models}
     try:
         # untimed: fill ncc's cache, load the vendors' plugins, page the files in
         for m in models:
             try:
-                ncc_compile_ms(a.ncc, m, a.threads, ["--cache-dir", cache])
+                ncc_compile_ms(a.ncc, m, a.threads, ["--cache-dir", cache], inputs[m])
             except RuntimeError as e:
                 errors[m]["ncc cold"] = errors[m]["ncc warm"] = str(e)
             for v in vend.fns:
@@ -145,10 +165,11 @@ def main():
                     if c in errors[m]:
                         continue
                     if c == "ncc cold":
-                        samples[m][c].append(ncc_compile_ms(a.ncc, m, a.threads, ["--no-cache"]))
+                        samples[m][c].append(ncc_compile_ms(a.ncc, m, a.threads, ["--no-cache"],
+                                                            inputs[m]))
                     elif c == "ncc warm":
                         samples[m][c].append(ncc_compile_ms(a.ncc, m, a.threads,
-                                                            ["--cache-dir", cache]))
+                                                            ["--cache-dir", cache], inputs[m]))
                     else:
                         samples[m][c].append(vend.time(c, m))
             print("round %d/%d done" % (r + 1, a.rounds), file=sys.stderr)

@@ -18,6 +18,7 @@
 
 #include "../../ir/shape.h"
 #include "../exec.h"
+#include "../profile.h"
 #include "ref.h"
 
 typedef struct run_state {
@@ -286,9 +287,13 @@ ncc_status ncc_ref_run(const ncc_graph *g, const ncc_tensor *inputs, int n_in,
   for (int i = 0; i < n_in && st == NCC_OK; i++)
     st = bind_input(&s, inputs, i);
   if (st == NCC_OK) st = ncc_run_budget_check(g, inputs, n_in);
+  /* a profiled run (ncc_module_profile_enable): one host event per node */
+  ncc_prof *prof = ncc_prof_current();
   for (int k = 0; k < g->n_nodes && st == NCC_OK; k++) {
     const ncc_node *n = g->nodes[k];
+    int64_t t0 = prof ? ncc_prof_now_ns() : 0;
     st = run_node(&s, n);
+    if (prof) ncc_prof_add(prof, k, -1, true, t0, ncc_prof_now_ns());
     if (st != NCC_OK) {
       /* Inference names the node itself; kernels and allocation do not. */
       char label[160];

@@ -404,7 +404,8 @@ def test_end_to_end_live_vendors():
         assert close(sum(r["ms"][c] for r in rows), t["attributed_ms"], 1e-6), c
         assert close(t["attributed_ms"] + t["unattributed_ms"], t["total_ms"], 1e-6), c
         # onnxruntime and OpenVINO time nodes in whole microseconds: on a fast
-        # machine every node of this tiny model can read 0 (a CI run did)
+        # machine every node of this tiny model can read 0. ncc's profile is
+        # in ns on every target (ref included: a no-LLVM build profiles it)
         assert (t["total_ms"] > 0 if c == "ncc" else t["total_ms"] >= 0), (c, t)
         assert all(k["ms"] >= 0 for k in rec["kernels"]), (c, rec["kernels"])
         # every node of a kernel is in the row that holds the kernel's first node

@@ -149,6 +149,19 @@ def main():
     steps = [e for e in xs if e.get("cat") in ("kernel", "ref")]
     check("step events carry the nodes", all(e["args"]["nodes"] for e in steps))
     check("kernel names in the trace", {e["name"] for e in steps} == {k["name"] for k in ks})
+    # (f) the ref target (the interpreter) records one host row per node
+    rc, out, err = ncc("bench", model, "--target=ref", "--iters", "3", "--warmup", "0",
+                       "--profile", "--json")
+    check("ref: bench --profile exits 0", rc == 0, err)
+    if rc == 0:
+        rp = json.loads(out)["profile"]
+        rnodes = [n for k in rp["kernels"] for n in k["nodes"]]
+        check("ref: every node once", sorted(rnodes) == sorted(names), rnodes)
+        check("ref: host rows", all(k["ref"] and k["kind"] == "ref" for k in rp["kernels"]),
+              rp["kernels"][:2])
+        check("ref: steps add up to the run",
+              0.5 * rp["run_ms"] <= rp["total_ms"] <= rp["run_ms"] * 1.0001 + 1e-6,
+              (rp["total_ms"], rp["run_ms"]))
     # (e) a bad --trace path
     bad = os.path.join(tmp, "no_such_dir", "t.json")
     for cmd in (["bench", model, "--iters", "1", "--warmup", "0"],

@@ -28,7 +28,9 @@ ctest_stage() {
   shift 2
   local junit="$dir/Testing/ncc-junit-$name.xml"
   rm -f "$junit"
-  (cd "$dir" && ctest --output-junit "$junit" "$@") || rc=$?
+  # (a passed or skipped test's output is kept whole up to 256 KiB, so its
+  # skip reason reaches the JUnit file)
+  (cd "$dir" && ctest --output-junit "$junit" --test-output-size-passed 262144 "$@") || rc=$?
   junits+=("$junit")
   python3 -I "$root/tools/test_skips.py" --stage "$name" "${strict_flag[@]}" "$junit" || {
     echo "test.sh: stage $name: a test was skipped without a documented hardware reason" >&2

@@ -13,7 +13,7 @@ if ! "$PYTHON" -c "import numpy, onnxruntime" 2>/dev/null; then
 fi
 cmake --install "$NCC_BUILD" --prefix "$tmp/prefix" >/dev/null
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086,SC2046
 "$CC" $SAN_FLAGS "$NCC_SRC/tests/install/embed.c" -o "$tmp/embed" \
   $(pkg-config --cflags --libs --static ncc)
 model="$NCC_SRC/examples/resblock.onnx" x="$NCC_SRC/examples/resblock_input.npy"

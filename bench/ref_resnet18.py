@@ -3,9 +3,11 @@
 
 Builds a true ResNet-18 with random weights (bench/nets.py), times
 `ncc bench --target=ref --json` on it and ONNX Runtime (1 thread, default
-graph optimizations) in the same run, checks that both compute the same
-logits, and prints both latencies and their ratio.  Run by hand, not in the
-tests: the reference interpreter is meant to be simple, not fast.
+graph optimizations) in the same run, checks that ncc computes ONNX
+Runtime's logits (rtol/atol 1e-3) and prints both latencies and their ratio.
+Exit status 1 when the logits differ or could not be checked: a benchmark of
+wrong results is no benchmark.  Run by hand, not in the tests: the
+reference interpreter is meant to be simple, not fast.
 
 Usage: python3 bench/ref_resnet18.py [--ncc build/ncc] [--warmup 1] [--iters 3]
 """
@@ -74,8 +76,9 @@ def main():
         # Same logits? (one extra reference run; outside the timings)
         with nccutil.Workdir() as wd:
             r = nccutil.run_ncc(ncc, model_path, {"x": x}, ["y"], wd)
-        agree = "not checked (%s)" % r.describe() if r.rc or r.missing else (
-            nccutil.compare(y_ort, r.outputs["y"], 1e-3, 1e-3) or "yes")
+        why = r.describe() if r.rc or r.missing else \
+            nccutil.compare(y_ort, r.outputs["y"], 1e-3, 1e-3)
+        agree = "NO: " + why if why else "yes"
 
     print("ResNet-18, 1x3x224x224, %s, %d cores" % (cpu_model(), os.cpu_count()))
     print("  %-34s %10.2f ms  (compile %.1f ms, %s iters, wall %.1f s)" % (
@@ -85,7 +88,12 @@ def main():
     print("  ref / ort = %.1fx slower" % (ncc_ms / ort_ms))
     print("  outputs agree: %s" % agree)
     print(json.dumps({"model": "resnet18", "batch": 1, "ncc_ref_ms": ncc_ms,
-                      "ort_1thread_ms": ort_ms, "ratio": ncc_ms / ort_ms, "ncc": report}))
+                      "ort_1thread_ms": ort_ms, "ratio": ncc_ms / ort_ms,
+                      "outputs_agree": not why, "ncc": report}))
+    if why:
+        print("ref_resnet18: FAILED: ncc's logits differ from onnxruntime's: %s" % why,
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -14,6 +14,17 @@ foreach(t ${NCC_PY_TESTS})
     SKIP_RETURN_CODE 77)
 endforeach()
 
+# Every pass keeps the numerics of real models (docs/PASSES.md): the bench
+# blocks and real networks at -O2 --verify-each against ONNX Runtime, and
+# the drift finder (--check-each-pass) at -O3; on ref, about 20 s under ASan.
+add_test(NAME python.pass_numerics
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/pass_numerics.py)
+set_tests_properties(python.pass_numerics PROPERTIES
+  ENVIRONMENT "${NCC_TEST_ENV}"
+  LABELS "python;passes"
+  TIMEOUT 600
+  SKIP_RETURN_CODE 77)
+
 # The same suites on the LLVM cpu backend (labels `python;cpu`). diff_ort
 # compares the cpu target with both ONNX Runtime and `--target=ref` (tight
 # per-op tolerances, TOL_CPU_REF in tests/py/diff_ort.py), over its wide

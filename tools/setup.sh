@@ -38,4 +38,10 @@ if ! $PY -c "import torch, torchvision, transformers" 2>/dev/null; then
   echo "setup: installing Python packages (tools/requirements-zoo.txt)"
   $PY -m pip install -q -r "$(dirname "$0")/requirements-zoo.txt"
 fi
+# layers.bench_layers (tests/py/test_layers.py) reads OpenVINO's profiles:
+# strict CI (tools/test.sh) fails a test skipped for a missing package.
+if ! $PY -c "import openvino" 2>/dev/null; then
+  echo "setup: installing OpenVINO (bench/requirements-vendors.txt)"
+  $PY -m pip install -q "$(grep -o '^openvino[^ ]*' "$(dirname "$0")/../bench/requirements-vendors.txt")"
+fi
 echo "setup: ok"

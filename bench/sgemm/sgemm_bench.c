@@ -2,13 +2,17 @@
  * oneDNN SGEMM, side by side in one run (ratios, not absolute numbers, are
  * what this noisy shared machine can support).
  *
- *   sgemm_bench [--threads T] [--sizes 256,512,1024,2048] [--reps R]
+ *   sgemm_bench [--threads T] [--sizes 256,512,1024,2048] [--reps R] [--tol E]
  *
  * C = A x B, square n x n, row-major f32. ncc compiles a one-node MatMul
  * graph whose B is a constant (packed once at compile time, as weights
  * are); OpenBLAS (cblas_sgemm) and oneDNN (dnnl_sgemm) get the same arrays
  * each call and pack internally. Reported: median GFLOP/s over R runs after
- * a warm-up, and the largest relative difference from OpenBLAS's result.
+ * a warm-up, and the largest relative difference from the reference:
+ * OpenBLAS's result, or without OpenBLAS a plain double-precision loop.
+ * Every call's output (warm-ups included, ncc's and oneDNN's) is checked,
+ * not only the last: a difference over --tol (relative to the largest
+ * |reference| element, default 1e-4) is reported and the exit status is 1.
  * ncc gets the thread count through ncc_options.num_threads (libncc reads
  * no environment); OpenBLAS and oneDNN through OPENBLAS_NUM_THREADS and
  * OMP_NUM_THREADS, fixed by re-executing itself, because those libraries
@@ -60,6 +64,41 @@ static double max_rel_diff(const float *a, const float *b, size_t n) {
   return m;
 }
 
+#ifndef NCC_HAVE_OPENBLAS
+/* The reference without OpenBLAS: C = A B in double, i-k-j order. */
+static void naive_sgemm(int64_t n, const float *a, const float *b, float *c) {
+  double *row = malloc((size_t)n * sizeof *row);
+  if (!row) {
+    fprintf(stderr, "sgemm_bench: out of memory\n");
+    exit(1);
+  }
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t j = 0; j < n; j++) row[j] = 0;
+    for (int64_t k = 0; k < n; k++) {
+      double aik = a[i * n + k];
+      for (int64_t j = 0; j < n; j++) row[j] += aik * b[k * n + j];
+    }
+    for (int64_t j = 0; j < n; j++) c[i * n + j] = (float)row[j];
+  }
+  free(row);
+}
+#endif
+
+static double tol = 1e-4;
+static int n_failed;
+
+/* Check one call's output against the reference: every call, so a result
+ * that is wrong on one repetition only (a stale buffer, a race) fails. */
+static double check(const char *who, int64_t n, int rep, const float *ref, const float *got) {
+  double d = max_rel_diff(ref, got, (size_t)(n * n));
+  if (!(d <= tol)) {
+    fprintf(stderr, "sgemm_bench: FAILED: %s n=%lld call %d: max_rdiff %.3g > tol %.3g\n", who,
+            (long long)n, rep, d, tol);
+    n_failed++;
+  }
+  return d;
+}
+
 /* One-node graph Y = MatMul(A, B) with B constant. */
 static ncc_graph *matmul_graph(int64_t n, const float *b) {
   ncc_graph *g = ncc_graph_new("sgemm");
@@ -105,7 +144,7 @@ static result bench_ncc(int64_t n, const float *a, const float *b,
       exit(1);
     }
     if (i >= 0) t[i] = now() - s;
-    if (i == reps - 1 && ref) r.diff = max_rel_diff(ref, out.data, (size_t)(n * n));
+    r.diff = fmax(r.diff, check("ncc", n, i + 2, ref, out.data));
     ncc_tensor_free(&out);
   }
   r.gflops = 2.0 * (double)n * (double)n * (double)n / median(t, reps) / 1e9;
@@ -135,12 +174,14 @@ static double bench_openblas(int64_t n, const float *a, const float *b,
 static double bench_dnnl(int64_t n, const float *a, const float *b, float *c,
                          const float *ref, double *diff, int reps) {
   double *t = calloc((size_t)reps, sizeof *t);
+  *diff = 0;
   for (int i = -2; i < reps; i++) {
+    memset(c, 0xff, (size_t)(n * n) * sizeof *c); /* NaN: a skipped write shows */
     double s = now();
     dnnl_sgemm('N', 'N', n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
     if (i >= 0) t[i] = now() - s;
+    *diff = fmax(*diff, check("onednn", n, i + 2, ref, c));
   }
-  *diff = ref ? max_rel_diff(ref, c, (size_t)(n * n)) : 0;
   double gf = 2.0 * (double)n * (double)n * (double)n / median(t, reps) / 1e9;
   free(t);
   return gf;
@@ -169,12 +210,15 @@ int main(int argc, char **argv) {
       sizes = argv[++i];
     else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
       reps = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--tol") == 0 && i + 1 < argc)
+      tol = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s [--threads T] [--sizes a,b,...] [--reps R]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--threads T] [--sizes a,b,...] [--reps R] [--tol E]\n",
+              argv[0]);
       return 1;
     }
   }
-  if (threads < 1 || reps < 1) return 1;
+  if (threads < 1 || reps < 1 || !(tol > 0)) return 1;
   pin_threads(threads, argv);
   printf("sgemm (row-major f32, C = A B), %d thread(s), median of %d\n", threads, reps);
   printf("%6s %10s %10s %10s %9s %9s %10s %10s\n", "n", "ncc", "openblas",
@@ -185,14 +229,19 @@ int main(int argc, char **argv) {
     if (n <= 0) break;
     size_t nn = (size_t)(n * n);
     float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b);
-    float *c = calloc(nn, sizeof *c), *ref = NULL;
+    float *c = calloc(nn, sizeof *c), *ref = malloc(nn * sizeof *ref);
+    if (!a || !b || !c || !ref) {
+      fprintf(stderr, "sgemm_bench: out of memory\n");
+      return 1;
+    }
     fill(a, nn, 1);
     fill(b, nn, 2);
     double gb = NAN, gd = NAN, dd = 0;
 #ifdef NCC_HAVE_OPENBLAS
     gb = bench_openblas(n, a, b, c, reps);
-    ref = malloc(nn * sizeof *ref);
     memcpy(ref, c, nn * sizeof *ref);
+#else
+    naive_sgemm(n, a, b, ref);
 #endif
 #ifdef NCC_HAVE_DNNL
     gd = bench_dnnl(n, a, b, c, ref, &dd, reps);
@@ -206,6 +255,11 @@ int main(int argc, char **argv) {
     free(b);
     free(c);
     free(ref);
+  }
+  if (n_failed) {
+    fprintf(stderr, "sgemm_bench: %d call(s) differ from the reference by more than %.3g\n",
+            n_failed, tol);
+    return 1;
   }
   return 0;
 }

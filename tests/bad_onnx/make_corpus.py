@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tests/bad_onnx/make_corpus.py — write the malformed-ONNX corpus into OUTDIR:
 one NN_name.onnx per entry plus manifest.json listing, for each file, the
-exit status `ncc import` must end with (2 bad input, 3 unsupported) and what
-is wrong with it. run_corpus.py checks them.
+exit status `ncc import` must end with (2 bad input, 3 unsupported), what
+is wrong with it, and the text the error line must contain to say so
+(REASONS). run_corpus.py checks them.
 
 Each entry is a good model with one thing broken (or bytes that are no
 model at all), so a failure points at one check of the importer, the shape
@@ -384,6 +385,113 @@ def entries():
     return E
 
 
+# What the one error line must say (a substring after "ncc: error: FILE: "),
+# per entry name (fnmatch patterns): the reason the file is refused, so a
+# model rejected by an earlier, unrelated check fails run_corpus.py. Every
+# entry needs one.
+REASONS = {
+    "truncated_at_*": "not a valid ONNX model (protobuf parse failed)",
+    "random_*": "not a valid ONNX model (protobuf parse failed)",
+    "empty": "not a valid ONNX model (empty file)",
+    "zeros": "not a valid ONNX model (protobuf parse failed)",
+    "text": "not a valid ONNX model (protobuf parse failed)",
+    "deep_nesting": "messages nested more than 100 deep",
+    "bitflip": "not a valid ONNX model",
+    "no_graph": "not a valid ONNX model (no graph)",
+    "opset_6": "opset 6 of the default ONNX domain is not supported",
+    "opset_99": "opset 99 of the default ONNX domain is newer than any ncc knows",
+    "no_opset": "imports no opset of the default ONNX domain",
+    "opset_twice": "imports the default ONNX opset twice (13 and 17)",
+    "unknown_domain": "op 'Relu' of domain 'com.example' is not supported",
+    "unknown_op": "unsupported op 'FooBar'",
+    "internal_op": "unsupported op 'Reorder'",
+    "subgraph_op": "unsupported op 'SequenceMap'",
+    "if_no_branches": "(If): the condition must be bool, not f32",
+    "elem_string": "graph input 'x' has element type STRING, which ncc does not support",
+    "elem_complex": "graph input 'x' has element type COMPLEX64",
+    "elem_undefined": "graph input 'x' has no element type",
+    "elem_999": "graph input 'x' has an invalid element type (999)",
+    "init_float8": "initializer 'w' has element type FLOAT8E4M3FN",
+    "add_f32_i64": "input 1 has dtype i64, expected f32",
+    "sequence_input": "graph input 'x' is a sequence",
+    "input_no_shape": "graph input 'x' has no shape",
+    "input_no_type": "graph input 'x' has no type",
+    "missing_initializer": "input 'W' is not defined",
+    "undefined_input": "input 'nothing' is not defined",
+    "cycle": "graph has a cycle through node",
+    "cycle_behind": "graph has a cycle through node 'c",
+    "self_loop": "graph has a cycle through node 'r'",
+    "duplicate_node_outputs": "node 'b': output 'y' is already defined",
+    "duplicate_initializers": "value 'w' is defined twice",
+    "duplicate_inputs": "graph input 'x' is listed twice",
+    "output_shadows_input": "output 'x' is already defined",
+    "undefined_output": "graph output 'ghost' is not defined",
+    "no_outputs": "graph has no outputs",
+    "unnamed_initializer": "initializer #0 has no name",
+    "empty_required_input": "required input 0 of Add is empty",
+    "no_node_outputs": "Relu takes 1 output, not 0",
+    "too_many_inputs": "Gemm takes 2 to 3 inputs, not 4",
+    "add_mismatch": "cannot broadcast shapes [2,3] and [4,5]",
+    "newline_in_name": "node 'a\\x0ab' (Add): cannot broadcast shapes [2,3] and [4,5]",
+    "matmul_mismatch": "inner dims differ: [2,3] x [4,5]",
+    "absurd_input_dim": "graph input 'x': dim 0 is 1000000000000, larger than 2^36",
+    "overflow_input_dims": "graph input 'x' is too large",
+    "negative_input_dim": "graph input 'x': dim 1 is negative (-5)",
+    "rank_12_input": "graph input 'x' has rank 12",
+    "absurd_init_dim": "initializer 'w': dim 0 is 1000000000000, larger than 2^36",
+    "huge_init_no_data": "initializer 'w' has no data (expected 8589934592 values)",
+    "huge_init_short_raw": "raw_data holds 4 bytes, expected 34359738368",
+    "negative_init_dim": "initializer 'w': dim 0 is negative (-1)",
+    "rank_12_init": "initializer 'w' has rank 12",
+    "declared_shape_mismatch": "value 'h': dim 0 is declared 3 but computed as 2",
+    "declared_output_dtype": "value 'y' is declared i64 but computed as f32",
+    "conv_group": "input has 4 channels but the weight expects 2 x group 3",
+    "conv_channels": "input has 4 channels but the weight expects 3 x group 1",
+    "reshape_two_minus1": "shape has more than one -1",
+    "reshape_bad_size": "cannot reshape [2,3] (6 elements) into [4]",
+    "concat_axis": "(Concat): axis 5 is out of range for rank 2",
+    "transpose_perm": "perm is not a permutation",
+    "softmax_axis": "(Softmax): axis 7 is out of range for rank 2",
+    "raw_data_short": "raw_data holds 13 bytes, expected 16",
+    "raw_data_long": "raw_data holds 20 bytes, expected 16",
+    "float_data_count": "float_data holds 3 values, expected 4",
+    "wrong_data_field": "keeps its data in float_data, not int64_data",
+    "two_data_fields": "holds data in more than one field",
+    "int8_out_of_range": "value 300 is out of range for i8",
+    "no_data": "initializer 'w' has no data (expected 4 values)",
+    "init_no_dtype": "initializer 'w' has no data type",
+    "external_data": "uses external data",
+    "sparse_initializer": "sparse initializer 's' is not supported",
+    "init_input_mismatch": "graph input 'w' does not match the initializer",
+    "attr_wrong_kind": "attribute 'perm' must be INTS, not FLOAT",
+    "attr_string_for_float": "attribute 'alpha' must be FLOAT, not STRING",
+    "attr_unknown": "Relu has no attribute 'fancy'",
+    "attr_twice": "attribute 'axis' is given twice",
+    "cast_to_string": "Cast target has element type STRING",
+    "cast_no_to": "Cast needs attribute 'to'",
+    "cast_to_999": "Cast target has an invalid element type (999)",
+    "constant_no_value": "Constant needs exactly one value attribute, not 0",
+    "constant_string": "Constant with 'value_string' is not supported",
+    "constant_bad_tensor": "attribute 'value': raw_data holds 5 bytes, expected 12",
+    "batchnorm_training": "BatchNormalization in training mode is not supported",
+    "split_attr_and_input": "Split has no attribute 'split' in opset 21",
+    "constantofshape_value": "ConstantOfShape 'value' must hold one element",
+    "dropout_training_ratio": "Dropout in training mode (training_mode=true, ratio=0.25)",
+    "dropout_training": "Dropout in training mode (training_mode=true, ratio=0.5)",
+    "sum_empty_input": "(Sum): input 1 is missing",
+    # a GRAPH attribute only control flow has: refused by the schema check
+    "attr_graph": "Relu has no attribute 'body'",
+}
+
+
+def reason_for(name):
+    import fnmatch
+    for pat, text in REASONS.items():
+        if fnmatch.fnmatchcase(name, pat):
+            return text
+    raise SystemExit(f"make_corpus: entry {name!r} has no REASONS row")
+
+
 def main(argv):
     if len(argv) != 1:
         sys.exit(__doc__)
@@ -393,7 +501,8 @@ def main(argv):
     for i, (name, status, why, m) in enumerate(entries()):
         fname = f"{i:02d}_{name}.onnx"
         write(os.path.join(outdir, fname), m)
-        manifest.append({"file": fname, "status": status, "why": why})
+        manifest.append({"file": fname, "status": status, "why": why,
+                         "expect": reason_for(name)})
     with open(os.path.join(outdir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     print(f"make_corpus: {len(manifest)} malformed models in {outdir}")

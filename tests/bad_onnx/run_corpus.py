@@ -7,6 +7,9 @@ fails the way docs/CLI.md promises:
     3 unsupported);
   - stderr is exactly one line, starting "ncc: error: " and naming the file
     (so no sanitizer report, no stack trace, no second message);
+  - the line gives the reason manifest.json expects (its "expect" text,
+    after the file name), so a model refused by an earlier, unrelated check
+    fails;
   - stdout is empty and no output file (nor any temporary) was created.
 
   run_corpus.py CORPUS_DIR [NCC]     NCC defaults to $NCC
@@ -23,7 +26,7 @@ import tempfile
 MIN_ENTRIES = 60
 
 
-def check(ncc, path, want):
+def check(ncc, path, want, expect):
     """Problems with running `ncc import` on one file (empty: it passed)."""
     with tempfile.TemporaryDirectory(prefix="ncc-bad-onnx-") as tmp:
         out = os.path.join(tmp, "out.nir")
@@ -43,6 +46,8 @@ def check(ncc, path, want):
             problems.append("stderr does not start with 'ncc: error: '")
         elif path not in lines[0]:
             problems.append("the message does not name the file")
+        elif not expect or expect not in lines[0].split(path, 1)[1]:
+            problems.append(f"the message does not give the reason {expect!r}")
         if "Sanitizer" in err or "runtime error" in err:
             problems.append("sanitizer report")
         if r.stdout:
@@ -67,7 +72,7 @@ def main(argv):
     passed = failed = 0
     for e in manifest:
         path = os.path.join(corpus, e["file"])
-        problems = check(ncc, path, e["status"])
+        problems = check(ncc, path, e["status"], e.get("expect"))
         if problems:
             failed += 1
             print(f"FAIL {e['file']} ({e['why']}):")

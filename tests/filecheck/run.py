@@ -15,7 +15,12 @@ after these substitutions:
   %%          a literal %
 
 `not CMD` succeeds when CMD fails with an ordinary exit status (1..127) and
-fails when CMD succeeds or dies from a signal, as in lit. The test passes
+fails when CMD succeeds or dies from a signal, as in lit, or when a
+sanitizer reported an error: ASan, UBSan and LeakSanitizer exit 1 by default
+(the test environment sets abort_on_error=0), which would pass as an
+expected failure, so the runner gives them exit status SAN_EXIT
+(`exitcode=` in ASAN_OPTIONS, UBSAN_OPTIONS and LSAN_OPTIONS), which `not`
+refuses. The test passes
 when every RUN line exits 0; the first failing line is printed with its
 output. Exit status: 0 pass, 1 fail, 2 the test or environment is broken.
 """
@@ -28,14 +33,28 @@ import sys
 RUN_RE = re.compile(r"^\s*//\s*RUN:\s?(.*?)\s*$")
 SUBST_RE = re.compile(r"%(FileCheck|ncc|%|s|S|t|T)")
 
+# The exit status of a sanitizer report in RUN lines: no ncc command,
+# FileCheck or shell builtin uses it (ncc's are 0-6, docs/CLI.md).
+SAN_EXIT = 86
+
 PRELUDE = r"""
 not() {
   "$@"
   local s=$?
+  if [ "$s" -eq %d ]; then echo "not: $1 failed with a sanitizer report" >&2; return 1; fi
   if [ "$s" -eq 0 ] || [ "$s" -ge 128 ]; then return 1; fi
   return 0
 }
-"""
+""" % SAN_EXIT
+
+
+def run_env():
+    """The environment of RUN lines: sanitizer reports exit SAN_EXIT."""
+    env = dict(os.environ)
+    for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        old = env.get(var, "")
+        env[var] = (old + ":" if old else "") + "exitcode=%d" % SAN_EXIT
+    return env
 
 
 def run_lines(path):
@@ -101,6 +120,7 @@ def main(argv):
         return 2
     ncc, fc = find_ncc(), find_filecheck()
     tdir = scratch_dir()
+    env = run_env()
     name = test.strip("/").replace("/", "_")  # unique per test path
     values = {
         "ncc": ncc, "FileCheck": fc, "%": "%",
@@ -116,7 +136,7 @@ def main(argv):
             return 2
         line = SUBST_RE.sub(lambda m: values[m.group(1)], cmd)
         r = subprocess.run(["bash", "-o", "pipefail", "-c", PRELUDE + line],
-                           cwd=tdir, stdout=subprocess.PIPE,
+                           cwd=tdir, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
         if r.returncode != 0:
             print(f"FAIL: {test}\nRUN line {i}: {cmd}\n$ {line}\n"

@@ -367,8 +367,10 @@ static void build_transpose(const op_case *c) {
   }
 }
 
-/* ---- the table ---- */
-
+/* ---- the table ----
+ * atol/rtol bound a target's error against ref; on cpu the ops with a row
+ * in tests/tol_cpu_ref.def use that row's ulp budget instead, and the other
+ * unary/binary ops must be bit-exact (op_case_compare). */
 
 #define UNARY(op_, lo_, hi_, atol_, rtol_, attr_, name_)                                  \
   {.name = name_, .build = build_unary, .op = NCC_OP_##op_, .lo = lo_, .hi = hi_,       \

@@ -19,6 +19,8 @@
 #include <strings.h>
 
 #include <cmocka.h>
+#include <float.h>
+#include <math.h>
 
 #include "op_cases.h"
 #include "tests/unit/test_graph.h"
@@ -37,9 +39,11 @@ static struct {
   int64_t d[4];
   double lo, hi;
   gen_kind gen;
+  ncc_value *v;
 } ins[MAX_INPUTS];
 static int n_ins;
 static char labels[MAX_OUTPUTS][48];
+static int out_in0[MAX_OUTPUTS]; /* the input (index) its node reads first, or -1 */
 static int n_outs;
 
 static ncc_value *in_gen(ncc_dtype dt, int rank, const int64_t *d, double lo, double hi,
@@ -55,8 +59,8 @@ static ncc_value *in_gen(ncc_dtype dt, int rank, const int64_t *d, double lo, do
   ins[n_ins].lo = lo;
   ins[n_ins].hi = hi;
   ins[n_ins].gen = gen;
-  n_ins++;
-  return input(dt, rank, gd);
+  ins[n_ins].v = input(dt, rank, gd);
+  return ins[n_ins++].v;
 }
 
 static ncc_value *in_f32(int rank, const int64_t *d, double lo, double hi) {
@@ -74,6 +78,9 @@ static void out(ncc_value *v) {
   assert_true(n_outs < MAX_OUTPUTS);
   snprintf(labels[n_outs], sizeof labels[n_outs], "output %d (%s)", n_outs,
            ncc_op_name(last_node->op));
+  out_in0[n_outs] = -1;
+  for (int k = 0; k < n_ins; k++)
+    if (last_node->n_in > 0 && last_node->in[0] == ins[k].v) out_in0[n_outs] = k;
   n_outs++;
   output(v);
 }
@@ -310,6 +317,8 @@ static void build_conv(const op_case *c) {
                               : OP(NCC_OP_CONV, x, w);
   int64_t s2[2] = {c->conv.stride, c->conv.stride}, d2[2] = {c->conv.dil, c->conv.dil};
   int64_t p4[4] = {c->conv.pad, c->conv.pad, c->conv.pad, c->conv.pad};
+  const int64_t *pp = c->conv.pads;
+  if (pp[0] || pp[1] || pp[2] || pp[3]) memcpy(p4, pp, sizeof p4);
   set_ints("strides", s2, 2);
   set_ints("dilations", d2, 2);
   set_ints("pads", p4, 4);
@@ -358,8 +367,10 @@ static void build_transpose(const op_case *c) {
   }
 }
 
-/* ---- the table ---- */
-
+/* ---- the table ----
+ * atol/rtol bound a target's error against ref; on cpu the ops with a row
+ * in tests/tol_cpu_ref.def use that row's ulp budget instead, and the other
+ * unary/binary ops must be bit-exact (op_case_compare). */
 
 #define UNARY(op_, lo_, hi_, atol_, rtol_, attr_, name_)                                  \
   {.name = name_, .build = build_unary, .op = NCC_OP_##op_, .lo = lo_, .hi = hi_,       \
@@ -378,7 +389,13 @@ static void build_transpose(const op_case *c) {
    .kernels = 2, .kernels_on = tb_ ? "cpu=1" : NULL}
 #define CONV(x0, x1, x2, x3, w0, w1, w2, w3, st_, pad_, dil_, grp_, bias_, name_)         \
   {.name = name_, .build = build_conv, .op = NCC_OP_CONV,                               \
-   .conv = {{x0, x1, x2, x3}, {w0, w1, w2, w3}, st_, pad_, dil_, grp_, bias_},            \
+   .conv = {{x0, x1, x2, x3}, {w0, w1, w2, w3}, st_, pad_, dil_, grp_, bias_, {0, 0, 0, 0}}, \
+   .atol = 1e-5, .rtol = 1e-4, .kernels = 1}
+/* pads per side, top/left/bottom/right (ONNX's x1_begin, x2_begin,
+ * x1_end, x2_end) */
+#define CONVP(x0, x1, x2, x3, w0, w1, w2, w3, st_, pt, pl, pb, pr, dil_, grp_, bias_, name_) \
+  {.name = name_, .build = build_conv, .op = NCC_OP_CONV,                               \
+   .conv = {{x0, x1, x2, x3}, {w0, w1, w2, w3}, st_, 0, dil_, grp_, bias_, {pt, pl, pb, pr}}, \
    .atol = 1e-5, .rtol = 1e-4, .kernels = 1}
 
 const op_case op_cases[] = {
@@ -498,6 +515,17 @@ const op_case op_cases[] = {
     CONV(2, 16, 7, 9, 20, 16, 1, 1, 1, 0, 1, 1, 1, "Conv/1x1 as GEMM"),
     CONV(3, 5, 4, 4, 7, 5, 1, 1, 1, 0, 1, 1, 0, "Conv/1x1 GEMM, tails"),
     CONV(2, 16, 7, 9, 70, 16, 1, 1, 1, 0, 1, 1, 1, "Conv/1x1, M > tile"),
+    /* Padding at the end only (top = left = 0): TensorFlow's "SAME" with
+     * an even kernel at stride 1 or an odd one at stride 2 on an even
+     * size. A kernel that guards only when the begin pads are nonzero
+     * reads past the rows/columns here. */
+    CONVP(1, 3, 16, 17, 8, 3, 2, 2, 1, 0, 0, 1, 1, 1, 1, 1, "Conv/end pads, 2x2 stride 1"),
+    CONVP(1, 3, 20, 22, 8, 3, 3, 3, 2, 0, 0, 1, 1, 1, 1, 1, "Conv/end pads, 3x3 stride 2"),
+    CONVP(2, 4, 9, 11, 8, 4, 3, 3, 1, 0, 0, 2, 0, 1, 1, 0, "Conv/bottom pad only"),
+    CONVP(1, 4, 9, 12, 4, 4, 3, 3, 2, 0, 0, 0, 1, 1, 1, 1, "Conv/right pad only, stride 2"),
+    CONVP(1, 16, 14, 14, 16, 1, 3, 3, 2, 0, 0, 1, 1, 1, 16, 1, "Conv/depthwise, end pads, stride 2"),
+    CONVP(1, 4, 12, 12, 8, 2, 3, 3, 1, 0, 0, 3, 1, 2, 2, 0, "Conv/dilated, grouped, end pads"),
+    CONVP(1, 2, 7, 40, 4, 2, 5, 5, 2, 2, 1, 2, 2, 1, 1, 1, "Conv/5x5 stride 2, asymmetric pads"),
     {.name = "MaxPool/windows", .build = build_pool, .op = NCC_OP_MAXPOOL, .atol = 1e-6,
      .rtol = 1e-5, .kernels = 3},
     {.name = "AveragePool/windows", .build = build_pool, .op = NCC_OP_AVGPOOL, .atol = 1e-6,
@@ -539,9 +567,91 @@ int op_case_inputs(const op_case *c, int s, ncc_tensor *t, int cap) {
 
 const char *op_case_output_label(int o) { return o >= 0 && o < n_outs ? labels[o] : "?"; }
 
-void op_case_compare(const ncc_tensor *ref, const ncc_tensor *got, double atol, double rtol,
-                     const char *target, const char *what) {
-  compare_outputs(ref, got, atol, rtol, target, what, -1);
+/* ---- comparing: cpu's error budgets (tests/tol_cpu_ref.def) ---- */
+
+typedef enum { TOL_ABS, TOL_X, TOL_MAX, TOL_TERMS, TOL_SPREAD } tol_scale;
+
+static const struct cpu_tol {
+  const char *op;
+  double ulps, roundoffs, abs;
+  tol_scale scale;
+} cpu_tols[] = {
+#define NCC_TOL(op_, ulps_, roundoffs_, abs_, scale_) {#op_, ulps_, roundoffs_, abs_, TOL_##scale_},
+#include "tests/tol_cpu_ref.def"
+#undef NCC_TOL
+};
+
+static const struct cpu_tol *cpu_tol_of(int op) {
+  for (size_t i = 0; i < sizeof cpu_tols / sizeof *cpu_tols; i++)
+    if (strcmp(cpu_tols[i].op, ncc_op_name(op)) == 0) return &cpu_tols[i];
+  return NULL;
+}
+
+/* The spacing of f32 at |r| (towards larger magnitude; below at FLT_MAX):
+ * one ulp of r. */
+static double ulp_of(float r) {
+  float a = fabsf(r);
+  if (isinf(a) || isnan(a)) return 0;
+  if (a >= FLT_MAX) return (double)a - (double)nextafterf(a, 0);
+  return (double)nextafterf(a, INFINITY) - (double)a;
+}
+
+/* Whether the case is held to cpu's table: an elementwise op (one node per
+ * output, its inputs graph inputs), or a row op with a bound the C tests
+ * can compute (ABS, X, MAX; not TERMS or SPREAD). */
+static const struct cpu_tol *held_to_table(const op_case *c, const char *target, bool *exact) {
+  *exact = false;
+  if (strcmp(target, "cpu") != 0) return NULL;
+  const struct cpu_tol *t = cpu_tol_of(c->op);
+  bool eltwise = c->build == build_unary || c->build == build_binary;
+  if (!t) {
+    *exact = eltwise; /* one IEEE operation, or data movement */
+    return NULL;
+  }
+  if (t->scale == TOL_TERMS || t->scale == TOL_SPREAD) return NULL;
+  if (!eltwise && c->build != build_rows && c->build != build_rows_3d &&
+      c->build != build_batchnorm)
+    return NULL;
+  return t;
+}
+
+void op_case_compare(const op_case *c, int o, const ncc_tensor *in, const ncc_tensor *ref,
+                     const ncc_tensor *got, const char *target, const char *what) {
+  bool exact;
+  const struct cpu_tol *t = held_to_table(c, target, &exact);
+  if (exact) {
+    compare_outputs(ref, got, 0, 0, target, what, -1);
+    return;
+  }
+  const ncc_tensor *x = o >= 0 && o < n_outs && out_in0[o] >= 0 ? &in[out_in0[o]] : NULL;
+  if (t && t->scale == TOL_X &&
+      (!x || x->dtype != NCC_DT_F32 || ncc_tensor_numel(x) != ncc_tensor_numel(ref)))
+    t = NULL; /* no per-element input to scale by */
+  if (!t || ref->dtype != NCC_DT_F32) {
+    compare_outputs(ref, got, c->atol, c->rtol, target, what, -1);
+    return;
+  }
+  assert_int_equal(ref->dtype, got->dtype);
+  assert_int_equal(ref->rank, got->rank);
+  for (int d = 0; d < ref->rank; d++) assert_int_equal(ref->dims[d], got->dims[d]);
+  int64_t n = ncc_tensor_numel(ref);
+  const float *r = ref->data, *g = got->data;
+  double big = 0;
+  for (int64_t i = 0; i < n && t->scale == TOL_MAX; i++)
+    if (isfinite(r[i]) && fabs(r[i]) > big) big = fabs(r[i]);
+  for (int64_t i = 0; i < n; i++) {
+    if ((isnan(r[i]) && isnan(g[i])) || r[i] == g[i]) continue;
+    double scale = t->scale == TOL_X ? fabs(((const float *)x->data)[i])
+                   : t->scale == TOL_MAX ? big
+                                         : 1.0;
+    double u = ulp_of(r[i]), err = fabs((double)g[i] - (double)r[i]);
+    double budget = t->ulps * u + (t->roundoffs * 0x1p-24 + t->abs) * scale;
+    if (!(err <= budget))
+      fail_msg("%s: element %lld: ref %.9g %s %.9g: %.3g ulp, budget %g ulp + %g "
+               "(tests/tol_cpu_ref.def: %s)",
+               what, (long long)i, r[i], target, g[i], u > 0 ? err / u : INFINITY, t->ulps,
+               (t->roundoffs * 0x1p-24 + t->abs) * scale, t->op);
+  }
 }
 
 bool op_case_has_op(const char *name) {

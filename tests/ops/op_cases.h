@@ -45,9 +45,13 @@ struct op_case {
       int64_t x[4], w[4];
       int64_t stride, pad, dil, group;
       int bias;
+      /* explicit pads (top, left, bottom, right) when any is nonzero;
+       * else `pad` on every side */
+      int64_t pads[4];
     } conv;
   };
-  double atol, rtol;      /* |target - ref| <= atol + rtol * |ref| */
+  double atol, rtol;      /* |target - ref| <= atol + rtol * |ref| (but see
+                           * op_case_compare: cpu's ulp budgets) */
   int kernels;            /* nodes a target that compiles code compiles */
   const char *kernels_on; /* exceptions by target, "opencl=0,cuda=0" */
   /* The values the symbolic dim N takes, one input set each: the module is
@@ -69,11 +73,16 @@ void op_case_free(void);
 int op_case_inputs(const op_case *c, int s, ncc_tensor *ins, int cap);
 /* A label for output o of the built graph ("out 3: Sub"). */
 const char *op_case_output_label(int o);
-/* ref's output against the target's, element by element within the
- * case's tolerance (NaN matches NaN); fails the running cmocka test
- * naming `what`. */
-void op_case_compare(const ncc_tensor *ref, const ncc_tensor *got, double atol, double rtol,
-                     const char *target, const char *what);
+/* Output o of the built case: ref's values against the target's, element
+ * by element (NaN matches NaN); fails the running cmocka test naming
+ * `what`. On target cpu an op with a row in tests/tol_cpu_ref.def (the
+ * table tests/py/diff_ort.py reads too) is held to that row's budget in
+ * ulps, scaled by |input| (`in`: the case's inputs for this set) or the
+ * largest |ref| as the row says; an elementwise op without a row must be
+ * bit-exact. Every other target and case: |target - ref| <= atol + rtol
+ * |ref| with the case's atol and rtol. */
+void op_case_compare(const op_case *c, int o, const ncc_tensor *in, const ncc_tensor *ref,
+                     const ncc_tensor *got, const char *target, const char *what);
 /* Whether the built graph has a node of op `name` (for --op). */
 bool op_case_has_op(const char *name);
 /* The compiled kernels expected of `target` (whose desc says whether it

@@ -79,8 +79,8 @@ static ncc_options options(void) {
 
 /* ---- one case on one target ---- */
 
-static void compare_all(const job *j, ncc_tensor *ref, ncc_tensor *got, int n_out, int set,
-                        const char *how) {
+static void compare_all(const job *j, const ncc_tensor *in, ncc_tensor *ref, ncc_tensor *got,
+                        int n_out, int set, const char *how) {
   const op_case *c = j->c;
   for (int o = 0; o < n_out; o++) {
     char what[200];
@@ -88,7 +88,7 @@ static void compare_all(const job *j, ncc_tensor *ref, ncc_tensor *got, int n_ou
     if (c->n_sets)
       snprintf(what + strlen(what), sizeof what - strlen(what), ", N=%lld",
                (long long)c->n_values[set]);
-    op_case_compare(&ref[o], &got[o], c->atol, c->rtol, j->target->name, what);
+    op_case_compare(c, o, in, &ref[o], &got[o], j->target->name, what);
   }
 }
 
@@ -108,13 +108,13 @@ static void run_case(const job *j, const ncc_graph *g) {
     if (st != NCC_OK) fail_msg("%s: ref: %s", c->name, ncc_error_message());
     st = ncc_module_run(m, in, n_in, got, n_out);
     if (st != NCC_OK) fail_msg("%s: run on %s: %s", c->name, t, ncc_error_message());
-    compare_all(j, ref, got, n_out, s, "run");
+    compare_all(j, in, ref, got, n_out, s, "run");
     /* again into the same buffers, poisoned first */
     for (int k = 0; k < n_out; k++)
       if (ncc_tensor_nbytes(&got[k])) memset(got[k].data, 0x7f, ncc_tensor_nbytes(&got[k]));
     st = ncc_module_run_into(m, in, n_in, got, n_out);
     if (st != NCC_OK) fail_msg("%s: run_into on %s: %s", c->name, t, ncc_error_message());
-    compare_all(j, ref, got, n_out, s, "run_into");
+    compare_all(j, in, ref, got, n_out, s, "run_into");
     for (int k = 0; k < n_out; k++) {
       ncc_tensor_free(&ref[k]);
       ncc_tensor_free(&got[k]);

@@ -20,8 +20,8 @@ Oracles (--oracle, comma-separated, default ort):
 Outputs must match every oracle in dtype, shape and value within the op's
 tolerance for that oracle: TOL against ORT; against ref the target's own
 tighter table (TOL_VS_REF: TOL_CPU_REF for cpu, in ulps and units of
-roundoff, each entry justified; TOL for targets without one); data movement
-and integer results are exact.
+roundoff, read from tests/tol_cpu_ref.def where each entry is justified;
+TOL for targets without one); data movement and integer results are exact.
 
 Every claimed op must have both generators: a new row in ops.def without
 them fails the run.  Each op draws from its own RandomState seeded by the
@@ -85,82 +85,47 @@ TOL = {
 EXACT = (0.0, 0.0)
 
 # The cpu backend against ref (--target cpu --oracle ref): (rtol, atol, scale)
-# per op, the bound documented for the backend's code plus the ref's own
-# (libm, <= 1 ulp), with about 2x margin over the largest error measured
-# (`--errors` prints it).  atol is multiplied by `scale`:
+# per op, read from tests/tol_cpu_ref.def, the table the C op tests
+# (tests/ops/op_cases.c, ops.cpu.*) include too, so the two cannot drift
+# apart; each row's bound is justified there.  A row NCC_TOL(op, ulps,
+# roundoffs, abs, scale) becomes rtol = ulps * ULP, atol = roundoffs * U + abs,
+# and atol is multiplied by `scale`:
 #   "abs"    1 (an absolute bound)
-#   "x"      |input 0| per element: errors that are absolute in the argument
-#            (cancellation in 1 + erf(x), x/6 + 1/2 near their zeros)
-#   "max"    the largest |ref output| of the tensor: normalizations, whose
-#            mean/variance/sum errors move every element of a row alike
+#   "x"      |input 0| per element
+#   "max"    the largest |ref output| of the tensor
 #   "terms"  per element, the op evaluated on |inputs| and |weights| (ONNX
-#            Runtime on the absolute-valued model): the sum of |terms| the
-#            kernel accumulates.  Recursive summation in any order is within
-#            (n-1) u sum|terms| (u = 2^-24) in the worst case and grows like
-#            sqrt(n) in practice; the vectorized kernels add in a different
-#            order (lanes, k-blocks) than ref, so both errors count.
-#   "spread" atol is absolute, and rtol grows by 2u (max x - min x): the
-#            kernel rounds x - max(x) to f32 before exp (ref subtracts in
-#            double), an error of u |x - max| relative to the result
+#            Runtime on the absolute-valued model): the sum of |terms|
+#   "spread" atol is absolute, and rtol grows by 2u (max x - min x)
 # Ops not listed must be bit-exact: one IEEE operation per element (+ - * /
 # sqrt, min/max, compare, select, casts) or data movement.
 U = 2.0 ** -24    # f32 unit roundoff
 ULP = 2.0 ** -23  # f32 ulp relative to the value, at its largest
-TOL_CPU_REF = {
-    # fma(alpha, x, beta) clipped to [0, 1]: one rounding, as in ref; allow
-    # the two roundings of an unfused multiply-add.
-    "HardSigmoid": (1 * ULP, 2 * U, "abs"),
-    # x * clip(x/6 + 1/2): the clipped factor is within 2u absolute.
-    "HardSwish": (2 * ULP, 4 * U, "x"),
-    # llvm.pow/llvm.log: libm per lane, like ref (<= 1 ulp each).
-    "Pow": (2 * ULP, 0.0, "abs"), "Log": (2 * ULP, 0.0, "abs"),
-    # Vector polynomials (codegen/llvm/emit.c): exp 1.3 ulp, tanh 1.4 ulp,
-    # erf 3.2 ulp; plus ref's libm.
-    "Exp": (3 * ULP, 0.0, "abs"), "Tanh": (3 * ULP, 0.0, "abs"),
-    "Erf": (5 * ULP, 0.0, "abs"),
-    # 1 / (1 + exp(-x)): exp's 1.3 ulp shrinks by e/(1+e), plus 2 roundings;
-    # below FLT_MIN (x < -87.3) the result is denormal, and it is 0 once
-    # exp(-x) overflows (x < -88.7) where ref still gives a denormal.
-    "Sigmoid": (4 * ULP, 2.0 ** -126, "abs"),
-    # max(x, 0) + log1p(exp(-|x|)): exp's error, damped, plus the add.
-    "Softplus": (4 * ULP, 4 * U, "abs"),
-    # x / (1 + |x|) in f32: two roundings where ref rounds once.
-    "Softsign": (2 * ULP, 0.0, "abs"),
-    # libm's f32 functions per lane (<= 1 ulp, glibc) against ref's double
-    # libm rounded once.
-    "Sin": (2 * ULP, 0.0, "abs"), "Cos": (2 * ULP, 0.0, "abs"),
-    "Tan": (2 * ULP, 0.0, "abs"), "Asin": (2 * ULP, 0.0, "abs"),
-    "Acos": (2 * ULP, 0.0, "abs"), "Atan": (2 * ULP, 0.0, "abs"),
-    "Sinh": (2 * ULP, 0.0, "abs"), "Cosh": (2 * ULP, 0.0, "abs"),
-    "Asinh": (2 * ULP, 0.0, "abs"), "Acosh": (2 * ULP, 0.0, "abs"),
-    "Atanh": (2 * ULP, 0.0, "abs"),
-    # alpha (exp(x) - 1) (Elu, Celu; Selu: alpha exp(x) - alpha, times
-    # gamma): exp's 1.3 ulp of a value <= 1 becomes absolute after the
-    # subtraction, scaled by alpha (<= 2 in the tests).
-    "Elu": (4 * ULP, 16 * U, "abs"), "Celu": (4 * ULP, 16 * U, "abs"),
-    "Selu": (4 * ULP, 16 * U, "abs"),
-    # x tanh(log(1 + exp(x))): exp's and log's errors pass through tanh
-    # (slope <= 1) and are scaled by |x|.
-    "Mish": (6 * ULP, 8 * U, "x"),
-    # 0.5 x (1 + erf(x/sqrt2)) (or tanh): erf's ~3 ulp of 1 is absolute
-    # after the cancellation with 1 at large negative x.
-    "Gelu": (6 * ULP, 8 * U, "x"),
-    # Contractions and sums: see "terms" above.
-    "MatMul": (0.0, 16 * U, "terms"), "Gemm": (0.0, 16 * U, "terms"),
-    "Conv": (0.0, 16 * U, "terms"), "ReduceSum": (0.0, 16 * U, "terms"),
-    "ReduceMean": (2 * ULP, 16 * U, "terms"), "AveragePool": (2 * ULP, 16 * U, "terms"),
-    "GlobalAveragePool": (2 * ULP, 16 * U, "terms"),
-    # Normalizations: (x - mean) * rsqrt(var + eps) * g + b, folded into one
-    # multiply-add per element by the cpu kernel.
-    "BatchNormalization": (2 * ULP, 8 * U, "max"),
-    "LayerNormalization": (4 * ULP, 16 * U, "max"),
-    # exp(x - max) / sum: exp's 1.3 ulp, the sum of positive terms, the
-    # division, and the rounding of x - max ("spread"); atol covers results
-    # that are denormal (exp near -100).
-    "Softmax": (8 * ULP, 2.0 ** -126, "spread"),
-    # x - max - log(sum): log of a sum with relative error ~ few u.
-    "LogSoftmax": (4 * ULP, 16 * U, "abs"),
-}
+TOL_CPU_REF_FILE = os.path.join(nccutil.SRC, "tests", "tol_cpu_ref.def")
+SCALES = ("abs", "x", "max", "terms", "spread")
+
+
+def _number(text):
+    text = text.strip()
+    return float.fromhex(text) if text.lower().startswith(("0x", "-0x")) else float(text)
+
+
+def read_tol_table(path):
+    """{op: (rtol, atol, scale)} from the NCC_TOL rows of `path`."""
+    table = {}
+    with open(path) as f:
+        text = f.read()
+    for m in re.finditer(r"^NCC_TOL\((\w+),([^,]+),([^,]+),([^,]+),\s*(\w+)\)\s*$", text, re.M):
+        op, ulps, roundoffs, absolute, scale = m.groups()
+        scale = scale.lower()
+        if scale not in SCALES or op in table:
+            raise RuntimeError("%s: bad row for %s" % (path, op))
+        table[op] = (_number(ulps) * ULP, _number(roundoffs) * U + _number(absolute), scale)
+    if len(table) != len(re.findall(r"^NCC_TOL\(", text, re.M)) or not table:
+        raise RuntimeError("%s: a NCC_TOL row does not parse" % path)
+    return table
+
+
+TOL_CPU_REF = read_tol_table(TOL_CPU_REF_FILE)
 # Per target; a target without a table (a GPU one, say) is held to the
 # ORT-level TOL against ref as well, until someone documents its bounds.
 TOL_VS_REF = {"cpu": TOL_CPU_REF}
@@ -501,6 +466,17 @@ def gen_conv(g):
                                                   dil[0], dil[1]),
              (n, cin) + tuple(hw), (cout, cin // grp) + tuple(ker), bias=bool(k % 2),
              group=grp, strides=st, dilations=dil, pads=pads)
+    # Padding at the end only (top = left = 0): TensorFlow's "SAME" with an
+    # even kernel at stride 1 or an odd one at stride 2 on an even size
+    # (after the random cases, so their data stays the same).
+    conv("end_pads_2x2_s1", (1, 3, 8, 9), (4, 3, 2, 2), pads=[0, 0, 1, 1])
+    conv("end_pads_3x3_s2", (1, 3, 10, 12), (4, 3, 3, 3), strides=[2, 2], pads=[0, 0, 1, 1])
+    conv("bottom_pad_only", (2, 2, 7, 6), (3, 2, 3, 3), pads=[0, 0, 2, 0])
+    conv("right_pad_only_s2", (1, 2, 7, 8), (3, 2, 3, 3), strides=[2, 2], pads=[0, 0, 0, 1])
+    conv("depthwise_end_pads_s2", (1, 8, 10, 10), (8, 1, 3, 3), group=8, strides=[2, 2],
+         pads=[0, 0, 1, 1])
+    conv("grouped_dilated_end_pads", (1, 4, 9, 9), (6, 2, 3, 3), group=2, dilations=[2, 2],
+         pads=[0, 0, 3, 1])
 
 
 def gen_batchnorm(g):
@@ -1017,6 +993,10 @@ def wide_conv(g):
     conv("wide_depthwise", (1, 33, 17, 17), (33, 1, 3, 3), group=33, pads=[1, 1, 1, 1])
     conv("wide_1x1_1000px", (2, 64, 25, 40), (17, 64, 1, 1))
     conv("wide_groups2_s2", (1, 34, 11, 13), (18, 17, 3, 3), group=2, strides=[2, 2])
+    # end-only padding on the vector paths (odd widths: masked tails)
+    conv("wide_end_pads_s2", (1, 17, 34, 66), (33, 17, 3, 3), strides=[2, 2], pads=[0, 0, 1, 1])
+    conv("wide_depthwise_end_pads_s2", (1, 32, 34, 34), (32, 1, 3, 3), group=32,
+         strides=[2, 2], pads=[0, 0, 1, 1])
 
 
 def wide_batchnorm(g):

@@ -7,8 +7,9 @@
  * blocked values in between. Besides the values, each case checks that no
  * node fell back to a reference kernel (the lowering really handled it).
  * Sizes are odd on purpose: output widths that are not a multiple of the
- * pixel run, batch 3, padding on every side. tests/blocked.cmake reruns
- * this executable with NCC_VECTOR_WIDTH=8/4/1.
+ * pixel run, batch 3, padding on every side or at the end only
+ * (top = left = 0). tests/blocked.cmake reruns this executable with
+ * NCC_VECTOR_WIDTH=8/4/1.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -220,6 +221,45 @@ static void test_conv_asym_pads(void **state) {
   }
 }
 
+/* Padding at the end only (top = left = 0): TensorFlow's "SAME" with a 2x2
+ * kernel at stride 1 or a 3x3 at stride 2 on even sizes, dense and
+ * depthwise. The interior must stop before the windows that cross the
+ * bottom/right edge, though no begin pad calls for a border. */
+static void test_conv_end_pads(void **state) {
+  (void)state;
+  static const struct {
+    int64_t n, c, h, w, oc, kh, stride, pads[4];
+    int k;
+    bool dw;
+  } cases[] = {
+      {1, 16, 14, 15, 32, 2, 1, {0, 0, 1, 1}, 16, false}, /* 2x2 stride 1 */
+      {2, 16, 14, 18, 16, 3, 2, {0, 0, 1, 1}, 16, false}, /* 3x3 stride 2 */
+      {1, 8, 9, 12, 16, 3, 2, {0, 0, 0, 1}, 8, false},    /* right only */
+      {3, 8, 10, 7, 8, 3, 1, {0, 0, 2, 0}, 4, false},     /* bottom only */
+      {1, 32, 14, 14, 32, 3, 2, {0, 0, 1, 1}, 16, true},  /* depthwise /2 */
+      {2, 16, 10, 12, 16, 3, 2, {0, 0, 1, 1}, 8, true},
+      {1, 8, 9, 9, 8, 2, 1, {0, 0, 1, 1}, 4, true},       /* depthwise 2x2 */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    fresh();
+    int64_t dx[4] = {cases[c].n, cases[c].c, cases[c].h, cases[c].w};
+    int64_t dw[4] = {cases[c].oc, cases[c].dw ? 1 : cases[c].c, cases[c].kh, cases[c].kh};
+    ncc_value *y = OP(NCC_OP_CONV, reorder(input(NCC_DT_F32, 4, dx), cases[c].k),
+                      rand_const(4, dw), rand_const(1, dw));
+    if (cases[c].dw)
+      assert_int_equal(ncc_node_set_attr_int(G, last_node, "group", cases[c].c), NCC_OK);
+    ints_attr("strides", cases[c].stride, 2);
+    assert_int_equal(ncc_node_set_attr_ints(G, last_node, "pads", cases[c].pads, 4), NCC_OK);
+    set_block(y, cases[c].k);
+    output(reorder(y, 1));
+    infer();
+    verify();
+    char what[40];
+    snprintf(what, sizeof what, "Conv end pads %zu", c);
+    check(dx, 1e-5, 1e-4, what);
+  }
+}
+
 static void test_depthwise(void **state) {
   (void)state;
   static const struct {
@@ -374,6 +414,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_conv, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv_symbolic, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conv_asym_pads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conv_end_pads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_depthwise, setup, teardown),
       cmocka_unit_test_setup_teardown(test_epilogue, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pool, setup, teardown),

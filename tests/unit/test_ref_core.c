@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -156,6 +157,51 @@ static void check_f32(const ncc_tensor *t, int n, const float *want,
     double err = fabs((double)got[i] - want[i]);
     if (err > tol * (1.0 + fabs(want[i])) && !(got[i] == want[i]))
       fail_msg("element %d: got %.9g, want %.9g", i, got[i], want[i]);
+  }
+}
+
+/* The cpu backend's budgets against ref (tests/tol_cpu_ref.def, the table
+ * tests/py/diff_ort.py and tests/ops read too): each includes ref's own
+ * error, so ref against the correctly rounded value stays within it. */
+static const struct {
+  const char *op;
+  double ulps, roundoffs, abs;
+  bool per_x; /* scale X: the absolute part times |x| */
+} tols[] = {
+#define PER_X_ABS false
+#define PER_X_X true
+#define PER_X_MAX false
+#define PER_X_TERMS false
+#define PER_X_SPREAD false
+#define NCC_TOL(op_, ulps_, roundoffs_, abs_, scale_) {#op_, ulps_, roundoffs_, abs_, PER_X_##scale_},
+#include "tests/tol_cpu_ref.def"
+#undef NCC_TOL
+};
+
+/* Element i of `t` against want[i] (f32 of the double result) within op's
+ * row of the table, in ulps of want; an op without a row must be exact. */
+static void check_ulp(const ncc_tensor *t, int n, const float *want, const float *x,
+                      ncc_op op) {
+  assert_int_equal(t->dtype, NCC_DT_F32);
+  assert_int_equal(ncc_tensor_numel(t), n);
+  double ulps = 0, absolute = 0;
+  bool per_x = false;
+  for (size_t r = 0; r < sizeof tols / sizeof *tols; r++)
+    if (strcmp(tols[r].op, ncc_op_name(op)) == 0) {
+      ulps = tols[r].ulps;
+      absolute = tols[r].roundoffs * 0x1p-24 + tols[r].abs;
+      per_x = tols[r].per_x;
+    }
+  const float *got = t->data;
+  for (int i = 0; i < n; i++) {
+    if (got[i] == want[i] || (isnan(got[i]) && isnan(want[i]))) continue;
+    float a = fabsf(want[i]);
+    double ulp = isinf(a) ? 0 : (double)nextafterf(a, INFINITY) - (double)a;
+    double err = fabs((double)got[i] - (double)want[i]);
+    if (!(err <= ulps * ulp + absolute * (per_x ? fabs(x[i]) : 1.0)))
+      fail_msg("%s element %d: got %.9g, want %.9g (%.3g ulp; budget %g ulp + %g)",
+               ncc_op_name(op), i, got[i], want[i], ulp > 0 ? err / ulp : INFINITY, ulps,
+               absolute);
   }
 }
 
@@ -336,7 +382,7 @@ static void test_unary_values(void **state) {
       }
       want[k] = (float)v;
     }
-    check_f32(&o[i], N, want, 1e-6);
+    check_ulp(&o[i], N, want, xv, ops[i]);
   }
   /* Stable forms: no overflow to inf or underflow to 0 where avoidable. */
   assert_true(((float *)o[5].data)[0] > 0.0f); /* sigmoid(-100) = 3.7e-44 */

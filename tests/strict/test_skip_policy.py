@@ -34,6 +34,7 @@ CUDA = skipped("ops.cuda", "SKIP cuda: no CUDA driver (libcuda.so.1: cannot open
 DEVICE = skipped("gpu.cuda.module", "skipped: target cuda unavailable (no CUDA device)\n")
 ORT = skipped("python.diff_ort", "skipped: No module named 'onnxruntime' "
               "(pip install -r tools/requirements.txt)\n")
+PTXAS = skipped("gpu.cuda.ptx.blocks", "skipped: no ptxas at /usr/local/cuda/bin/ptxas\n")
 QEMU = skipped("aarch64.models", "SKIP: qemu-aarch64 not found\n")
 SILENT = skipped("misc.silent", "")
 
@@ -60,9 +61,10 @@ def main():
             print("FAIL %s:\n%s" % (what, out))
 
     with tempfile.TemporaryDirectory(prefix="ncc-skips-") as tmp:
-        rc, out = run(tmp, PASSED + CUDA + DEVICE, "--strict")
-        check("hardware skips pass in strict mode", rc == 0 and "2 skipped" in out
-              and "no CUDA driver" in out and "no CUDA device" in out, out)
+        rc, out = run(tmp, PASSED + CUDA + DEVICE + PTXAS, "--strict")
+        check("hardware skips pass in strict mode", rc == 0 and "3 skipped" in out
+              and "no CUDA driver" in out and "no CUDA device" in out and "no ptxas" in out,
+              out)
         for body, why in ((ORT, "onnxruntime"), (QEMU, "qemu-aarch64"),
                           (SILENT, "printed no reason")):
             rc, out = run(tmp, PASSED + CUDA + body, "--strict")

@@ -207,15 +207,36 @@ static bool reorder(lay *L, ncc_value *src, ncc_value *dst) {
  * Blocking pays inside a region of blocked nodes (joined by blocked
  * values) and costs at its edges: each Reorder is a pass over memory and a
  * kernel launch. The first sweep makes every decision without changing the
- * graph, records each region's conv FLOPs and edge bytes (symbolic dims
+ * graph, records each region's conv FLOPs and edge costs (symbolic dims
  * counted as 1: both scale with the batch), and a region is blocked only
- * when its convs do at least MIN_FLOPS_PER_EDGE_BYTE per byte reordered.
- * Measured on the generated blocks (16x16x64, AVX-512, 1 and 2 threads):
- * a depthwise-separable pair (~35 FLOP/B) loses 20-30% to its two edge
- * Reorders; a single 3x3 conv and a depthwise-separable stack (~145) are
- * at break-even (-25%..+4% and -4%..+9%), so they stay plain; a residual
- * block (~290) or a deeper conv stack gains 3-23%. */
-#define MIN_FLOPS_PER_EDGE_BYTE 150.0
+ * when its convs do at least MIN_FLOPS_PER_EDGE_BYTE per byte of edge cost
+ * (docs/PASSES.md has the measurements). Measured on AVX-512, 1 thread: a
+ * lone depthwise-separable pair at 16x16x64 (~18 by this count) lost 18%
+ * blocked; a stack of 8 (~200) won 19-25%, and on real networks blocking
+ * every region beat the earlier bytes-only rule at 150 FLOP/B (which left
+ * EfficientNet-B0's early stages plain) by 20% on EfficientNet-B0. */
+#define MIN_FLOPS_PER_EDGE_BYTE 20.0
+/* A Reorder also costs a kernel launch (fork/join): about 2 us, the time
+ * of this many bytes at the 1-thread copy bandwidth (~14 GB/s). It is what
+ * makes a lone depthwise-separable pair at 16x16 lose to its Reorders
+ * while the same ops at 56x56 win. */
+#define REORDER_FIXED_BYTES 32768.0
+/* A depthwise conv's FLOPs count this many times: its plain kernel is far
+ * slower per FLOP than the blocked one (EfficientNet-B0, 1 thread: 3.4x at
+ * 3x3 stride 2, 4.9x at 5x5 stride 2), so blocking pays at fewer FLOPs.
+ * With 1, MobileNetV3's and EfficientNet's early regions stayed plain and
+ * the whole network ran 10-20% slower (measured against threshold 0). */
+#define DEPTHWISE_WEIGHT 4.0
+
+static double reorder_cost(const ncc_value *v) {
+  return (double)ncc_value_bytes(v, 1) + REORDER_FIXED_BYTES;
+}
+
+static bool depthwise(const ncc_node *n) {
+  const ncc_value *w = n->n_in > 1 ? n->in[1] : NULL;
+  return n->op == NCC_OP_CONV && w && w->shape.rank == 4 && w->shape.d[1] == 1 &&
+         n->out[0] && n->out[0]->shape.d[1] > 1 && ncc_attr_int(n, "group", 1) == n->out[0]->shape.d[1];
+}
 
 static int find(int *r, int i) {
   while (r[i] != i) i = r[i] = r[r[i]];
@@ -236,7 +257,7 @@ static ncc_value *as_blocked(lay *L, ncc_node *reader, ncc_value *v) {
   NCC_ASSERT(v->id < L->n_vals); /* original nodes read original values */
   if (L->to_blk[v->id]) return L->to_blk[v->id];
   if (L->planning) { /* a Reorder at the reader's region edge */
-    if (!L->charged[v->id]) L->edge[reader->id] += ncc_value_bytes(v, 1);
+    if (!L->charged[v->id]) L->edge[reader->id] += reorder_cost(v);
     L->charged[v->id] = true;
     return v;
   }
@@ -251,7 +272,7 @@ static ncc_value *as_plain(lay *L, ncc_value *v) {
   NCC_ASSERT(v->id < L->n_vals);
   if (L->to_plain[v->id]) return L->to_plain[v->id];
   if (L->planning) { /* a Reorder at the producer's region edge */
-    if (v->producer && !L->charged[v->id]) L->edge[v->producer->id] += ncc_value_bytes(v, 1);
+    if (v->producer && !L->charged[v->id]) L->edge[v->producer->id] += reorder_cost(v);
     L->charged[v->id] = true;
     return v;
   }
@@ -267,7 +288,7 @@ static bool block_output(lay *L, ncc_node *n) {
   ncc_value *y = n->out[0];
   bool out = ncc_is_graph_output(L->g, y);
   if (L->planning) {
-    if (out) L->edge[n->id] += ncc_value_bytes(y, 1);
+    if (out) L->edge[n->id] += reorder_cost(y);
     else L->blk[y->id] = true;
     return true;
   }
@@ -306,7 +327,7 @@ static ncc_status rewrite_node(lay *L, ncc_node *n) {
     L->region[n->id] = n->id;
     for (int i = 0; i < n->n_in; i++)
       if (n->in[i] && is_blocked_in(L, n->in[i])) join(L, n->id, n->in[i]);
-    if (conv) L->flops[n->id] += ncc_node_flops(n, 1);
+    if (conv) L->flops[n->id] += ncc_node_flops(n, 1) * (depthwise(n) ? DEPTHWISE_WEIGHT : 1);
   }
   for (int i = 0; i < n->n_in; i++) {
     ncc_value *v = n->in[i];

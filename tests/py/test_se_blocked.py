@@ -106,10 +106,12 @@ def se_model(C, H, W, gate="HardSigmoid", scale_first=True, seed=0, extra_ch=Fal
 
 CASES = [
     # (name, C, H, W, gate, scale first, per-channel ops)
-    ("hsig_c48_7x7", 48, 7, 7, "HardSigmoid", True, False),
-    ("sigmoid_c32_5x9", 32, 5, 9, "Sigmoid", False, True),
-    ("hsig_c16_11x3", 16, 11, 3, "HardSigmoid", False, True),
-    ("sigmoid_c64_1x13", 64, 1, 13, "Sigmoid", True, False),
+    # sizes large enough that the layout pass's cost model blocks them
+    # (about 20-40 FLOPs per byte of its Reorders and their launches)
+    ("hsig_c48_23x25", 48, 23, 25, "HardSigmoid", True, False),
+    ("sigmoid_c32_25x27", 32, 25, 27, "Sigmoid", False, True),
+    ("hsig_c16_39x41", 16, 39, 41, "HardSigmoid", False, True),
+    ("sigmoid_c64_3x23", 64, 3, 23, "Sigmoid", True, False),
 ]
 BLOCKS = [16, 8, 4, 1]
 
@@ -149,7 +151,7 @@ def test_scale_mul_is_blocked():
     """The layout pass blocks the SE scale Mul (else the values test would
     check the plain kernel only)."""
     with nccutil.Workdir() as tmp:
-        for name, C, H, W, gate, sf, ch in CASES[:1]:
+        for name, C, H, W, gate, sf, ch in CASES:
             path = save(tmp, name, se_model(C, H, W, gate, sf, extra_ch=ch))
             for kb in (16, 8):
                 rc, out, err = ncc("opt", path, "--layout-block=%d" % kb)
@@ -352,7 +354,7 @@ def test_dense_join_against_ort():
     BN's per-channel Mul reads its plain constants), at blocks 16, 8, 4 and
     1 and batch 1 and 3."""
     with nccutil.Workdir() as tmp:
-        path = save(tmp, "dense", dense_model(5, 7))
+        path = save(tmp, "dense", dense_model(9, 11))
         for kb in BLOCKS:
             rc, out, err = ncc("check", path, "--target=cpu", "--layout-block=%d" % kb,
                                "--no-cache")
@@ -364,7 +366,7 @@ def test_dense_join_against_ort():
                     line = [l for l in out.splitlines() if l.rstrip().endswith("@" + node)]
                     nccutil.check(line and re.search(r"#nchw%dc = %s" % (kb, op), line[0]),
                                   "block %d: %s not blocked: %s" % (kb, node, line))
-            check_batches(tmp, path, "dense", 5, 7, kb)
+            check_batches(tmp, path, "dense", 9, 11, kb)
 
 
 def main():

@@ -47,13 +47,15 @@ DEFAULT_DIRS = ["ir", "passes", "codegen", "runtime/ref"]
 CLI = "ncc_cli"
 TEST_MAP = [
     ("passes/fusion.c",
-     r"^(unit\.test_passes|filecheck\.fuse_.*|filecheck\.pass_manager)$", [CLI, "test_passes"]),
+     r"^(unit\.test_passes|filecheck\.fuse_.*|filecheck\.pass_manager|python\.mutation_cases\.cpu)$",
+     [CLI, "test_passes"]),
     ("passes/memplan*.c",
-     r"^(unit\.test_memory|memory\.test_memory|filecheck\.fuse_memplan)$", [CLI, "test_memory"]),
+     r"^(unit\.test_(memory|memplan_oom)|memory\.test_memory|filecheck\.fuse_memplan)$",
+     [CLI, "test_memory", "test_memplan_oom"]),
     ("passes/*.c",
      r"^(unit\.test_passes|filecheck\.pass_.*|filecheck\.logic\..*)$", [CLI, "test_passes"]),
     ("ir/shape*.c",
-     r"^(unit\.test_shape|ops\.rest|filecheck\.(rt_.*|bad_infer|bad_rank))$",
+     r"^(unit\.test_shape|ops\.rest|filecheck\.(rt_.*|bad_infer|bad_rank)|python\.mutation_cases)$",
      [CLI, "test_shape", "test_backend_ops"]),
     ("ir/text_*.c", r"^(unit\.test_text|filecheck\.(bad_.*|rt_.*))$", [CLI, "test_text"]),
     ("ir/*.c",
@@ -61,10 +63,10 @@ TEST_MAP = [
      [CLI, "test_ir", "test_shape", "test_text", "test_attrs", "test_window", "test_passes",
       "test_backend_ops"]),
     ("codegen/llvm/*.c", r"^(ops\.cpu\.w8|ops\.cpu\.w1)$", ["test_backend_ops"]),
-    ("codegen/*.c", r"^(ops\.cpu\.w8|unit\.test_lower_rules)$",
-     ["test_backend_ops", "test_lower_rules"]),
-    ("runtime/ref/*.c", r"^(unit\.test_ref_(core|nn)|ops\.rest)$",
-     ["test_ref_core", "test_ref_nn", "test_backend_ops"]),
+    ("codegen/*.c", r"^(ops\.cpu\.w8|unit\.test_lower_rules|python\.mutation_cases\.cpu)$",
+     [CLI, "test_backend_ops", "test_lower_rules"]),
+    ("runtime/ref/*.c", r"^(unit\.test_ref_(core|nn)|ops\.rest|python\.mutation_cases)$",
+     [CLI, "test_ref_core", "test_ref_nn", "test_backend_ops"]),
 ]
 
 # Rules universalmutator applies to C (its own `mutate FILE c` set).

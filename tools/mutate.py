@@ -392,6 +392,8 @@ def main():
     ap.add_argument("--justifications", default=JUSTIFICATIONS)
     ap.add_argument("--rerun", metavar="REPORT.json", help="run again the mutants of a previous report")
     ap.add_argument("--rerun-status", default="survived", help="which of --rerun's mutants (default survived)")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --rerun: report the previous results with the rerun ones replaced")
     ap.add_argument("--report", default=None, help="report prefix (default <build>/mutate-report)")
     ap.add_argument("--list", action="store_true", help="print the sampled mutants and exit")
     ap.add_argument("--restore", action="store_true", help="only restore a mutant an interrupted run left")
@@ -409,6 +411,8 @@ def main():
         with open(a.rerun) as f:
             prev = json.load(f)
         want = {m["id"] for m in prev["mutants"] if m["status"] in a.rerun_status.split(",")}
+        if a.merge:
+            kept = [m for m in prev["mutants"] if m["id"] not in want]
         files = sorted({m["file"] for m in prev["mutants"] if m["id"] in want})
         queues = [[m for m in generate(f) if m["id"] in want] for f in files]
         lost = len(want) - sum(len(q) for q in queues)
@@ -469,7 +473,8 @@ def main():
                 % (regex, "timeout" if timed_out else ", ".join(n for n, _ in failed)))
         print("baseline -R '%s' passes (%.0f s)" % (regex, time.time() - t0), flush=True)
 
-    results = []
+    results = list(kept) if a.rerun and a.merge else []
+    n_kept = len(results)
     start = time.time()
     unfinished = 0
     try:
@@ -503,7 +508,7 @@ def main():
                 show(m["orig"]), show(m["new"]), r["seconds"]), flush=True)
             write_report(prefix, config, results, len(chosen) - i - 1)
     except KeyboardInterrupt:
-        unfinished = len(chosen) - len(results)
+        unfinished = len(chosen) - (len(results) - n_kept)
         print("\nmutate: interrupted; the tree is restored", file=sys.stderr)
         write_report(prefix, config, results, unfinished)
         return 130

@@ -88,7 +88,8 @@ def test_convtranspose_bias_and_none():
 def test_symbolic_dim_arithmetic():
     """Shape arithmetic on a symbolic batch N (ir/shape_eltwise.c's content
     rules): N+0 and N*1 stay N, N+1 and N*2 are not N. The results size
-    ConstantOfShape outputs, so a wrong rule gives a wrong shape."""
+    ConstantOfShape outputs: checked against ONNX Runtime when run, and the
+    types inferred at compile time against the algebra."""
     r = rng("symdim")
     x = r.standard_normal((3, 4)).astype(F32)
     i64 = lambda v: numpy_helper.from_array(np.array(v, dtype=np.int64))  # noqa: E731
@@ -114,6 +115,19 @@ def test_symbolic_dim_arithmetic():
     m = onnx.shape_inference.infer_shapes(m, check_type=True)
     onnx.checker.check_model(m)
     check_vs_ort("N+0, N+1, N*1, N*2, N-0, N+2", m, {"x": x})
+    # The compile-time types, from algebra: y0, y2, y4 are N long (N+0, N*1,
+    # N-0); y1, y3, y5 (N+1, N*2, N+2) are not (ncc gives them fresh dims).
+    with nccutil.Workdir() as wd:
+        path = os.path.join(wd, "sym.onnx")
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+        p = subprocess.run([NCC, "opt", "-O0", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        nccutil.check(p.returncode == 0, "ncc opt: %s" % p.stderr.decode())
+        types = dict(re.findall(r"%(y\d): (\S+) = ", p.stdout.decode()))
+        for i in range(6):
+            nccutil.check((types.get("y%d" % i) == "f32[N]") == (i % 2 == 0),
+                          "y%d has type %s" % (i, types.get("y%d" % i)))
 
 
 @case
@@ -141,6 +155,16 @@ def test_squeeze_runtime_axes_of_shape_content():
     m.ir_version = helper.find_min_ir_version_for(opsets)
     onnx.checker.check_model(m)
     check_vs_ort("Squeeze(Shape(x), runtime axes)", m, {"x": x, "ax": ax})
+    # and at compile time (-O0: no pass folds the Squeeze away) y is N long
+    with nccutil.Workdir() as wd:
+        path = os.path.join(wd, "sq.onnx")
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+        p = subprocess.run([NCC, "opt", "-O0", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        nccutil.check(p.returncode == 0, "ncc opt: %s" % p.stderr.decode())
+        nccutil.check("%y: f32[N] = ConstantOfShape" in p.stdout.decode(),
+                      "y's type: %s" % p.stdout.decode())
 
 
 @case
@@ -212,16 +236,20 @@ def test_integer_reductions():
 
 
 @case
-def test_equal_float():
-    """Equal on floats (bool output), exact ties and near misses."""
+def test_compare_float_dtypes():
+    """Equal/Less/Greater on f32 (the typed rows) and f64 (the generic path of
+    ref_eltwise.c, bin_f), with exact ties, near misses and broadcasting."""
     r = rng("equal")
-    a = r.randint(-2, 3, (3, 5)).astype(F32)
-    b = r.randint(-2, 3, (3, 5)).astype(F32)
-    b[0, :2] = np.nextafter(a[0, :2], np.float32(9))
-    for bb in (b, b[1:2]):
-        node = helper.make_node("Equal", ["a", "b"], ["y"])
-        feeds = {"a": a, "b": bb}
-        check_vs_ort("Equal %s" % (bb.shape,), model([node], feeds, {}, ["y"]), feeds)
+    for dt in (np.float32, np.float64):
+        a = r.randint(-2, 3, (3, 5)).astype(dt)
+        b = r.randint(-2, 3, (3, 5)).astype(dt)
+        b[0, :2] = np.nextafter(a[0, :2], dt(9))
+        for op in ("Equal", "Less", "Greater"):
+            for bb in (b, b[1:2]):
+                node = helper.make_node(op, ["a", "b"], ["y"])
+                feeds = {"a": a, "b": bb}
+                check_vs_ort("%s %s %s" % (op, np.dtype(dt).name, bb.shape),
+                             model([node], feeds, {}, ["y"]), feeds)
 
 
 # ---- fusion (passes/fusion.c) -----------------------------------------------

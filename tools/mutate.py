@@ -20,6 +20,7 @@ See docs/TESTING.md, "Mutation testing", for how to run it on a change.
 """
 import argparse
 import contextlib
+import fcntl
 import fnmatch
 import hashlib
 import io
@@ -401,7 +402,15 @@ def main():
 
     build = os.path.abspath(a.build)
     tree = Tree(build)
-    tree.recover()
+    # one run per build dir: a second one would "recover" the first's mutant
+    # (--list touches nothing, so it neither locks nor recovers)
+    if not a.list:
+        lock = open(os.path.join(tree.dir, "lock"), "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            die("another tools/mutate.py run is using %s" % build)
+        tree.recover()
     if a.restore:
         return 0
     just = read_justifications(a.justifications)

@@ -190,6 +190,57 @@ def test_bias_length_error_names_sizes():
         nccutil.check("bias has 5 entries, expected 2" in err, "message: %s" % err.strip())
 
 
+@case
+def test_attention_3d_kv_length():
+    """3-D Attention (q_num_heads/kv_num_heads): the kv sequence length is K's
+    dim 1, which differs here from its hidden size (dim 2), as do the heads."""
+    r = rng("att3d")
+    feeds = {"q": r.standard_normal((2, 4, 12)).astype(F32),
+             "k": r.standard_normal((2, 6, 12)).astype(F32),
+             "v": r.standard_normal((2, 6, 9)).astype(F32)}
+    node = helper.make_node("Attention", ["q", "k", "v"], ["y"], q_num_heads=3, kv_num_heads=3)
+    check_vs_ort("Attention 3-D", model([node], feeds, {}, ["y"], opset=23), feeds)
+
+
+@case
+def test_roialign():
+    """RoiAlign's rule checks rois (rank 2) and batch_indices (rank 1)."""
+    r = rng("roialign")
+    x = r.standard_normal((2, 3, 8, 9)).astype(F32)
+    rois = np.array([[0.5, 1.0, 5.0, 6.5], [2.0, 0.0, 8.0, 4.0], [1.0, 1.0, 3.0, 7.0]], F32)
+    bi = np.array([1, 0, 1], np.int64)
+    node = helper.make_node("RoiAlign", ["x", "rois", "bi"], ["y"], output_height=3,
+                            output_width=2, sampling_ratio=2)
+    feeds = {"x": x, "rois": rois, "bi": bi}
+    check_vs_ort("RoiAlign", model([node], feeds, {}, ["y"], opset=16), feeds)
+
+
+@case
+def test_clip_bounds_must_be_scalars():
+    """Clip's min and max inputs are scalars of x's dtype (ONNX): a [2] min
+    is rejected (exit 2) naming the input; scalar bounds match ONNX Runtime."""
+    r = rng("clip")
+    x = r.standard_normal((3, 4)).astype(F32)
+    inits = {"lo": np.array(-0.5, F32), "hi": np.array(0.7, F32)}
+    node = helper.make_node("Clip", ["x", "lo", "hi"], ["y"])
+    check_vs_ort("Clip", model([node], {"x": x}, inits, ["y"]), {"x": x})
+    bad = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", 1, [3, 4])],
+        [helper.make_tensor_value_info("y", 1, [3, 4])],
+        initializer=[numpy_helper.from_array(np.array([-0.5, 0.1], F32), "lo"),
+                     numpy_helper.from_array(inits["hi"], "hi")])
+    m = helper.make_model(bad, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    with nccutil.Workdir() as wd:
+        path = os.path.join(wd, "bad.onnx")
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+        p = subprocess.run([NCC, "opt", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        err = p.stderr.decode()
+        nccutil.check(p.returncode == 2, "exit %d, expected 2: %s" % (p.returncode, err))
+        nccutil.check("input 1 (min) must be a scalar" in err, "message: %s" % err.strip())
+
+
 # ---- reference kernels (runtime/ref/) ----------------------------------------
 
 @case
@@ -218,6 +269,17 @@ def test_reduce_partial_and_negative_axes():
             node = helper.make_node(op, ["x", "axes"], ["y"], keepdims=keep)
             check_vs_ort("%s axes=%s" % (op, axes),
                          model([node], {"x": x}, {"axes": ax}, ["y"], opset=18), {"x": x})
+
+
+@case
+def test_global_pools():
+    """GlobalMaxPool (all-negative planes: the running maximum starts below
+    every value) and GlobalAveragePool / GlobalLpPool."""
+    r = rng("gpool")
+    x = (r.standard_normal((2, 3, 4, 5)) - 5.0).astype(F32)
+    for op, attrs in (("GlobalMaxPool", {}), ("GlobalAveragePool", {}), ("GlobalLpPool", {"p": 2})):
+        node = helper.make_node(op, ["x"], ["y"], **attrs)
+        check_vs_ort(op, model([node], {"x": x}, {}, ["y"]), {"x": x})
 
 
 @case
@@ -311,6 +373,33 @@ def test_conv1x1_lowers_as_matmul():
             nccutil.check(("(in1: f32, in0: f32," in head) == matmul,
                           "Conv %dx%d %s: kernel %s (matmul form expected: %s)"
                           % (k, k, attrs, head, matmul))
+
+
+@case
+def test_every_node_after_a_group_is_compiled():
+    """codegen/lower_graph.c lowers the fused groups, then every other node: a
+    MatMul and a Softmax after a fused Add+Relu get kernels of their own
+    (none is left to the host); values against ONNX Runtime."""
+    if TARGET != "cpu":
+        return
+    r = rng("lowerall")
+    feeds = {"x": r.standard_normal((4, 8)).astype(F32)}
+    inits = {"b": r.standard_normal((8,)).astype(F32), "w": r.standard_normal((8, 5)).astype(F32)}
+    nodes = [helper.make_node("Add", ["x", "b"], ["a"]), helper.make_node("Relu", ["a"], ["h"]),
+             helper.make_node("MatMul", ["h", "w"], ["mm"]),
+             helper.make_node("Softmax", ["mm"], ["y"], axis=-1)]
+    m = model(nodes, feeds, inits, ["y"])
+    check_vs_ort("Add+Relu, MatMul, Softmax", m, feeds)
+    with nccutil.Workdir() as wd:
+        path = os.path.join(wd, "m.onnx")
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+        p = subprocess.run([NCC, "compile", path, "--target=cpu", "--emit=kir"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        nccutil.check(p.returncode == 0, p.stderr.decode())
+        names = re.findall(r"^kernel (\w+)\(", p.stdout.decode(), re.M)
+        for op in ("MatMul", "Softmax"):
+            nccutil.check(any(op in n for n in names), "no %s kernel in %s" % (op, names))
 
 
 def main():

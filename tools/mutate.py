@@ -435,7 +435,15 @@ def main():
             ms = generate(f, lines)
             ms = spread(ms, random.Random("%d:%s" % (a.seed, f)))
             queues.append(ms[:a.per_file] if a.per_file else ms)
-    # round-robin over files, so a total cap or a time budget covers every file
+    # interleave the files of different directories, then round-robin over
+    # files, so a total cap or a time budget samples every directory and file
+    by_dir = {}
+    for q in queues:
+        if q:
+            by_dir.setdefault(os.path.dirname(q[0]["file"]), []).append(q)
+    queues = []
+    for i in range(max((len(v) for v in by_dir.values()), default=0)):
+        queues += [v[i] for _, v in sorted(by_dir.items()) if i < len(v)]
     chosen = []
     depth = 0
     while any(depth < len(q) for q in queues):

@@ -200,6 +200,16 @@ def test_attention_3d_kv_length():
              "v": r.standard_normal((2, 6, 9)).astype(F32)}
     node = helper.make_node("Attention", ["q", "k", "v"], ["y"], q_num_heads=3, kv_num_heads=3)
     check_vs_ort("Attention 3-D", model([node], feeds, {}, ["y"], opset=23), feeds)
+    # with a past: the present K/V hold past + K's sequence length entries
+    feeds = {"q": r.standard_normal((1, 2, 8)).astype(F32),
+             "k": r.standard_normal((1, 3, 8)).astype(F32),
+             "v": r.standard_normal((1, 3, 6)).astype(F32),
+             "pk": r.standard_normal((1, 2, 4, 4)).astype(F32),
+             "pv": r.standard_normal((1, 2, 4, 3)).astype(F32)}
+    node = helper.make_node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y", "k2", "v2"],
+                            q_num_heads=2, kv_num_heads=2)
+    check_vs_ort("Attention 3-D with past",
+                 model([node], feeds, {}, ["y", "k2", "v2"], opset=23), feeds)
 
 
 @case

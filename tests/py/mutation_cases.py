@@ -141,12 +141,10 @@ def test_squeeze_runtime_axes_of_shape_content():
     i64 = lambda v: numpy_helper.from_array(np.array(v, dtype=np.int64))  # noqa: E731
     nodes = [helper.make_node("Shape", ["x"], ["s"], end=1),
              helper.make_node("Squeeze", ["s", "ax"], ["n"]),
-             helper.make_node("Constant", [], ["one"], value=i64([1])),
-             helper.make_node("Unsqueeze", ["n", "one0"], ["u"]),
-             helper.make_node("Constant", [], ["one0"], value=i64([0])),
+             helper.make_node("Constant", [], ["zero"], value=i64([0])),
+             helper.make_node("Unsqueeze", ["n", "zero"], ["u"]),
              helper.make_node("ConstantOfShape", ["u"], ["y"],
                               value=numpy_helper.from_array(np.array([2.5], F32)))]
-    nodes = [nodes[0], nodes[1], nodes[4], nodes[3], nodes[5]]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, ["N", 4]),
                                            helper.make_tensor_value_info("ax", 7, [1])],
                               [helper.make_tensor_value_info("y", 1, ["M"])])

@@ -7,7 +7,8 @@
 #   cmake --build build-tsan --target ncc_cli test_module_threads test_jit_threads test_aot_rt
 #   ctest -L tsan
 if(NCC_TSAN)
-  set(NCC_TSAN_ENV "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1")
+  # tsan.supp: libLLVM's own (uninstrumented) synchronisation
+  set(NCC_TSAN_ENV "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1 suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tsan.supp")
   set_tests_properties(unit.test_module_threads PROPERTIES
     LABELS "unit;tsan" ENVIRONMENT "${NCC_TEST_ENV};${NCC_TSAN_ENV}")
   if(NCC_LLVM)

@@ -5,7 +5,9 @@
 #                      default, is ops.cpu.w*: tests/ops.cmake)
 #   python.diff_ort.cpu.tier0/1/2  diff_ort's cases through `ncc run` at
 #                      each tier (NCC_CODEGEN_OPT), against ONNX Runtime
-#                      and ref
+#                      and ref (label release: tools/test.sh runs them in
+#                      the release build, ~4 min each under ASan; the
+#                      sanitizers still see every tier in ops.cpu.tier*)
 #   tiers.cli          --codegen-opt and NCC_CODEGEN_OPT reach the library,
 #                      bad values, resblock at every tier (tiers/)
 if(NOT TARGET ncc OR NOT NCC_LLVM)
@@ -18,7 +20,7 @@ foreach(t 0 1 2)
                    --target cpu --oracle ort,ref)
   set_tests_properties(python.diff_ort.cpu.tier${t} PROPERTIES
     ENVIRONMENT "${NCC_TEST_ENV};NCC_CODEGEN_OPT=${t}"
-    LABELS "python;cpu;tiers"
+    LABELS "python;cpu;tiers;release"
     TIMEOUT 1800
     SKIP_RETURN_CODE 77)
 endforeach()

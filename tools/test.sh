@@ -50,11 +50,12 @@ cmake -S "$root" -B "$san" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_BUILD_TYPE=Debug 
   -DNCC_SANITIZE=ON -DNCC_FUZZ=ON >/dev/null
 cmake --build "$san" -j"$jobs"
 
-# the model zoo (label zoo: 34 real torch models, ref and cpu) runs in the
-# release build below: under ASan it would take most of CI's time
-ctest_stage asan "$san" --output-on-failure -j"$jobs" -LE zoo "$@"
-ctest_stage zoo "$rel" --output-on-failure -j"$jobs" -L zoo
-n_zoo=$(cd "$rel" && ctest -N -L zoo | sed -n 's/^Total Tests: //p')
+# the model zoo (label zoo: 34 real torch models, ref and cpu) and the
+# codegen tiers' oracle suites (label release) run in the release build
+# below: under ASan they would take most of CI's time
+ctest_stage asan "$san" --output-on-failure -j"$jobs" -LE "zoo|release" "$@"
+ctest_stage zoo "$rel" --output-on-failure -j"$jobs" -L "zoo|release"
+n_zoo=$(cd "$rel" && ctest -N -L "zoo|release" | sed -n 's/^Total Tests: //p')
 
 # The smallest configuration: no LLVM (no cpu/x86_64/aarch64 targets, no
 # --emit=obj/lib/asm/llvm/kir) and no GPU targets; ref is the default target.
@@ -76,7 +77,7 @@ cmake --build "$tsan" -j"$jobs" --target ncc_cli test_module_threads test_jit_th
 ctest_stage tsan "$tsan" --output-on-failure -j"$jobs" -L tsan
 n_tsan=$(cd "$tsan" && ctest -N -L tsan | sed -n 's/^Total Tests: //p')
 [ "${n_tsan:-0}" -gt 0 ] || { echo "test.sh: no tsan tests were registered" >&2; exit 1; }
-echo "test.sh: ASan+UBSan suite passed; model zoo (release build): $n_zoo tests passed;" \
+echo "test.sh: ASan+UBSan suite passed; model zoo and codegen tiers (release build): $n_zoo tests passed;" \
   "no-LLVM/no-GPU build: $n_nollvm tests passed; ThreadSanitizer: $n_tsan tests (label tsan) passed"
 # the skip count and every reason, over all stages
 python3 -I "$root/tools/test_skips.py" --stage "test.sh, all stages" "${strict_flag[@]}" "${junits[@]}"

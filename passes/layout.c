@@ -107,7 +107,9 @@ static bool single(const ncc_value *v) { return ncc_shape_numel(&v->shape) == 1;
  * bias). The cpu kernels read k consecutive channels of it as one vector,
  * so it stays plain. */
 static bool per_channel(const lay *L, const ncc_value *v, const ncc_value *y) {
-  if (is_blocked_in(L, v) || v->dtype != NCC_DT_F32) return false;
+  /* (a [1,C,1,1] of a [1,C,1,1] output is a same-shape operand instead) */
+  if (is_blocked_in(L, v) || v->dtype != NCC_DT_F32 || ncc_shape_eq(&v->shape, &y->shape))
+    return false;
   const ncc_shape *s = &v->shape;
   int64_t c = y->shape.d[1];
   return (s->rank == 3 && s->d[0] == c && s->d[1] == 1 && s->d[2] == 1) ||
@@ -127,7 +129,7 @@ static bool eltwise_blocks(const lay *L, const ncc_node *n, int k) {
     if (!v) continue;
     if (v->dtype != NCC_DT_F32) return false;
     if (is_blocked_in(L, v)) any = true;
-    else if (per_channel(L, v, n->out[0]) && !ncc_shape_eq(&v->shape, &n->out[0]->shape)) continue;
+    else if (per_channel(L, v, n->out[0])) continue;
     else if (!single(v) && !ncc_shape_eq(&v->shape, &n->out[0]->shape)) return false;
     else if (!single(v) && v->kind == NCC_VAL_CONST) return false; /* stays plain data */
   }
@@ -339,8 +341,7 @@ static ncc_status rewrite_node(lay *L, ncc_node *n) {
      * do not divide by k (a network's RGB image) stay plain */
     else if (conv) w = i == 0 && blockable(v, k) ? as_blocked(L, n, v) : v;
     else if (is_blocked_in(L, v) ||
-             (!single(v) && !(per_channel(L, v, n->out[0]) &&
-                              !ncc_shape_eq(&v->shape, &n->out[0]->shape))))
+             (!single(v) && !per_channel(L, v, n->out[0])))
       w = as_blocked(L, n, v);
     if (!w) return NCC_ERR_NOMEM;
     if (!L->planning) n->in[i] = w;

@@ -187,6 +187,16 @@ kir_expr *kir_fma(kir_kernel *k, kir_expr *a, kir_expr *b, kir_expr *c) {
   return e;
 }
 
+kir_expr *kir_dot4(kir_kernel *k, kir_expr *a, kir_expr *b, kir_expr *c) {
+  kir_expr *e = node(k, KIR_E_DOT4, NCC_DT_I32, c->lanes);
+  if (e != &poison) {
+    e->a = a;
+    e->b = b;
+    e->c = c;
+  }
+  return e;
+}
+
 kir_expr *kir_select(kir_kernel *k, kir_expr *c, kir_expr *a, kir_expr *b) {
   kir_expr *e = node(k, KIR_E_SELECT, a->dt, a->lanes);
   if (e != &poison) {
@@ -374,7 +384,8 @@ static void print_expr(const kir_kernel *k, const kir_expr *e, FILE *f) {
     break;
   case KIR_E_FMA:
   case KIR_E_SELECT:
-    fprintf(f, "%s(", e->k == KIR_E_FMA ? "fma" : "select");
+  case KIR_E_DOT4:
+    fprintf(f, "%s(", e->k == KIR_E_FMA ? "fma" : e->k == KIR_E_DOT4 ? "dot4" : "select");
     print_expr(k, e->a, f);
     fprintf(f, ", ");
     print_expr(k, e->b, f);

@@ -40,7 +40,10 @@ typedef enum kir_ek {
   KIR_E_SELECT, /* a ? b : c */
   KIR_E_CAST,   /* a converted to dt */
   KIR_E_SPLAT,  /* scalar a repeated `lanes` times */
-  KIR_E_HREDUCE /* op (ADD or MAX) over the lanes of a, a scalar */
+  KIR_E_HREDUCE, /* op (ADD or MAX) over the lanes of a, a scalar */
+  KIR_E_DOT4    /* i32: c + sum over the 4 bytes j of each i32 lane of
+                   u8(a byte j) * s8(b byte j) (wrapping): the int8 dot
+                   product instructions (x86 VNNI vpdpbusd) */
 } kir_ek;
 
 typedef enum kir_op {
@@ -183,6 +186,9 @@ kir_expr *kir_select(kir_kernel *k, kir_expr *c, kir_expr *a, kir_expr *b);
 kir_expr *kir_cast(kir_kernel *k, ncc_dtype dt, kir_expr *a);
 kir_expr *kir_splat(kir_kernel *k, kir_expr *a, int lanes);
 kir_expr *kir_hreduce(kir_kernel *k, kir_op op, kir_expr *a);
+/* c + the u8 x s8 dot products of the 4 bytes packed in each i32 of a and
+ * b (every operand i32, lanes of c). */
+kir_expr *kir_dot4(kir_kernel *k, kir_expr *a, kir_expr *b, kir_expr *c);
 /* i64 index helpers that fold constants (x*1, x+0, c1*c2, ...). */
 kir_expr *kir_add(kir_kernel *k, kir_expr *a, kir_expr *b);
 kir_expr *kir_mul(kir_kernel *k, kir_expr *a, kir_expr *b);

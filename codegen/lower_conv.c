@@ -27,6 +27,7 @@
 
 #include "../ir/attrs.h"
 #include "../ir/ctime.h"
+#include "../ir/index_data.h"
 #include "lower.h"
 
 #define F32 NCC_DT_F32
@@ -55,6 +56,77 @@ static bool conv_ok(const ncc_node *n, win *w) {
   return true;
 }
 
+/* QLinearConv (lower_conv's integer mode): u8 or s8 activations, constant
+ * weights whose values minus their zero point fit s8, constant scales and
+ * zero points (per-tensor, the weights' per output channel). The kernel is
+ * the f32 one with four input channels per step: their bytes at a pixel
+ * packed in one i32 lane, multiplied against a packed i32 of four weights
+ * by KIR_E_DOT4 (vpdpbusd), i32 accumulators. s8 activations are offset by
+ * 128 to u8 (the offset folded into the zero point). Padding reads the
+ * zero point, so the correction corr[oc] = bias - zx * sum(w) is one
+ * constant per channel; the requantisation (f32 multiply, round half to
+ * even, zero point, saturate) is the reference's, in f32. */
+typedef struct qconv {
+  ncc_dtype xdt, ydt;
+  int64_t zx, zy;  /* zx after the s8 -> u8 offset */
+  double lo, hi;   /* the output dtype's range */
+  int64_t ic4;     /* groups of 4 input channels per group */
+} qconv;
+
+static bool qconst(const ncc_value *v, int64_t max_numel) {
+  return v && v->kind == NCC_VAL_CONST && v->data && ncc_shape_is_static(&v->shape) &&
+         ncc_shape_numel(&v->shape) >= 1 && ncc_shape_numel(&v->shape) <= max_numel &&
+         v->shape.rank <= 1;
+}
+
+static double qread(const ncc_value *v, int64_t i) {
+  return ncc_idx_read(v->dtype, v->data, ncc_shape_numel(&v->shape) == 1 ? 0 : i);
+}
+
+static bool qconv_ok(const ncc_node *n, win *w, qconv *q) {
+  if (n->op != NCC_OP_QLINEARCONV || n->n_out != 1 || n->n_in < 8) return false;
+  const ncc_value *x = n->in[0], *wt = n->in[3], *y = n->out[0];
+  if (!x || !wt || !y || x->shape.rank != 4 || y->shape.rank != 4 || wt->shape.rank != 4)
+    return false;
+  if ((x->dtype != NCC_DT_U8 && x->dtype != NCC_DT_I8) ||
+      (y->dtype != NCC_DT_U8 && y->dtype != NCC_DT_I8) ||
+      (wt->dtype != NCC_DT_U8 && wt->dtype != NCC_DT_I8) || wt->kind != NCC_VAL_CONST ||
+      !wt->data || !ncc_shape_is_static(&wt->shape))
+    return false;
+  ncc_node conv = *n; /* the window is the Conv view of the node */
+  ncc_value *view[2] = {n->in[0], n->in[3]};
+  conv.op = NCC_OP_CONV;
+  conv.in = view;
+  conv.n_in = 2;
+  if (!ncc_lower_window(&conv, w)) return false;
+  int64_t oc = wt->shape.d[0], g = w->group;
+  if (oc % g != 0 || ncc_dim_is_sym(x->shape.d[1]) || x->shape.d[1] != wt->shape.d[1] * g ||
+      y->shape.d[1] != oc)
+    return false;
+  for (int i = 1; i < 8; i++)
+    if (i != 3 && !qconst(n->in[i], i == 4 || i == 5 ? oc : 1)) return false;
+  if (n->n_in > 8 && n->in[8] &&
+      (!qconst(n->in[8], oc) || n->in[8]->dtype != NCC_DT_I32 ||
+       ncc_shape_numel(&n->in[8]->shape) != oc))
+    return false;
+  int64_t taps = wt->shape.d[1] * wt->shape.d[2] * wt->shape.d[3];
+  for (int64_t o = 0; o < oc; o++) { /* w - zw must fit the s8 operand */
+    double zw = qread(n->in[5], o);
+    for (int64_t t = 0; t < taps; t++) {
+      double v = ncc_idx_read(wt->dtype, wt->data, o * taps + t) - zw;
+      if (v < -128 || v > 127) return false;
+    }
+  }
+  q->xdt = x->dtype;
+  q->ydt = y->dtype;
+  q->zx = (int64_t)qread(n->in[2], 0) + (x->dtype == NCC_DT_I8 ? 128 : 0);
+  q->zy = (int64_t)qread(n->in[7], 0);
+  q->lo = y->dtype == NCC_DT_U8 ? 0 : -128;
+  q->hi = y->dtype == NCC_DT_U8 ? 255 : 127;
+  q->ic4 = (wt->shape.d[1] + 3) / 4;
+  return true;
+}
+
 static bool pool_ok(const ncc_node *n, win *w) {
   if (n->n_out < 1 || !f32_4d(n->out[0]) || !f32_4d(n->in[0])) return false;
   if (n->n_out > 1 && n->out[1]) return false; /* MaxPool Indices */
@@ -65,6 +137,8 @@ static bool pool_ok(const ncc_node *n, win *w) {
 bool ncc_lower_conv_supports(const ncc_node *n) {
   win w;
   if (n->op == NCC_OP_CONV) return conv_ok(n, &w);
+  qconv q;
+  if (n->op == NCC_OP_QLINEARCONV) return qconv_ok(n, &w, &q);
   if (n->op == NCC_OP_MAXPOOL || n->op == NCC_OP_AVGPOOL) return pool_ok(n, &w);
   return false;
 }
@@ -151,24 +225,112 @@ static int pack_weights(kir_kernel *k, const ncc_node *n, int ob, ncc_epilogue *
   return b;
 }
 
+static int data_buf(kir_kernel *k, const char *name, ncc_dtype dt, void *data, size_t bytes) {
+  int b = kir_buf_add(k, name, dt, false);
+  k->bufs[b].bind = KIR_BIND_DATA;
+  k->bufs[b].data = data;
+  k->bufs[b].data_bytes = bytes;
+  k->bufs[b].owned = data;
+  return b;
+}
+
+/* QLinearConv's constants: the weights minus their zero point, four input
+ * channels per i32 (byte j: channel 4*c4 + j; missing channels 0), packed
+ * [OC/ob][IC4*KH*KW][ob]; corr[oc] and the requantisation multiplier
+ * mult[oc] (both described at qconv). Sets *bw, *bc, *bm; false on OOM. */
+static bool pack_qconv(kir_kernel *k, const ncc_node *n, const qconv *q, int ob,
+                       int *bw, int *bc, int *bm) {
+  const ncc_value *wt = n->in[3], *bias = n->n_in > 8 ? n->in[8] : NULL;
+  int64_t oc = wt->shape.d[0], icg = wt->shape.d[1], kk = wt->shape.d[2] * wt->shape.d[3];
+  int64_t taps = q->ic4 * kk;
+  double t0 = ncc_ctime_pack_begin();
+  uint32_t *pw = ncc_calloc((size_t)(oc * taps), sizeof *pw);
+  int32_t *corr = ncc_malloc((size_t)oc * sizeof *corr);
+  float *mult = ncc_malloc((size_t)oc * sizeof *mult);
+  if (!pw || !corr || !mult) {
+    ncc_free(pw, 0);
+    ncc_free(corr, 0);
+    ncc_free(mult, 0);
+    return false;
+  }
+  float sx = (float)qread(n->in[1], 0), sy = (float)qread(n->in[6], 0);
+  for (int64_t o = 0; o < oc; o++) {
+    int64_t zw = (int64_t)qread(n->in[5], o), sum = 0;
+    for (int64_t c = 0; c < icg; c++)
+      for (int64_t t = 0; t < kk; t++) {
+        int64_t v = (int64_t)ncc_idx_read(wt->dtype, wt->data, (o * icg + c) * kk + t) - zw;
+        sum += v;
+        int64_t slot = ((o / ob) * taps + (c / 4) * kk + t) * ob + o % ob;
+        pw[slot] |= (uint32_t)(uint8_t)(int8_t)v << (8 * (c % 4));
+      }
+    int64_t b = bias && bias->kind == NCC_VAL_CONST ? (int64_t)qread(bias, o) : 0;
+    corr[o] = (int32_t)(b - q->zx * sum);
+    float m = sx * (float)qread(n->in[4], o); /* as the reference: in f32 */
+    mult[o] = m / sy;
+  }
+  ncc_ctime_pack_end(t0);
+  *bw = data_buf(k, "packed_w", NCC_DT_I32, pw, (size_t)(oc * taps) * sizeof *pw);
+  *bc = data_buf(k, "corr", NCC_DT_I32, corr, (size_t)oc * sizeof *corr);
+  *bm = data_buf(k, "mult", F32, mult, (size_t)oc * sizeof *mult);
+  return true;
+}
+
+/* QLinearConv's input at channel quad c4 of group g and pixel xi(channel):
+ * the four bytes packed in one i32 (padding: the zero point; channels past
+ * the group's: 0, never read). */
+static kir_expr *qconv_pack_x(kir_kernel *k, const qconv *q, int bx, int64_t icg,
+                              kir_expr *c4, kir_expr *chan_index[4], kir_expr *spatial) {
+  kir_expr *x4 = NULL;
+  for (int j = 0; j < 4; j++) {
+    kir_expr *c = ADD(MUL(c4, I(4)), I(j));
+    kir_expr *in_ch = icg % 4 ? kir_bin(k, KIR_LT, c, I(icg)) : NULL;
+    kir_expr *g = in_ch && spatial ? kir_bin(k, KIR_AND, in_ch, spatial) : in_ch ? in_ch : spatial;
+    kir_expr *v = kir_cast(k, NCC_DT_I32, kir_load_guarded(k, bx, chan_index[j], g));
+    if (q->xdt == NCC_DT_I8) v = kir_bin(k, KIR_ADD, v, kir_cast(k, NCC_DT_I32, I(128)));
+    if (spatial) v = kir_select(k, spatial, v, kir_cast(k, NCC_DT_I32, I(q->zx)));
+    if (j) v = kir_bin(k, KIR_MUL, v, kir_cast(k, NCC_DT_I32, I((int64_t)1 << (8 * j))));
+    x4 = x4 ? kir_bin(k, KIR_ADD, x4, v) : v;
+  }
+  return x4;
+}
+
+/* QLinearConv's output from the i32 accumulator of channel oc. */
+static kir_expr *qconv_requant(kir_kernel *k, const qconv *q, int bc, int bm,
+                               kir_expr *acc, kir_expr *oc) {
+  kir_expr *v = kir_bin(k, KIR_ADD, acc, kir_load(k, bc, oc));
+  kir_expr *f = kir_bin(k, KIR_MUL, kir_cast(k, F32, v), kir_load(k, bm, oc));
+  f = kir_bin(k, KIR_ADD, kir_un(k, KIR_ROUND, f), kir_const_f(k, F32, (double)q->zy));
+  f = kir_bin(k, KIR_MIN, kir_bin(k, KIR_MAX, f, kir_const_f(k, F32, q->lo)),
+              kir_const_f(k, F32, q->hi));
+  return kir_cast(k, q->ydt, f);
+}
+
 static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat,
-                             kir_kernel *k, ncc_epilogue *ep) {
-  const ncc_value *wt = n->in[1];
+                             kir_kernel *k, ncc_epilogue *ep, const qconv *q) {
+  const ncc_value *wt = n->in[q ? 3 : 1];
   int64_t G = wn->group;
   int64_t OCg = wt->shape.d[0] / G, ICg = wt->shape.d[1];
   int ob = pick_ob(OCg, vw);
-  int64_t nob = OCg / ob, taps = ICg * wn->kernel[0] * wn->kernel[1];
-  int bx = kir_buf_input(k, ncc_lower_bind_index(ep, n, 0), F32);
-  int bw = pack_weights(k, n, ob, ep);
-  if (bw < 0) return ncc_error(NCC_ERR_NOMEM, "out of memory packing Conv weights");
+  /* the channel loop steps over quads of input channels in integer mode */
+  int64_t nic = q ? q->ic4 : ICg;
+  int64_t nob = OCg / ob, taps = nic * wn->kernel[0] * wn->kernel[1];
+  ncc_dtype acc_dt = q ? NCC_DT_I32 : F32;
+  int bx = kir_buf_input(k, ncc_lower_bind_index(ep, n, 0), q ? q->xdt : F32);
+  int bw, bb = -1, bm = -1;
+  if (q) {
+    if (!pack_qconv(k, n, q, ob, &bw, &bb, &bm))
+      return ncc_error(NCC_ERR_NOMEM, "out of memory packing QLinearConv weights");
+  } else {
+    bw = pack_weights(k, n, ob, ep);
+    if (bw < 0) return ncc_error(NCC_ERR_NOMEM, "out of memory packing Conv weights");
+    bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, ncc_lower_bind_index(ep, n, 2), F32) : -1;
+  }
   bool packed = k->bufs[bw].bind == KIR_BIND_DATA;
-  int bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, ncc_lower_bind_index(ep, n, 2), F32)
-                                   : -1;
-  int by = kir_buf_output(k, 0, F32);
+  int by = kir_buf_output(k, 0, q ? q->ydt : F32);
   dims d;
   get_dims(k, n, &d);
-  int acc[OB_MAX], xl = kir_local_add(k, F32, 1);
-  for (int j = 0; j < ob; j++) acc[j] = kir_local_add(k, F32, 1);
+  int acc[OB_MAX], xl = kir_local_add(k, acc_dt, 1);
+  for (int j = 0; j < ob; j++) acc[j] = kir_local_add(k, acc_dt, 1);
 
   kir_block top = kir_body_begin();
   int vt = kir_var_new(k);
@@ -203,9 +365,10 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat
     ow = kir_var(k, vp);
   }
   kir_block b_ow = kir_body_begin(), *body = &b_ow;
-  for (int j = 0; j < ob; j++) kir_assign(k, body, acc[j], kir_const_f(k, F32, 0.0));
+  kir_expr *zero = q ? kir_cast(k, NCC_DT_I32, I(0)) : kir_const_f(k, F32, 0.0);
+  for (int j = 0; j < ob; j++) kir_assign(k, body, acc[j], zero);
   int vic = kir_var_new(k), vkh = kir_var_new(k), vkw = kir_var_new(k);
-  kir_stmt *l_ic = kir_for(k, body, vic, I(0), I(ICg), KIR_SERIAL, 0);
+  kir_stmt *l_ic = kir_for(k, body, vic, I(0), I(nic), KIR_SERIAL, 0);
   kir_block b_ic = kir_body_begin();
   /* the window loops unrolled: constant tap offsets, no loop overhead */
   kir_stmt *l_kh = kir_for(k, &b_ic, vkh, I(0), I(wn->kernel[0]), KIR_UNROLL, (int)wn->kernel[0]);
@@ -216,25 +379,29 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat
     kir_expr *ic = kir_var(k, vic), *kh = kir_var(k, vkh), *kw = kir_var(k, vkw);
     kir_expr *ih = in_pos(k, oh, wn->stride[0], kh, wn->dilation[0], wn->pad_begin[0]);
     kir_expr *iw = in_pos(k, ow, wn->stride[1], kw, wn->dilation[1], wn->pad_begin[1]);
-    kir_expr *cin = ADD(MUL(g, I(ICg)), ic);
-    kir_expr *xi;
-    if (flat) /* W == OW, stride 1: the tap is a constant offset from p */
-      xi = ADD(ADD(MUL(ADD(MUL(bn, d.C), cin), MUL(d.H, d.W)), pix),
-               ADD(MUL(ADD(MUL(kh, I(wn->dilation[0])), I(-wn->pad_begin[0])), d.W),
-                   ADD(MUL(kw, I(wn->dilation[1])), I(-wn->pad_begin[1]))));
-    else
-      xi = ADD(MUL(ADD(MUL(ADD(MUL(bn, d.C), cin), d.H), ih), d.W), iw);
+    kir_expr *xi[4];
+    for (int c = 0; c < (q ? 4 : 1); c++) {
+      kir_expr *cin = ADD(MUL(g, I(ICg)), q ? ADD(MUL(ic, I(4)), I(c)) : ic);
+      if (flat) /* W == OW, stride 1: the tap is a constant offset from p */
+        xi[c] = ADD(ADD(MUL(ADD(MUL(bn, d.C), cin), MUL(d.H, d.W)), pix),
+                    ADD(MUL(ADD(MUL(kh, I(wn->dilation[0])), I(-wn->pad_begin[0])), d.W),
+                        ADD(MUL(kw, I(wn->dilation[1])), I(-wn->pad_begin[1]))));
+      else
+        xi[c] = ADD(MUL(ADD(MUL(ADD(MUL(bn, d.C), cin), d.H), ih), d.W), iw);
+    }
     bool padded = wn->pad_begin[0] || wn->pad_begin[1] || wn->pad_end[0] || wn->pad_end[1];
     kir_expr *guard = padded ? kir_bin(k, KIR_AND, inside(k, ih, d.H), inside(k, iw, d.W))
                              : NULL;
-    kir_assign(k, &b_kw, xl, kir_load_guarded(k, bx, xi, guard));
+    kir_assign(k, &b_kw, xl,
+               q ? qconv_pack_x(k, q, bx, ICg, ic, xi, guard) : kir_load_guarded(k, bx, xi[0], guard));
     for (int j = 0; j < ob; j++) {
       kir_expr *oc = ADD(oc0, I(j));
       kir_expr *tap = ADD(MUL(ADD(MUL(ic, I(wn->kernel[0])), kh), I(wn->kernel[1])), kw);
       kir_expr *wi = packed ? ADD(ADD(MUL(oc0, I(taps)), MUL(tap, I(ob))), I(j))
                             : ADD(MUL(oc, I(taps)), tap);
+      kir_expr *x = kir_local_ref(k, xl), *a = kir_local_ref(k, acc[j]);
       kir_assign(k, &b_kw, acc[j],
-                 kir_fma(k, kir_local_ref(k, xl), kir_load(k, bw, wi), kir_local_ref(k, acc[j])));
+                 q ? kir_dot4(k, x, kir_load(k, bw, wi), a) : kir_fma(k, x, kir_load(k, bw, wi), a));
     }
   }
   kir_body_end(l_kw, &b_kw);
@@ -243,7 +410,8 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat
   for (int j = 0; j < ob; j++) {
     kir_expr *oc = ADD(oc0, I(j));
     kir_expr *v = kir_local_ref(k, acc[j]);
-    if (bb >= 0) v = kir_bin(k, KIR_ADD, v, kir_load(k, bb, oc));
+    if (q) v = qconv_requant(k, q, bb, bm, v, oc);
+    else if (bb >= 0) v = kir_bin(k, KIR_ADD, v, kir_load(k, bb, oc));
     if (ep) { /* fused elementwise chain on the accumulator */
       ep->coord[0] = bn;
       ep->coord[1] = oc;
@@ -259,7 +427,7 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat
   kir_body_end(l_ow, &b_ow);
   kir_body_end(lt, &bt);
   kir_kernel_set_body(k, &top);
-  k->cost_per_elem = 2.0 * (double)(ICg * wn->kernel[0] * wn->kernel[1]);
+  k->cost_per_elem = 2.0 * (double)(nic * wn->kernel[0] * wn->kernel[1]);
   return NCC_OK;
 }
 
@@ -323,12 +491,23 @@ static ncc_status lower_pool(const ncc_node *n, const win *wn, int vw,
   return NCC_OK;
 }
 
+static bool flat_ok(const ncc_node *n, const win *w, int vw);
+
 ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
                           const ncc_lower_opts *o, kir_kernel **out) {
   *out = NULL;
   win w;
   bool conv = n->op == NCC_OP_CONV;
   if (conv) return ncc_lower_conv_ep(n, name, o, NULL, out);
+  qconv q;
+  if (n->op == NCC_OP_QLINEARCONV) {
+    if (!qconv_ok(n, &w, &q)) return NCC_ERR_UNSUPPORTED;
+    kir_kernel *k = kir_kernel_new(name);
+    if (!k) return NCC_ERR_NOMEM;
+    int vw = o->vector_width > 0 ? o->vector_width : 1;
+    return ncc_lower_finish(k, lower_conv(n, &w, vw, flat_ok(n, &w, vw), k, NULL, &q),
+                            ncc_op_name(n->op), out);
+  }
   if (!pool_ok(n, &w)) return NCC_ERR_UNSUPPORTED;
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
@@ -375,5 +554,5 @@ ncc_status ncc_lower_conv_ep(const ncc_node *n, const char *name,
     }
     epp = &ep;
   }
-  return ncc_lower_finish(k, lower_conv(n, &w, vw, flat, k, epp), ncc_op_name(n->op), out);
+  return ncc_lower_finish(k, lower_conv(n, &w, vw, flat, k, epp, NULL), ncc_op_name(n->op), out);
 }

@@ -374,6 +374,18 @@ static void expr(R *r, const kir_expr *e, int lane) {
     expr(r, e->c, lane);
     OUT(")");
     return;
+  case KIR_E_DOT4: /* the portable sum; both languages truncate the casts */
+    OUT("(");
+    expr(r, e->c, lane);
+    for (int j = 0; j < 4; j++) {
+      OUT(" + (int)(unsigned char)((");
+      expr(r, e->a, lane);
+      OUT(") >> %d) * (int)(signed char)((", 8 * j);
+      expr(r, e->b, lane);
+      OUT(") >> %d)", 8 * j);
+    }
+    OUT(")");
+    return;
   case KIR_E_SELECT:
     OUT("((");
     expr(r, e->a, lane);

@@ -833,12 +833,54 @@ static LLVMValueRef emit_cast(emitter *E, ncc_dtype from, ncc_dtype to,
   if (from == NCC_DT_BOOL)
     return is_float(to) ? LLVMBuildUIToFP(B, v, tt, "") : LLVMBuildZExt(B, v, tt, "");
   if (is_float(from) && is_float(to)) return LLVMBuildFPCast(B, v, tt, "");
+  if (is_float(from) && to == NCC_DT_U8) /* 128..255 overflow fptosi to i8 */
+    return LLVMBuildTrunc(B, LLVMBuildFPToSI(B, v, vtype(E->t_i32, lanes), ""), tt, "");
   if (is_float(from)) return LLVMBuildFPToSI(B, v, tt, "");
   if (is_float(to))
     return from == NCC_DT_U8 ? LLVMBuildUIToFP(B, v, tt, "")
                              : LLVMBuildSIToFP(B, v, tt, "");
   NCC_ASSERT(is_int(from) && is_int(to));
   return LLVMBuildIntCast2(B, v, tt, from != NCC_DT_U8, "");
+}
+
+/* KIR_E_DOT4: x86's vpdpbusd where the target has it at this width
+ * (AVX512-VNNI; AVX-VNNI or AVX512-VNNI+VL for 8 and 4 lanes), else the
+ * same wrapping sum from shifts: byte j of a zero-extended, of b
+ * sign-extended. */
+static LLVMValueRef emit_dot4(emitter *E, const kir_expr *e, int lanes) {
+  LLVMValueRef a = emit_widened(E, e->a, lanes), b = emit_widened(E, e->b, lanes),
+               c = emit_widened(E, e->c, lanes);
+  const ncc_llvm_host *h = E->host;
+  bool vl = ncc_llvm_has_feature(h, "avx512vnni") && ncc_llvm_has_feature(h, "avx512vl");
+  const char *name = NULL;
+  if (lanes == 16 && ncc_llvm_has_feature(h, "avx512vnni"))
+    name = "llvm.x86.avx512.vpdpbusd.512";
+  else if (lanes == 8 && (vl || ncc_llvm_has_feature(h, "avxvnni")))
+    name = "llvm.x86.avx512.vpdpbusd.256";
+  else if (lanes == 4 && (vl || ncc_llvm_has_feature(h, "avxvnni")))
+    name = "llvm.x86.avx512.vpdpbusd.128";
+  if (name) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    NCC_ASSERT(id != 0);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(E->ctx, id, NULL, 0);
+    LLVMTypeRef pt[3];
+    LLVMGetParamTypes(ft, pt);
+    LLVMValueRef args[3] = {LLVMBuildBitCast(E->b, c, pt[0], ""),
+                            LLVMBuildBitCast(E->b, a, pt[1], ""),
+                            LLVMBuildBitCast(E->b, b, pt[2], "")};
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(E->mod, id, NULL, 0);
+    LLVMValueRef r = LLVMBuildCall2(E->b, ft, f, args, 3, "");
+    return LLVMBuildBitCast(E->b, r, LLVMTypeOf(c), "");
+  }
+  LLVMValueRef acc = c;
+  for (int j = 0; j < 4; j++) {
+    LLVMValueRef ua = LLVMBuildAnd(E->b, LLVMBuildLShr(E->b, a, splat(E, LLVMConstInt(E->t_i32, 8u * j, 0), lanes), ""),
+                                   splat(E, LLVMConstInt(E->t_i32, 255, 0), lanes), "");
+    LLVMValueRef sb = LLVMBuildAShr(E->b, LLVMBuildShl(E->b, b, splat(E, LLVMConstInt(E->t_i32, 24u - 8u * j, 0), lanes), ""),
+                                    splat(E, LLVMConstInt(E->t_i32, 24, 0), lanes), "");
+    acc = LLVMBuildAdd(E->b, acc, LLVMBuildMul(E->b, ua, sb, ""), "");
+  }
+  return acc;
 }
 
 static LLVMValueRef emit_var(emitter *E, const kir_expr *e) {
@@ -914,6 +956,7 @@ static LLVMValueRef emit_expr_new(emitter *E, const kir_expr *e) {
   case KIR_E_CAST:
     return emit_cast(E, e->a->dt, e->dt, emit_expr(E, e->a), lanes);
   case KIR_E_SPLAT: return splat(E, emit_scalar(E, e->a), e->lanes);
+  case KIR_E_DOT4: return emit_dot4(E, e, lanes);
   case KIR_E_HREDUCE: {
     LLVMValueRef v = emit_expr(E, e->a);
     LLVMTypeRef t = LLVMTypeOf(v);

@@ -87,6 +87,10 @@ static bool has_feature(const char *list, const char *name) {
   return false;
 }
 
+bool ncc_llvm_has_feature(const ncc_llvm_host *h, const char *name) {
+  return h && has_feature(h->features, name);
+}
+
 static int width_from_features(const char *f) {
   if (has_feature(f, "avx512f")) return 16;
   if (has_feature(f, "avx2") || has_feature(f, "avx")) return 8;

@@ -28,6 +28,9 @@ typedef struct ncc_llvm_host {
   int vector_width; /* f32 lanes: 16 (AVX-512), 8 (AVX2), 4 (SSE/NEON), 1 */
 } ncc_llvm_host;
 
+/* Whether h's feature string enables `name` ("+name"), e.g. avx512vnni. */
+bool ncc_llvm_has_feature(const ncc_llvm_host *h, const char *name);
+
 /* NCC_OK with *out set, or an error when LLVM cannot target this host. */
 ncc_status ncc_llvm_host_info(const ncc_llvm_host **out);
 

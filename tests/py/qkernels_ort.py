@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""tests/py/qkernels_ort.py — the cpu target's integer kernels (QLinearConv
+in codegen/lower_conv.c, QLinearMatMul in codegen/lower_matmul.c: u8/s8
+activations, KIR_E_DOT4, i32 accumulation, requantisation) against ONNX
+Runtime, at NCC_VECTOR_WIDTH 16, 8, 4 and 1: on a host with AVX512-VNNI
+that is vpdpbusd on zmm, ymm and xmm registers, and the portable shift-and-
+multiply sum (width 1), so both of the emitter's forms are checked.
+
+Every case must compile on cpu (`ncc check --json`: compiled_nodes == 1),
+so a kernel that quietly stops taking its cases (and falls back to the
+reference interpreter) fails here. Outputs are integers: at most one
+quantum apart from onnxruntime, and on at most 1% of elements (f32
+requantisation rounds a tie differently now and then; a wrong zero point,
+rounding mode or channel offset moves most elements).
+Exit 77 when numpy/onnx/onnxruntime are missing.
+Usage: NCC=build/ncc python3 tests/py/qkernels_ort.py [-v]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nccutil  # noqa: E402
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from onnx import TensorProto as T, helper as h, numpy_helper as nh  # noqa: E402
+
+NCC = nccutil.find_ncc()
+VERBOSE = "-v" in sys.argv[1:]
+U8, I8 = np.uint8, np.int8
+TT = {U8: T.UINT8, I8: T.INT8}
+
+
+def ints(r, dt, shape):
+    lo, hi = (0, 256) if dt == U8 else (-128, 128)
+    return r.integers(lo, hi, shape).astype(dt)
+
+
+def zp(r, dt):
+    return np.array(r.integers(0, 256) if dt == U8 else r.integers(-30, 30), dt)
+
+
+def qconv(name, N=1, C=16, H=9, W=9, OC=32, k=3, stride=1, pad=1, group=1, dil=1,
+          xdt=U8, ydt=U8, wdt=I8, per_ch=True, bias=True, pads=None, seed=0):
+    r = np.random.default_rng(seed)
+    w = ints(r, wdt, (OC, C // group, k, k))
+    if wdt == U8:  # u8 weights: their zero point keeps w - zw in s8
+        wz = np.full(OC if per_ch else (), 128, U8)
+    else:
+        wz = np.zeros(OC if per_ch else (), I8)
+    ws = (r.uniform(0.002, 0.02, OC) if per_ch else np.array(0.01)).astype(np.float32)
+    inits = [nh.from_array(np.array(0.02, np.float32), "xs"), nh.from_array(zp(r, xdt), "xz"),
+             nh.from_array(w, "w"), nh.from_array(ws, "ws"), nh.from_array(wz, "wz"),
+             nh.from_array(np.array(r.uniform(0.03, 0.2), np.float32), "ys"),
+             nh.from_array(zp(r, ydt), "yz")]
+    ins = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    if bias:
+        inits.append(nh.from_array(r.integers(-3000, 3000, OC).astype(np.int32), "b"))
+        ins.append("b")
+    node = h.make_node("QLinearConv", ins, ["y"], pads=pads or [pad] * 4, strides=[stride] * 2,
+                       group=group, dilations=[dil] * 2)
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", TT[xdt], [N, C, H, W])],
+                     [h.make_tensor_value_info("y", TT[ydt], None)], inits)
+    return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), ints(r, xdt, (N, C, H, W))
+
+
+CASES = [
+    qconv("conv3x3_u8"),
+    qconv("conv3x3_s8_in_out", xdt=I8, ydt=I8, seed=1),
+    qconv("stem7x7_s2_ic3", C=3, OC=16, k=7, stride=2, pad=3, H=20, W=21, seed=3),
+    qconv("conv1x1_flat_14", C=64, OC=64, k=1, pad=0, H=14, W=14, seed=4),
+    qconv("conv1x1_s2", C=32, OC=64, k=1, pad=0, stride=2, H=14, W=13, seed=5),
+    qconv("per_tensor_no_bias", per_ch=False, bias=False, C=6, OC=12, H=7, W=7, seed=6),
+    qconv("grouped", group=4, C=16, OC=16, seed=7),
+    qconv("depthwise", group=8, C=8, OC=8, H=11, W=10, seed=8),
+    qconv("dilated_ic5", C=5, OC=8, H=28, W=28, dil=2, pad=2, seed=9),
+    qconv("batch3_7x7", N=3, C=16, OC=16, H=7, W=7, seed=10),
+    qconv("end_pads", C=8, OC=16, H=10, W=11, pads=[0, 0, 1, 2], seed=11),
+    qconv("u8_weights_zp128", wdt=U8, C=12, OC=24, seed=12),
+    qconv("odd_oc", C=16, OC=20, H=6, W=30, seed=13),
+]
+
+
+def run_ort(model, x):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return s.run(None, {"x": x})[0]
+
+
+def main():
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, model, x in CASES:
+            path, xp = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + ".x.npy")
+            onnx.save(model, path)
+            np.save(xp, x)
+            want = run_ort(model, x)
+            chk = subprocess.run([NCC, "check", path, "--target=cpu", "--json"],
+                                 capture_output=True, text=True)
+            compiled = json.loads(chk.stdout).get("compiled_nodes") if chk.returncode == 0 else None
+            if compiled != 1:
+                print("FAIL %s: not compiled on cpu (compiled_nodes %s) %s"
+                      % (name, compiled, chk.stderr.strip()[-200:]))
+                failed += 1
+                continue
+            for vw in ("16", "8", "4", "1"):
+                out = os.path.join(tmp, "out-" + name + vw)
+                p = subprocess.run([NCC, "run", path, "--target=cpu", "--input", "x=" + xp,
+                                    "--output-dir", out], capture_output=True, text=True,
+                                   env=dict(os.environ, NCC_VECTOR_WIDTH=vw),
+                                   timeout=nccutil.NCC_TIMEOUT)
+                if p.returncode != 0:
+                    print("FAIL %s w%s: ncc exit %d: %s" % (name, vw, p.returncode, p.stderr[-300:]))
+                    failed += 1
+                    continue
+                got = np.load(os.path.join(out, "y.npy"))
+                if got.dtype != want.dtype or got.shape != want.shape:
+                    print("FAIL %s w%s: %s%s, onnxruntime %s%s" % (name, vw, got.dtype, got.shape,
+                                                                  want.dtype, want.shape))
+                    failed += 1
+                    continue
+                d = np.abs(got.astype(np.int64) - want.astype(np.int64))
+                frac = float((d > 0).mean())
+                ok = d.max() <= 1 and frac <= 0.01
+                if not ok or VERBOSE:
+                    print("%s %s w%s: max diff %d, %.2f%% of %d elements differ"
+                          % ("PASS" if ok else "FAIL", name, vw, d.max(), 100 * frac, d.size))
+                failed += not ok
+    print("qkernels_ort: %d cases x 4 vector widths, %d failed" % (len(CASES), failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -70,6 +70,11 @@ bool ncc_lower_matmul_supports(const ncc_node *n);
 ncc_status ncc_lower_matmul(const ncc_node *n, const char *name,
                             const ncc_lower_opts *o, kir_kernel **out);
 
+/* QLinearMatMul / MatMulInteger with a constant 2-D B (lower_qmatmul.c). */
+bool ncc_lower_qmatmul_supports(const ncc_node *n);
+ncc_status ncc_lower_qmatmul(const ncc_node *n, const char *name,
+                             const ncc_lower_opts *o, kir_kernel **out);
+
 bool ncc_lower_reduce_supports(const ncc_node *n);
 ncc_status ncc_lower_reduce(const ncc_node *n, const char *name,
                             const ncc_lower_opts *o, kir_kernel **out);
@@ -104,6 +109,11 @@ kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d);
  * otherwise k is freed and the error returned (OOM names `what`). */
 ncc_status ncc_lower_finish(kir_kernel *k, ncc_status st, const char *what,
                             kir_kernel **out);
+
+/* A buffer bound to `data` (bytes long, ncc_malloc'd): constants prepared
+ * at compile time, owned by the kernel from now on. */
+int ncc_lower_data_buf(kir_kernel *k, const char *name, ncc_dtype dt, void *data,
+                       size_t bytes);
 
 /* Whether every input and output of n has the plain layout. */
 bool ncc_lower_plain(const ncc_node *n);

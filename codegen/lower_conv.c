@@ -225,15 +225,6 @@ static int pack_weights(kir_kernel *k, const ncc_node *n, int ob, ncc_epilogue *
   return b;
 }
 
-static int data_buf(kir_kernel *k, const char *name, ncc_dtype dt, void *data, size_t bytes) {
-  int b = kir_buf_add(k, name, dt, false);
-  k->bufs[b].bind = KIR_BIND_DATA;
-  k->bufs[b].data = data;
-  k->bufs[b].data_bytes = bytes;
-  k->bufs[b].owned = data;
-  return b;
-}
-
 /* QLinearConv's constants: the weights minus their zero point, four input
  * channels per i32 (byte j: channel 4*c4 + j; missing channels 0), packed
  * [OC/ob][IC4*KH*KW][ob]; corr[oc] and the requantisation multiplier
@@ -269,9 +260,9 @@ static bool pack_qconv(kir_kernel *k, const ncc_node *n, const qconv *q, int ob,
     mult[o] = m / sy;
   }
   ncc_ctime_pack_end(t0);
-  *bw = data_buf(k, "packed_w", NCC_DT_I32, pw, (size_t)(oc * taps) * sizeof *pw);
-  *bc = data_buf(k, "corr", NCC_DT_I32, corr, (size_t)oc * sizeof *corr);
-  *bm = data_buf(k, "mult", F32, mult, (size_t)oc * sizeof *mult);
+  *bw = ncc_lower_data_buf(k, "packed_w", NCC_DT_I32, pw, (size_t)(oc * taps) * sizeof *pw);
+  *bc = ncc_lower_data_buf(k, "corr", NCC_DT_I32, corr, (size_t)oc * sizeof *corr);
+  *bm = ncc_lower_data_buf(k, "mult", F32, mult, (size_t)oc * sizeof *mult);
   return true;
 }
 

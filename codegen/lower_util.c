@@ -64,3 +64,13 @@ bool ncc_lower_view_strides(kir_kernel *k, const ncc_value *v,
   }
   return true;
 }
+
+int ncc_lower_data_buf(kir_kernel *k, const char *name, ncc_dtype dt, void *data,
+                       size_t bytes) {
+  int b = kir_buf_add(k, name, dt, false);
+  k->bufs[b].bind = KIR_BIND_DATA;
+  k->bufs[b].data = data;
+  k->bufs[b].data_bytes = bytes;
+  k->bufs[b].owned = data;
+  return b;
+}

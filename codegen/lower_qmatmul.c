@@ -1,0 +1,243 @@
+/* codegen/lower_qmatmul.c — QLinearMatMul and MatMulInteger with a
+ * constant 2-D B (the weights of a quantized Linear layer), int8 dot
+ * products on i32 accumulators.
+ *
+ * Y[m][n] = sum_k (A[m][k] - za) (B[k][n] - zb[n]), A's leading dims folded
+ * into M. B minus its zero point (must fit s8) is packed at compile time as
+ * [K/4][N] i32 words, four consecutive k per word; A's four bytes at
+ * (m, 4*k4) are one i32 (read through an i32 view of A when K % 4 == 0,
+ * else packed from bytes), broadcast to every lane. KIR_E_DOT4 (vpdpbusd
+ * with VNNI) multiplies them: a vector loop over n with MR rows of
+ * accumulators, so per k4 one B vector feeds MR dot products. Rows past M
+ * in the last tile recompute row M-1 (a harmless duplicate store). s8 A is
+ * offset by 128 to u8 (a ^ 0x80808080, its zero point + 128);
+ * sum_k za*(B - zb) is one correction per column: a constant for
+ * QLinearMatMul, za times a constant column sum for MatMulInteger (whose
+ * za is an input at run time). QLinearMatMul requantises in f32 as the
+ * reference does (lower_conv.c's QLinearConv, same formula).
+ */
+#include <string.h>
+
+#include "../ir/ctime.h"
+#include "../ir/index_data.h"
+#include "lower.h"
+
+#define I(v) kir_const_i(k, (v))
+#define ADD(a, b) kir_add(k, (a), (b))
+#define MUL(a, b) kir_mul(k, (a), (b))
+#define I32C(v) kir_cast(k, NCC_DT_I32, I(v))
+#define MR 8
+
+typedef struct qmm {
+  bool qlinear;              /* QLinearMatMul (else MatMulInteger) */
+  const ncc_value *a, *b, *za, *zb;
+  int64_t K, N;              /* static */
+  ncc_dtype adt, ydt;
+  int64_t za_c;              /* QLinearMatMul: A's zero point (+128 for s8) */
+} qmm;
+
+static bool is8(const ncc_value *v) {
+  return v && (v->dtype == NCC_DT_U8 || v->dtype == NCC_DT_I8);
+}
+
+static bool small_const(const ncc_value *v, int64_t n) {
+  return v && v->kind == NCC_VAL_CONST && v->data && ncc_shape_is_static(&v->shape) &&
+         v->shape.rank <= 1 && (ncc_shape_numel(&v->shape) == 1 || ncc_shape_numel(&v->shape) == n);
+}
+
+static double at(const ncc_value *v, int64_t i) {
+  if (!v) return 0;
+  return ncc_idx_read(v->dtype, v->data, ncc_shape_numel(&v->shape) == 1 ? 0 : i);
+}
+
+static bool analyse(const ncc_node *n, qmm *q) {
+  memset(q, 0, sizeof *q);
+  q->qlinear = n->op == NCC_OP_QLINEARMATMUL;
+  if ((!q->qlinear && n->op != NCC_OP_MATMULINTEGER) || n->n_out != 1 || !n->out[0])
+    return false;
+  q->a = n->in[0];
+  q->b = n->in[q->qlinear ? 3 : 1];
+  const ncc_value *a = q->a, *b = q->b, *y = n->out[0];
+  if (!is8(a) || !is8(b) || a->shape.rank < 2 || b->shape.rank != 2 ||
+      b->kind != NCC_VAL_CONST || !b->data || !ncc_shape_is_static(&b->shape))
+    return false;
+  q->K = b->shape.d[0];
+  q->N = b->shape.d[1];
+  if (a->shape.d[a->shape.rank - 1] != q->K || y->shape.rank != a->shape.rank ||
+      y->shape.d[y->shape.rank - 1] != q->N)
+    return false;
+  for (int i = 0; i < a->shape.rank - 1; i++)
+    if (y->shape.d[i] != a->shape.d[i]) return false;
+  q->adt = a->dtype;
+  q->ydt = y->dtype;
+  if (q->qlinear) {
+    if (n->n_in < 8 || !is8(y) || !small_const(n->in[1], 1) || !small_const(n->in[2], 1) ||
+        !small_const(n->in[4], q->N) || !small_const(n->in[5], q->N) ||
+        !small_const(n->in[6], 1) || !small_const(n->in[7], 1))
+      return false;
+    q->za = n->in[2];
+    q->zb = n->in[5];
+    q->za_c = (int64_t)at(q->za, 0) + (a->dtype == NCC_DT_I8 ? 128 : 0);
+  } else {
+    if (y->dtype != NCC_DT_I32) return false;
+    q->za = n->n_in > 2 ? n->in[2] : NULL;
+    q->zb = n->n_in > 3 ? n->in[3] : NULL;
+    /* A's zero point may come at run time (DynamicQuantizeLinear) */
+    if (q->za && (q->za->dtype != a->dtype || !ncc_shape_is_static(&q->za->shape) ||
+                  ncc_shape_numel(&q->za->shape) != 1))
+      return false;
+    if (q->zb && !small_const(q->zb, q->N)) return false;
+  }
+  for (int64_t kk = 0; kk < q->K; kk++) /* B - zb must fit the s8 operand */
+    for (int64_t j = 0; j < q->N; j++) {
+      double v = ncc_idx_read(b->dtype, b->data, kk * q->N + j) - at(q->zb, j);
+      if (v < -128 || v > 127) return false;
+    }
+  return true;
+}
+
+bool ncc_lower_qmatmul_supports(const ncc_node *n) {
+  qmm q;
+  return ncc_lower_plain(n) && analyse(n, &q);
+}
+
+/* Packed B [K4][N], the column sums of B - zb, and (QLinearMatMul) the
+ * requantisation multipliers. */
+static bool pack(kir_kernel *k, const ncc_node *n, const qmm *q, int *bb, int *bs, int *bm) {
+  int64_t K4 = (q->K + 3) / 4, N = q->N;
+  double t0 = ncc_ctime_pack_begin();
+  uint32_t *pb = ncc_calloc((size_t)(K4 * N), sizeof *pb);
+  int32_t *sum = ncc_calloc((size_t)N, sizeof *sum);
+  float *mult = q->qlinear ? ncc_malloc((size_t)N * sizeof *mult) : NULL;
+  if (!pb || !sum || (q->qlinear && !mult)) {
+    ncc_free(pb, 0);
+    ncc_free(sum, 0);
+    ncc_free(mult, 0);
+    return false;
+  }
+  for (int64_t kk = 0; kk < q->K; kk++)
+    for (int64_t j = 0; j < N; j++) {
+      int64_t v = (int64_t)ncc_idx_read(q->b->dtype, q->b->data, kk * N + j) - (int64_t)at(q->zb, j);
+      pb[(kk / 4) * N + j] |= (uint32_t)(uint8_t)(int8_t)v << (8 * (kk % 4));
+      sum[j] += (int32_t)v;
+    }
+  if (q->qlinear) {
+    float sa = (float)at(n->in[1], 0), sy = (float)at(n->in[6], 0);
+    for (int64_t j = 0; j < N; j++) {
+      float m = sa * (float)at(n->in[4], j); /* as the reference: in f32 */
+      mult[j] = m / sy;
+      sum[j] = (int32_t)(-q->za_c * sum[j]); /* the whole correction */
+    }
+  }
+  ncc_ctime_pack_end(t0);
+  *bb = ncc_lower_data_buf(k, "packed_b", NCC_DT_I32, pb, (size_t)(K4 * N) * sizeof *pb);
+  *bs = ncc_lower_data_buf(k, "colsum", NCC_DT_I32, sum, (size_t)N * sizeof *sum);
+  *bm = q->qlinear ? ncc_lower_data_buf(k, "mult", NCC_DT_F32, mult, (size_t)N * sizeof *mult) : -1;
+  return true;
+}
+
+/* A's four bytes at row `row`, k = 4*k4 .. 4*k4+3, as one i32 (u8 view). */
+static kir_expr *a_word(kir_kernel *k, const qmm *q, int ba, int ba32, kir_expr *row,
+                        kir_expr *k4) {
+  kir_expr *w;
+  if (ba32 >= 0) {
+    w = kir_load(k, ba32, ADD(MUL(row, I(q->K / 4)), k4));
+  } else {
+    w = NULL;
+    for (int j = 0; j < 4; j++) {
+      kir_expr *kk = ADD(MUL(k4, I(4)), I(j));
+      kir_expr *v = kir_cast(k, NCC_DT_I32, kir_load_guarded(k, ba, ADD(MUL(row, I(q->K)), kk),
+                                                             kir_bin(k, KIR_LT, kk, I(q->K))));
+      /* bytes as u8: an s8 byte sign-extends, keep its low 8 bits */
+      v = kir_bin(k, KIR_AND, v, I32C(255));
+      if (j) v = kir_bin(k, KIR_MUL, v, I32C((int64_t)1 << (8 * j)));
+      w = w ? kir_bin(k, KIR_ADD, w, v) : v;
+    }
+  }
+  if (q->adt == NCC_DT_I8) { /* w ^ 0x80808080 = w + m - 2 (w & m) */
+    kir_expr *m = I32C((int64_t)(int32_t)0x80808080u);
+    w = kir_bin(k, KIR_SUB, kir_bin(k, KIR_ADD, w, m),
+                kir_bin(k, KIR_MUL, kir_bin(k, KIR_AND, w, m), I32C(2)));
+  }
+  return w;
+}
+
+static ncc_status lower(const ncc_node *n, const qmm *q, int vw, kir_kernel *k) {
+  int64_t K4 = (q->K + 3) / 4, N = q->N;
+  int ba = kir_buf_input(k, 0, q->adt);
+  int ba32 = q->K % 4 == 0 ? kir_buf_input(k, 0, NCC_DT_I32) : -1;
+  int bza = !q->qlinear && q->za ? kir_buf_input(k, 2, q->adt) : -1;
+  int bb, bs, bm;
+  if (!pack(k, n, q, &bb, &bs, &bm))
+    return ncc_error(NCC_ERR_NOMEM, "out of memory packing %s weights", ncc_op_name(n->op));
+  int by = kir_buf_output(k, 0, q->ydt);
+  kir_expr *M = I(1);
+  for (int i = 0; i < q->a->shape.rank - 1; i++) M = MUL(M, ncc_lower_dim(k, q->a->shape.d[i]));
+  int acc[MR], nv = kir_local_add(k, NCC_DT_I32, 1);
+  for (int r = 0; r < MR; r++) acc[r] = kir_local_add(k, NCC_DT_I32, 1);
+
+  kir_block top = kir_body_begin();
+  /* tasks: row tiles x column chunks of 4 vectors, chunks innermost */
+  int64_t cn = 4 * (int64_t)vw, chunks = (N + cn - 1) / cn;
+  int vt = kir_var_new(k), vn = kir_var_new(k), vk = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(kir_cdiv(k, M, MR), I(chunks)), KIR_PARALLEL, 0);
+  kir_block bt = kir_body_begin();
+  kir_expr *t = kir_var(k, vt);
+  kir_expr *m0 = MUL(kir_bin(k, KIR_DIV, t, I(chunks)), I(MR));
+  kir_expr *n0 = MUL(kir_bin(k, KIR_REM, t, I(chunks)), I(cn));
+  kir_stmt *ln = kir_for(k, &bt, vn, n0, kir_min(k, ADD(n0, I(cn)), I(N)),
+                         vw > 1 ? KIR_VECTOR : KIR_SERIAL, vw);
+  kir_block bn = kir_body_begin();
+  kir_expr *col = kir_var(k, vn);
+  kir_expr *rows[MR];
+  for (int r = 0; r < MR; r++) {
+    rows[r] = kir_min(k, ADD(m0, I(r)), ADD(M, I(-1)));
+    kir_assign(k, &bn, acc[r], I32C(0));
+  }
+  kir_stmt *lk = kir_for(k, &bn, vk, I(0), I(K4), KIR_SERIAL, 0);
+  kir_block bk = kir_body_begin();
+  kir_expr *k4 = kir_var(k, vk);
+  kir_assign(k, &bk, nv, kir_load(k, bb, ADD(MUL(k4, I(N)), col)));
+  for (int r = 0; r < MR; r++)
+    kir_assign(k, &bk, acc[r], kir_dot4(k, a_word(k, q, ba, ba32, rows[r], k4),
+                                        kir_local_ref(k, nv), kir_local_ref(k, acc[r])));
+  kir_body_end(lk, &bk);
+  kir_expr *corr = kir_load(k, bs, col);
+  if (bza >= 0) { /* MatMulInteger: -za * colsum, za read at run time */
+    kir_expr *za = kir_cast(k, NCC_DT_I32, kir_load(k, bza, I(0)));
+    if (q->adt == NCC_DT_U8) za = kir_bin(k, KIR_AND, za, I32C(255));
+    else za = kir_bin(k, KIR_ADD, za, I32C(128));
+    corr = kir_bin(k, KIR_MUL, kir_bin(k, KIR_SUB, I32C(0), za), corr);
+  } else if (!q->qlinear) {
+    corr = kir_bin(k, KIR_MUL, I32C(q->adt == NCC_DT_I8 ? -128 : 0), corr);
+  }
+  double lo = q->ydt == NCC_DT_U8 ? 0 : -128, hi = q->ydt == NCC_DT_U8 ? 255 : 127;
+  for (int r = 0; r < MR; r++) {
+    kir_expr *v = kir_bin(k, KIR_ADD, kir_local_ref(k, acc[r]), corr);
+    if (q->qlinear) {
+      kir_expr *f = kir_bin(k, KIR_MUL, kir_cast(k, NCC_DT_F32, v), kir_load(k, bm, col));
+      f = kir_bin(k, KIR_ADD, kir_un(k, KIR_ROUND, f),
+                  kir_const_f(k, NCC_DT_F32, at(n->in[7], 0)));
+      f = kir_bin(k, KIR_MIN, kir_bin(k, KIR_MAX, f, kir_const_f(k, NCC_DT_F32, lo)),
+                  kir_const_f(k, NCC_DT_F32, hi));
+      v = kir_cast(k, q->ydt, f);
+    }
+    kir_store(k, &bn, by, ADD(MUL(rows[r], I(N)), col), v, NULL);
+  }
+  kir_body_end(ln, &bn);
+  kir_body_end(lt, &bt);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 2.0 * (double)q->K;
+  return NCC_OK;
+}
+
+ncc_status ncc_lower_qmatmul(const ncc_node *n, const char *name, const ncc_lower_opts *o,
+                             kir_kernel **out) {
+  *out = NULL;
+  qmm q;
+  if (!analyse(n, &q)) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  int vw = o->vector_width > 0 ? o->vector_width : 1;
+  return ncc_lower_finish(k, lower(n, &q, vw, k), ncc_op_name(n->op), out);
+}

@@ -34,7 +34,7 @@ import tempfile
 from nccutil import check, run_cases, run_experiment  # noqa: E402  (exits 77 without numpy...)
 import numpy as np  # noqa: E402
 
-from harness import attrib, attrib_report, attrib_spec, report, report_rows, stats  # noqa: E402
+from harness import attrib, attrib_report, attrib_spec, report, stats  # noqa: E402
 from harness import spec as specmod  # noqa: E402
 
 NCC = os.environ.get("NCC")

@@ -20,8 +20,10 @@ root for that (SlurmdUser=root), and the controller runs as root too here
 import ctypes
 import os
 import signal
+import shutil
 import socket
 import subprocess
+import sys
 import time
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
@@ -241,18 +243,56 @@ class Cluster:
                 pass
 
     def stray_pids(self):
-        """Processes whose working directory is inside the cluster's
-        directory (job scripts and their children run there): after stop()
-        there should be none."""
-        out = []
-        root = os.path.realpath(self.root)
-        for d in os.listdir("/proc"):
-            if not d.isdigit() or int(d) == os.getpid():
-                continue
-            try:
-                cwd = os.readlink("/proc/%s/cwd" % d)
-            except OSError:
-                continue
-            if cwd == root or cwd.startswith(root + os.sep):
-                out.append(int(d))
-        return out
+        return stray_pids(self.root)
+
+
+def stray_pids(root):
+    """Processes whose working directory is inside `root` (job scripts and
+    their children run there)."""
+    out = []
+    root = os.path.realpath(root)
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink("/proc/%s/cwd" % d)
+        except OSError:
+            continue
+        if cwd == root or cwd.startswith(root + os.sep):
+            out.append(int(d))
+    return out
+
+
+def start_watchdog(root):
+    """A process in its own session that outlives a test killed with
+    SIGKILL (ctest's timeout, Ctrl-\\): when the test's pid is gone it ends
+    what still runs in `root` and removes `root`.  The daemons themselves
+    die with the test (PR_SET_PDEATHSIG); this catches job steps and the
+    directory.  The test stops it (SIGTERM) after its own clean-up."""
+    return subprocess.Popen([sys.executable, os.path.abspath(__file__), "--watch",
+                             str(os.getpid()), root], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def _watch(pid, root):
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        except PermissionError:
+            pass
+        time.sleep(0.5)
+    for p in stray_pids(root):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--watch":
+    _watch(int(sys.argv[2]), sys.argv[3])
+

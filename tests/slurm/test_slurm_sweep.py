@@ -20,7 +20,10 @@ $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`), merges the shards with
   - the merged report renders, and its row count is the local report's.
 
 Then stops the daemons and removes the directory (also when a check fails;
-NCC_PY_KEEP=1 keeps the directory for a look).
+NCC_PY_KEEP=1 keeps the directory for a look).  Killed outright (SIGKILL),
+the daemons die with it (PR_SET_PDEATHSIG) and a watchdog process
+(cluster.start_watchdog) ends what still runs in the directory and removes
+it.
 
 Skips (exit 77, a `skipped:` line) when numpy/onnx/onnxruntime are missing,
 when not root (slurmd runs job steps as the submitting user, which needs
@@ -125,6 +128,7 @@ def preconditions():
         print("installing %s (CI): %s missing" % (" ".join(clustermod.PACKAGES),
                                                    ", ".join(missing)))
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-q"], env=env, check=False)
         subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends"] +
                        list(clustermod.PACKAGES), env=env, check=False)
         missing = clustermod.missing_programs()
@@ -283,6 +287,7 @@ def test_strip_keeps_content():
 def main():
     State.ncc = preconditions()
     State.tmp = tempfile.mkdtemp(prefix="ncc-slurm-")
+    watchdog = None if os.environ.get("NCC_PY_KEEP") else clustermod.start_watchdog(State.tmp)
     # ctest's timeout sends SIGTERM first: clean up then too
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     try:
@@ -299,6 +304,9 @@ def main():
             print("kept %s" % State.tmp)
         else:
             shutil.rmtree(State.tmp, ignore_errors=True)
+        if watchdog is not None:
+            watchdog.terminate()
+            watchdog.wait(5)
 
 
 if __name__ == "__main__":

@@ -270,6 +270,50 @@ def test_spec_errors():
             raise AssertionError("%s accepted" % bad)
 
 
+class FakeNcc:
+    """`ncc passes` as the harness reads it (nccbin.Ncc.pass_table)."""
+    TABLE = [("const-fold", 1, []), ("simplify", 1, []), ("bn-fold", 2, ["const-fold"]),
+             ("cse", 1, []), ("dce", 1, []), ("layout", 2, []), ("fusion", 2, []),
+             ("memplan", 2, [])]
+
+    def pass_table(self):
+        return self.TABLE
+
+
+def _resolved(**kw):
+    e = dict({"id": "E8", "kind": "shapley", "blocks": ["conv"]}, **kw)
+    spec = specmod.normalize({"name": "x", "compilers": {"ncc": ["cpu -O2"]},
+                              "experiments": [e]})
+    e = spec["experiments"][0]
+    attrib_spec.resolve(e, FakeNcc(), 2)
+    return e
+
+
+def test_spec_resolve():
+    e = _resolved()  # every -O2 pass: 8 > EXACT_MAX -> sampled
+    check(e["method"] == "permutation" and len(e["orders"]) == 16, "auto -> permutation")
+    check(e["passes"] == [n for n, _, _ in FakeNcc.TABLE], "pipeline order")
+    check(e["needs"] == {"bn-fold": ["const-fold"]}, "needs %s" % e["needs"])
+    cfgs = attrib_spec.configs(e)
+    check(cfgs == attrib_spec.configs(_resolved()), "the same expansion every time (seeded)")
+    check(all("--disable-pass=const-fold" not in c or "--disable-pass=bn-fold" in c
+              for c in cfgs), "never const-fold off with bn-fold on")
+    full = len(attrib.coalitions_pairwise(e["passes"]))
+    check(full <= len(cfgs) <= full + 16 * 9, "pairwise set plus the orders' prefixes: %d"
+          % len(cfgs))
+    e3 = _resolved(passes=["fusion", "layout", "cse"])
+    check(e3["method"] == "exact" and e3["orders"] is None and e3["passes"] ==
+          ["cse", "layout", "fusion"], "3 passes: exact, pipeline order")
+    check(len(attrib_spec.configs(e3)) == 8, "2^3 configurations")
+    for bad, word in ((["const-fold"], "bn-fold needs const-fold"), (["vectorize"], "vectorize")):
+        try:
+            _resolved(passes=bad)
+        except specmod.SpecError as err:
+            check(word in str(err), "%s: %s" % (bad, err))
+        else:
+            raise AssertionError("passes %s accepted" % bad)
+
+
 # --------------------------------------------------------------------------
 # End to end with ncc.
 
@@ -339,4 +383,5 @@ def test_sweep_end_to_end():
 if __name__ == "__main__":
     sys.exit(run_cases([test_exact_matches_definition, test_sampling, test_prerequisites,
                         test_pairwise_interaction, test_bootstrap_holds_truth,
-                        test_report_synthetic, test_spec_errors, test_sweep_end_to_end]))
+                        test_report_synthetic, test_spec_errors, test_spec_resolve,
+                        test_sweep_end_to_end]))

@@ -6,7 +6,8 @@ Starts a one-node Slurm cluster from Debian's slurm-wlm and munge in a
 temporary directory (cluster.py), submits tests/slurm/tiny.toml as a job
 array of SHARDS tasks (shard.sbatch: `bench/experiment SPEC --shard
 $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`), merges the shards with
-`bench/experiment merge`, runs the same spec locally in one go, and checks:
+`bench/experiment merge`, runs the same spec locally in one go (alongside
+the array job: only its rows are compared, not its times), and checks:
 
   - every array task completed with exit code 0 and wrote its shard; each
     shard says which array task ran it (job id, task id, task count);
@@ -166,6 +167,7 @@ class State:
     shard_rows = None
     merged = None
     local = None
+    local_run = None
 
 
 def test_cluster_up():
@@ -194,6 +196,12 @@ def test_array_job():
                        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
     check(p.returncode == 0, "sbatch: %s" % p.stderr.decode(errors="replace"))
     S.job = int(p.stdout.decode().strip().split(";")[0])
+    # the local run goes alongside the array job (only its rows matter here,
+    # not its times): the test takes the longer of the two, not their sum
+    S.local_run = subprocess.Popen(
+        [sys.executable, EXPERIMENT, S.spec, "--out", os.path.join(S.tmp, "local"), "--ncc",
+         S.ncc, "--quiet", "--no-plots", "--strict"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, cwd=S.tmp)
     tasks = S.cluster.wait_job(S.job, JOB_TIMEOUT_S)
     took = time.time() - t0
     logs = ""
@@ -240,11 +248,11 @@ def test_merged_equals_local():
                                          for i in range(SHARDS)] +
                             ["--out", merged_dir, "--no-plots"])
     check(rc == 0, "merge exited %d: %s" % (rc, err[-800:]))
-    t0 = time.time()
-    rc, _, err = experiment([S.spec, "--out", local_dir, "--ncc", S.ncc, "--quiet",
-                             "--no-plots", "--strict"])
-    check(rc == 0, "the local run exited %d: %s" % (rc, err[-800:]))
-    print("  local run in %.1fs" % (time.time() - t0))
+    check(S.local_run is not None, "needs the local run")
+    _, err = S.local_run.communicate(timeout=JOB_TIMEOUT_S)
+    err = err.decode(errors="replace")
+    check(S.local_run.returncode == 0, "the local run exited %d: %s"
+          % (S.local_run.returncode, err[-800:]))
     merged = results.index(results.read_rows(os.path.join(merged_dir, "results.jsonl")))
     local = results.index(results.read_rows(os.path.join(local_dir, "results.jsonl")))
     S.merged, S.local = merged, local
@@ -295,6 +303,9 @@ def main():
         return run_cases([test_cluster_up, test_array_job, test_shards_split_by_group,
                           test_merged_equals_local, test_strip_keeps_content])
     finally:
+        if State.local_run is not None and State.local_run.poll() is None:
+            State.local_run.kill()
+            State.local_run.wait()
         if State.cluster is not None:
             State.cluster.stop()
             left = State.cluster.stray_pids()

@@ -16,6 +16,7 @@ DEB_PKGS=(
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   libopenblas-dev libdnnl-dev
+  slurm-wlm munge   # tests/slurm: a one-node cluster runs the sharded sweep
 )
 
 missing=()

@@ -15,6 +15,7 @@ vendor), report_scaling (E1-E3), report_cost (E4-E7), report_summary.
 """
 import os
 
+from . import attrib_report
 from . import report_cost
 from . import report_plots
 from . import report_rows
@@ -41,12 +42,13 @@ KIND_TITLE = {"depth": "depth: do gains grow with repeated blocks?",
               "fusion": "fusion: what does fusion buy?",
               "amortize": "amortization: how many runs pay for compiling?",
               "dynamic": "dynamic shapes: symbolic batch vs a compile per shape",
-              "ablation": "pass ablation: which pass earns what?"}
+              "ablation": "pass ablation: which pass earns what?",
+              "shapley": attrib_report.TITLE}
 
 SECTIONS = {"depth": report_scaling.section_depth, "batch": report_scaling.section_batch,
             "ranking": report_scaling.section_ranking, "fusion": report_cost.section_fusion,
             "amortize": report_cost.section_amortize, "dynamic": report_cost.section_dynamic,
-            "ablation": report_cost.section_ablation}
+            "ablation": report_cost.section_ablation, "shapley": attrib_report.section}
 
 
 def _all_ids(spec):

@@ -24,6 +24,7 @@ depth, batch, warmup, iters, model settings under `model`, and compilers):
     amortize  blocks, depth, batch                          (E5)
     dynamic   blocks, depth, sequence, runs_per_shape       (E6)
     ablation  blocks, depth, batch, base (ncc flags)        (E7)
+    shapley   blocks, depth, batch, base, passes, method    (E8, attrib_spec.py)
 
 Two stages: resolve() fills in what needs ncc (E3's FLOP-matched widths,
 E7's pass list) and the result is written to DIR/spec.json; expand() turns a
@@ -40,7 +41,7 @@ from .models import MODEL_KEYS, ModelSpec
 
 SPECS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "specs")
 
-KINDS = ("depth", "batch", "ranking", "fusion", "amortize", "dynamic", "ablation")
+KINDS = ("depth", "batch", "ranking", "fusion", "amortize", "dynamic", "ablation", "shapley")
 ALL_BLOCKS = ("eltwise", "mlp", "conv", "resblock", "dwsep", "transformer")
 
 DEFAULTS = {
@@ -56,7 +57,7 @@ GLOBAL_KEYS = set(DEFAULTS) | {"experiments"}
 EXPERIMENT_KEYS = {"id", "kind", "title", "blocks", "depths", "batches", "depth", "batch",
                    "width", "model", "compilers", "warmup", "iters", "mflop", "eltwise_k",
                    "compare", "sequence", "runs_per_shape", "base", "passes", "widths",
-                   "also_disable"}
+                   "also_disable", "method", "permutations", "perm_seed", "needs", "orders"}
 
 # E4 without `compare`: each pair is (faster config, slower config).
 DEFAULT_FUSION_COMPARE = [["ncc:cpu -O2", "ncc:cpu -O2 --disable-pass=fusion"],
@@ -259,6 +260,9 @@ def _normalize_experiment(e, i, s):
         msg = adapters.check_config("ncc", e["base"])
         if msg:
             raise SpecError("%s: base: %s" % (where, msg))
+    elif kind == "shapley":
+        from . import attrib_spec
+        attrib_spec.normalize(e, where)
     return e
 
 
@@ -280,6 +284,9 @@ def resolve(spec, cache, ncc):
             # A pass others need goes off together with them.
             e["also_disable"] = {p: ncc.dependents(p, level) for p in e["passes"]
                                  if ncc.dependents(p, level)}
+        if e["kind"] == "shapley" and "needs" not in e:
+            from . import attrib_spec
+            attrib_spec.resolve(e, ncc, _opt_level(e["base"]))
     s["resolved"] = True
     return s
 
@@ -385,6 +392,11 @@ def expand_experiment(spec, e):
         for b in e["blocks"]:
             ms = _model(b, e, e["depth"])
             out += [_point(spec, e, ms, e["batch"], "ncc", c) for c in configs]
+    elif kind == "shapley":
+        from . import attrib_spec
+        for b in e["blocks"]:
+            ms = _model(b, e, e["depth"])
+            out += [_point(spec, e, ms, e["batch"], "ncc", c) for c in attrib_spec.configs(e)]
     return out
 
 

@@ -127,8 +127,17 @@ static bool qconv_ok(const ncc_node *n, win *w, qconv *q) {
   return true;
 }
 
+/* 8-bit integer MaxPool (quantized models: the max commutes with the
+ * quantisation), input and output of one dtype. */
+static bool int8_maxpool(const ncc_node *n) {
+  const ncc_value *x = n->in[0], *y = n->out[0];
+  return n->op == NCC_OP_MAXPOOL && x && y && x->shape.rank == 4 && y->shape.rank == 4 &&
+         (x->dtype == NCC_DT_U8 || x->dtype == NCC_DT_I8) && y->dtype == x->dtype;
+}
+
 static bool pool_ok(const ncc_node *n, win *w) {
-  if (n->n_out < 1 || !f32_4d(n->out[0]) || !f32_4d(n->in[0])) return false;
+  if (n->n_out < 1 || n->n_in < 1) return false;
+  if (!int8_maxpool(n) && (!f32_4d(n->out[0]) || !f32_4d(n->in[0]))) return false;
   if (n->n_out > 1 && n->out[1]) return false; /* MaxPool Indices */
   if (!ncc_lower_window(n, w)) return false;
   return !(n->op == NCC_OP_AVGPOOL && w->ceil_mode);
@@ -428,10 +437,13 @@ static ncc_status lower_pool(const ncc_node *n, const win *wn, int vw,
   ncc_pool_attrs pa;
   ncc_attrs_pool(n, &pa);
   bool count_pad = pa.count_include_pad;
-  int bx = kir_buf_input(k, 0, F32), by = kir_buf_output(k, 0, F32);
+  /* 8-bit MaxPool: an i32 accumulator starting below every value */
+  ncc_dtype dt = n->in[0]->dtype, adt = dt == F32 ? F32 : NCC_DT_I32;
+  int bx = kir_buf_input(k, 0, dt), by = kir_buf_output(k, 0, dt);
   dims d;
   get_dims(k, n, &d);
-  int acc = kir_local_add(k, F32, 1), cnt = kir_local_add(k, F32, 1);
+  int acc = kir_local_add(k, adt, 1), cnt = kir_local_add(k, F32, 1);
+  kir_expr *lowest = dt == F32 ? kir_const_f(k, F32, -INFINITY) : kir_cast(k, adt, I(-129));
   kir_block top = kir_body_begin();
   int vt = kir_var_new(k);
   kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(d.N, d.C), KIR_PARALLEL, 0);
@@ -441,7 +453,7 @@ static ncc_status lower_pool(const ncc_node *n, const win *wn, int vw,
   kir_stmt *l_oh, *l_ow;
   kir_block b_oh, b_ow;
   kir_block *body = row_loops(k, &bt, &d, vw, &oh, &ow, &l_oh, &b_oh, &l_ow, &b_ow);
-  kir_assign(k, body, acc, kir_const_f(k, F32, mx ? -INFINITY : 0.0));
+  kir_assign(k, body, acc, mx ? lowest : kir_const_f(k, F32, 0.0));
   kir_assign(k, body, cnt, kir_const_f(k, F32, 0.0));
   int vkh = kir_var_new(k), vkw = kir_var_new(k);
   kir_stmt *l_kh = kir_for(k, body, vkh, I(0), I(wn->kernel[0]), KIR_SERIAL, 0);
@@ -453,11 +465,10 @@ static ncc_status lower_pool(const ncc_node *n, const win *wn, int vw,
     kir_expr *iw = in_pos(k, ow, wn->stride[1], kir_var(k, vkw), wn->dilation[1], wn->pad_begin[1]);
     kir_expr *guard = kir_bin(k, KIR_AND, inside(k, ih, d.H), inside(k, iw, d.W));
     kir_expr *xi = ADD(MUL(ADD(MUL(plane, d.H), ih), d.W), iw);
-    kir_expr *x = kir_load_guarded(k, bx, xi, guard);
+    kir_expr *x = kir_cast(k, adt, kir_load_guarded(k, bx, xi, guard));
     kir_expr *a = kir_local_ref(k, acc);
     if (mx) {
-      kir_expr *ninf = kir_const_f(k, F32, -INFINITY);
-      kir_assign(k, &b_kw, acc, kir_bin(k, KIR_MAX, a, kir_select(k, guard, x, ninf)));
+      kir_assign(k, &b_kw, acc, kir_bin(k, KIR_MAX, a, kir_select(k, guard, x, lowest)));
     } else {
       kir_assign(k, &b_kw, acc, kir_bin(k, KIR_ADD, a, x));
       kir_assign(k, &b_kw, cnt,
@@ -472,6 +483,8 @@ static ncc_status lower_pool(const ncc_node *n, const win *wn, int vw,
                               : kir_local_ref(k, cnt);
     v = kir_bin(k, KIR_DIV, v, den);
   }
+  if (dt != F32) /* a window of padding only: the dtype's lowest value */
+    v = kir_cast(k, dt, kir_bin(k, KIR_MAX, v, kir_cast(k, adt, I(dt == NCC_DT_U8 ? 0 : -128))));
   kir_expr *yi = ADD(MUL(ADD(MUL(plane, d.OH), oh), d.OW), ow);
   kir_store(k, body, by, yi, v, NULL);
   kir_body_end(l_ow, &b_ow);

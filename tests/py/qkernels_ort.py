@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tests/py/qkernels_ort.py — the cpu target's integer kernels (QLinearConv
-in codegen/lower_conv.c, QLinearMatMul in codegen/lower_matmul.c: u8/s8
+"""tests/py/qkernels_ort.py — the cpu target's integer kernels (QLinearConv and 8-bit MaxPool
+in codegen/lower_conv.c, QLinearMatMul and MatMulInteger in codegen/lower_qmatmul.c: u8/s8
 activations, KIR_E_DOT4, i32 accumulation, requantisation) against ONNX
 Runtime, at NCC_VECTOR_WIDTH 16, 8, 4 and 1: on a host with AVX512-VNNI
 that is vpdpbusd on zmm, ymm and xmm registers, and the portable shift-and-
@@ -85,6 +85,16 @@ def qmatmul(name, ashape=(5, 64), N=40, adt=U8, bdt=I8, per_col=True, seed=0):
     return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": ints(r, adt, ashape)}
 
 
+def maxpool(name, shape=(1, 8, 13, 12), dt=U8, k=3, stride=2, pad=1, seed=0):
+    """8-bit MaxPool (a QDQ model's pool, folded onto the integers)."""
+    r = np.random.default_rng(seed)
+    node = h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[k, k], strides=[stride] * 2,
+                       pads=[pad] * 4)
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", TT[dt], list(shape))],
+                     [h.make_tensor_value_info("y", TT[dt], None)])
+    return name, h.make_model(g, opset_imports=[h.make_opsetid("", 12)]), {"x": ints(r, dt, shape)}
+
+
 def dyn_matmulinteger(name, ashape=(6, 48), N=24, seed=0):
     """DynamicQuantizeLinear(x f32) -> MatMulInteger(., B s8 constant,
     the dynamic zero point): A's zero point reaches the kernel at run time."""
@@ -118,6 +128,8 @@ CASES = [
     qmatmul("mm_u8_weights_per_tensor", ashape=(3, 20), N=70, bdt=U8, per_col=False, seed=23),
     qmatmul("mm_one_row", ashape=(1, 128), N=33, seed=24),
     dyn_matmulinteger("dyn_matmulinteger", seed=25),
+    maxpool("maxpool_u8", seed=27),
+    maxpool("maxpool_s8_k2", dt=I8, k=2, stride=2, pad=0, shape=(2, 3, 10, 9), seed=28),
     dyn_matmulinteger("dyn_matmulinteger_k_odd", ashape=(2, 3, 21), N=17, seed=26),
 ]
 
@@ -144,7 +156,7 @@ def main():
             # the integer kernel's node must compile (DynamicQuantizeLinear
             # beside it may run on the host)
             host = [e["op"] for e in rep.get("host", [])]
-            if not compiled or set(host) & {"QLinearConv", "QLinearMatMul", "MatMulInteger"}:
+            if not compiled or set(host) & {"QLinearConv", "QLinearMatMul", "MatMulInteger", "MaxPool"}:
                 print("FAIL %s: not compiled on cpu (compiled_nodes %s, host %s) %s"
                       % (name, compiled, host, chk.stderr.strip()[-200:]))
                 failed += 1

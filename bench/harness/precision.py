@@ -27,7 +27,7 @@ import numpy as np
 
 from . import compare, measure, stats
 from .adapters.base import Skipped
-from .compare_engines import NccEngine, OpenVinoEngine, OrtEngine, OrtNoOptEngine, load_ncc_engine
+from .compare_engines import OpenVinoEngine, OrtEngine, OrtNoOptEngine, load_ncc_engine
 
 PRECISIONS = ("f32", "int8", "bf16")
 

@@ -286,11 +286,21 @@ static kir_expr *qconv_pack_x(kir_kernel *k, const qconv *q, int bx, int64_t icg
     kir_expr *in_ch = icg % 4 ? kir_bin(k, KIR_LT, c, I(icg)) : NULL;
     kir_expr *g = in_ch && spatial ? kir_bin(k, KIR_AND, in_ch, spatial) : in_ch ? in_ch : spatial;
     kir_expr *v = kir_cast(k, NCC_DT_I32, kir_load_guarded(k, bx, chan_index[j], g));
-    if (q->xdt == NCC_DT_I8) v = kir_bin(k, KIR_ADD, v, kir_cast(k, NCC_DT_I32, I(128)));
-    if (spatial) v = kir_select(k, spatial, v, kir_cast(k, NCC_DT_I32, I(q->zx)));
+    /* the byte's 8 bits (an s8 sign-extends) */
+    if (q->xdt == NCC_DT_I8) v = kir_bin(k, KIR_AND, v, kir_cast(k, NCC_DT_I32, I(255)));
     if (j) v = kir_bin(k, KIR_MUL, v, kir_cast(k, NCC_DT_I32, I((int64_t)1 << (8 * j))));
     x4 = x4 ? kir_bin(k, KIR_ADD, x4, v) : v;
   }
+  /* once per word, not per byte: s8 -> u8 is x ^ 0x80808080 (= x + m -
+   * 2 (x & m)), padding lanes take the zero point in every byte */
+  if (q->xdt == NCC_DT_I8) {
+    kir_expr *m = kir_cast(k, NCC_DT_I32, I((int64_t)(int32_t)0x80808080u));
+    x4 = kir_bin(k, KIR_SUB, kir_bin(k, KIR_ADD, x4, m),
+                 kir_bin(k, KIR_MUL, kir_bin(k, KIR_AND, x4, m), kir_cast(k, NCC_DT_I32, I(2))));
+  }
+  if (spatial)
+    x4 = kir_select(k, spatial, x4,
+                    kir_cast(k, NCC_DT_I32, I((int64_t)(int32_t)(uint32_t)(q->zx * 0x01010101u))));
   return x4;
 }
 

@@ -452,10 +452,15 @@ static ncc_status fold_through(fold *f, ncc_node *n) {
 
 /* ---- order ---- */
 
-/* Depth-first from each node in the current order, producers first: the
- * original nodes keep their order, each added node lands right before its
- * first reader. The producers of added nodes are original or added nodes,
- * so the recursion is as deep as the longest chain of added nodes (2). */
+static bool ready(const ncc_node *n, const bool *placed) {
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i] && n->in[i]->producer && !placed[n->in[i]->producer->id]) return false;
+  return true;
+}
+
+/* Depth-first from node n, producers first (an original node whose added
+ * input producer is not placed yet: cannot happen with the ready scan
+ * below, kept so that the order is topological whatever the rewrites). */
 static void visit(ncc_node *n, bool *placed, ncc_node **order, int *k) {
   if (placed[n->id]) return;
   placed[n->id] = true;
@@ -466,7 +471,10 @@ static void visit(ncc_node *n, bool *placed, ncc_node **order, int *k) {
   order[(*k)++] = n;
 }
 
-static ncc_status reorder(ncc_graph *g) {
+/* The original nodes keep their order; each added node (the Gemm
+ * reshapes, the clamps) goes right after the last of its producers, so
+ * the clamp follows its contraction (and fusion sees them together). */
+static ncc_status reorder(ncc_graph *g, int n_orig) {
   bool *placed = ncc_calloc((size_t)g->n_nodes + 1, sizeof *placed);
   ncc_node **order = ncc_malloc(((size_t)g->n_nodes + 1) * sizeof *order);
   if (!placed || !order) {
@@ -476,7 +484,19 @@ static ncc_status reorder(ncc_graph *g) {
   }
   for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->id = i;
   int k = 0;
-  for (int i = 0; i < g->n_nodes; i++) visit(g->nodes[i], placed, order, &k);
+  for (int i = 0; i <= n_orig; i++) {
+    if (i < n_orig) visit(g->nodes[i], placed, order, &k);
+    for (bool more = true; more;) {
+      more = false;
+      for (int j = n_orig; j < g->n_nodes; j++)
+        if (!placed[j] && ready(g->nodes[j], placed)) {
+          placed[j] = true;
+          order[k++] = g->nodes[j];
+          more = true;
+        }
+    }
+  }
+  for (int j = n_orig; j < g->n_nodes; j++) visit(g->nodes[j], placed, order, &k);
   NCC_ASSERT(k == g->n_nodes);
   memcpy(g->nodes, order, (size_t)k * sizeof *order);
   for (int i = 0; i < k; i++) g->nodes[i]->id = i;
@@ -519,7 +539,7 @@ static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
   }
   ncc_free(f.uses, 0);
   ncc_free(f.reader, 0);
-  if (!st && f.rewrites && g->n_nodes != n_orig) st = reorder(g);
+  if (!st && f.rewrites && g->n_nodes != n_orig) st = reorder(g, n_orig);
   if (!st && f.rewrites && ncc_dce(g) < 0) st = NCC_ERR_NOMEM;
   ctx->rewrites = f.rewrites;
   ctx->changed = f.rewrites > 0;

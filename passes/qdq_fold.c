@@ -103,6 +103,8 @@ static bool qparam_get(ncc_node *n, qparam *p) {
   p->q = n->op == NCC_OP_DEQUANTIZELINEAR ? n->in[0] : n->out[0];
   p->scale = n->in[1];
   p->zp = n->n_in > 2 ? n->in[2] : NULL;
+  /* 8-bit data, or the i32 of a bias (int_at reads these types only) */
+  if (!p->q || !(is_q8(p->q->dtype) || p->q->dtype == NCC_DT_I32)) return false;
   const ncc_value *s = p->scale;
   if (!is_const(s) || s->dtype != NCC_DT_F32 || s->shape.rank > 1) return false;
   p->n = ncc_shape_numel(&s->shape);
@@ -135,6 +137,7 @@ static bool dq_of(const ncc_value *v, qparam *p) {
 
 typedef struct fold {
   ncc_graph *g;
+  int n_values;      /* values at the start: uses and reader cover these */
   int *uses;         /* per value id, as counted at the start */
   ncc_node **reader; /* per value id: a node reading it (the one when uses == 1) */
   int rewrites;
@@ -142,7 +145,8 @@ typedef struct fold {
 
 /* The only reader of v, when it has exactly one and v is no graph output. */
 static ncc_node *only_reader(const fold *f, const ncc_value *v) {
-  if (!v || f->uses[v->id] != 1 || ncc_is_graph_output(f->g, v)) return NULL;
+  if (!v || v->id >= f->n_values || f->uses[v->id] != 1 || ncc_is_graph_output(f->g, v))
+    return NULL;
   return f->reader[v->id];
 }
 
@@ -421,7 +425,7 @@ static ncc_status fold_through(fold *f, ncc_node *n) {
   for (int k = 1; k < n->n_out; k++) /* MaxPool's Indices */
     if (n->out[k]) return NCC_OK;
   ncc_dtype dt = x.q->dtype;
-  if (n->op == NCC_OP_MAXPOOL && !is_q8(dt)) return NCC_OK;
+  if (!is_q8(dt)) return NCC_OK; /* Q(DQ(q)) = q needs |q - z| << 2^24 */
   ncc_value *in[8];
   int n_in = n->n_in < 8 ? n->n_in : 8;
   if (n->n_in > 8) return NCC_OK;
@@ -431,7 +435,6 @@ static ncc_status fold_through(fold *f, ncc_node *n) {
   if (op == NCC_OP_RELU) {
     int64_t lo, hi;
     qrange(dt, &lo, &hi);
-    if (!is_q8(dt)) return NCC_OK;
     /* relu on DQ(q) is max(q, z); nothing when z is the bottom of the range */
     if (zp_at(&x, 0) <= lo && !ncc_is_graph_output(f->g, y.q)) {
       ncc_replace_uses(f->g, y.q, x.q);
@@ -506,7 +509,7 @@ static ncc_status reorder(ncc_graph *g, int n_orig) {
 }
 
 static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
-  fold f = {.g = g};
+  fold f = {.g = g, .n_values = g->n_values};
   f.uses = ncc_count_uses(g);
   f.reader = ncc_calloc((size_t)g->n_values + 1, sizeof *f.reader);
   if (!f.uses || !f.reader) {

@@ -11,7 +11,7 @@
  *     DQ(a), DQ(b) -> MatMul [-> Relu | Clip] -> Q becomes QLinearMatMul;
  *     DQ(a), DQ(b) [, DQ(c i32)] -> Gemm [-> Relu | Clip] -> Q becomes a
  *     1x1 QLinearConv between two integer Reshapes ([M,K] -> [M,K,1,1],
- *     [M,N,1,1] -> [M,N]): the standard ops have no integer Gemm, and a 1x1
+ *     [M,N,1,1] -> [M,N], shapes [-1,K,1,1] and [-1,N]): the standard ops have no integer Gemm, and a 1x1
  *     convolution is exactly a Gemm with transB and a per-column bias.
  *     The integer sum is exact and requantised once (ir/ops.def's QLinear
  *     rows, runtime/ref/ref_quant.c), where the QDQ graph rounds the float
@@ -387,7 +387,9 @@ static ncc_status fold_gemm(fold *f, ncc_node *n) {
   ncc_graph *g = f->g;
   const ncc_shape *as = &a.q->shape, *ys = &tl.y.q->shape;
   ncc_shape x4 = {4, {as->d[0], k, 1, 1}}, y4 = {4, {ys->d[0], nn, 1, 1}};
-  static const int64_t to4[4] = {0, -1, 1, 1}, to2[2] = {0, -1};
+  /* -1 for M and static K / N (no 0 = "copy the dim"): simplify may then
+   * merge the first Reshape with a Flatten before it, or drop both */
+  const int64_t to4[4] = {-1, k, 1, 1}, to2[2] = {-1, nn};
   ncc_value *w4 = gemm_weight(g, b.q, ga.trans_b);
   ncc_value *bias = has_c ? gemm_bias(g, c.q, nn) : NULL;
   ncc_value *s4 = i64_const(g, 4, to4), *s2 = i64_const(g, 2, to2);

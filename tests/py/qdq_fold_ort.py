@@ -5,7 +5,8 @@ Small float models (a CNN: strided padded Conv, grouped Conv, padded
 MaxPool, 1x1 Conv + Clip, Flatten, Gemm with transB and bias; an MLP:
 MatMul with batched A, Reshape, Gemm without transB) are quantized by
 onnxruntime.quantization.quantize_static in QDQ format (u8 activations, s8
-per-channel weights, random calibration data, fixed seed); two hand-written
+per-channel weights, random calibration data, fixed seed; the CNN also
+with s8 activations); two hand-written
 QDQ graphs add what the quantizer never leaves (a Relu and a Clip before a
 Q whose zero point makes them bind, a Relu between a DQ and a Q). ncc runs
 each at -O2 (qdq-fold on) and must
@@ -103,13 +104,13 @@ class Reader(CalibrationDataReader):
         return next(self.it, None)
 
 
-def quantized(make, rng, work, name):
+def quantized(make, rng, work, name, act=QuantType.QUInt8):
     g, shapes = make(rng)
     fp = os.path.join(work, name + ".f32.onnx")
     out = os.path.join(work, name + ".qdq.onnx")
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]), fp)
     quantize_static(fp, out, Reader(shapes, 1), quant_format=QuantFormat.QDQ,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                    activation_type=act, weight_type=QuantType.QInt8,
                     per_channel=True)
     return out, shapes
 
@@ -198,7 +199,7 @@ def folded_ops(ncc, path):
 
 
 # model -> (QLinearConv, QLinearMatMul) the pass must make
-EXPECT = {"cnn": (4, 0), "mlp": (1, 2), "handmade": (1, 1)}
+EXPECT = {"cnn": (4, 0), "mlp": (1, 2), "cnn_s8": (4, 0), "handmade": (1, 1)}
 
 
 def main():
@@ -213,6 +214,7 @@ def main():
         rng = np.random.default_rng(17)
         models = {"cnn": quantized(cnn, rng, work, "cnn"),
                   "mlp": quantized(mlp, rng, work, "mlp"),
+                  "cnn_s8": quantized(cnn, rng, work, "cnn_s8", QuantType.QInt8),
                   "handmade": handmade(rng, work)}
         for name, (path, shapes) in models.items():
             ops = folded_ops(ncc, path)

@@ -130,7 +130,9 @@ def handmade(rng, work):
     """x -> Q/DQ -> Conv(DQ w s8 per-channel) -> Relu -> Q(zp 100) -> DQ ->
     Relu -> Q(same) -> DQ = y1 (the second Relu is max(q, 100) on u8);
     a[N,3,8] -> Q/DQ -> MatMul(DQ b per-column) -> Clip(-1, 2) -> Q(zp 128)
-    -> DQ = y2 (a clamp to [Q(-1), Q(2)])."""
+    -> DQ = y2 (a clamp to [Q(-1), Q(2)]); e[N,2,3,8] @ f[N,2,8,4], both
+    activations (attention's batched MatMul)
+    -> Q -> DQ = y3."""
     nodes, inits = [], []
 
     def add(parts):
@@ -159,14 +161,22 @@ def handmade(rng, work):
               helper.make_node("Clip", ["m", "clo", "chi"], ["mc"])]
     add(qdq("mc", 0.015, 128, "y2"))
     nodes.append(helper.make_node("Identity", ["y2_d"], ["y2"]))
+    ed = add(qdq("e", 0.05, 128, "eq"))
+    fd = add(qdq("f", 0.04, 120, "fq"))
+    nodes.append(helper.make_node("MatMul", [ed, fd], ["ef"]))
+    add(qdq("ef", 0.2, 128, "y3"))
+    nodes.append(helper.make_node("Identity", ["y3_d"], ["y3"]))
     g = helper.make_graph(nodes, "handmade",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 6, 6]),
-                           helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N", 3, 8])],
+                           helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N", 3, 8]),
+                           helper.make_tensor_value_info("e", TensorProto.FLOAT, ["N", 2, 3, 8]),
+                           helper.make_tensor_value_info("f", TensorProto.FLOAT, ["N", 2, 8, 4])],
                           [helper.make_tensor_value_info("y1", TensorProto.FLOAT, None),
-                           helper.make_tensor_value_info("y2", TensorProto.FLOAT, None)], inits)
+                           helper.make_tensor_value_info("y2", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("y3", TensorProto.FLOAT, None)], inits)
     path = os.path.join(work, "handmade.qdq.onnx")
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]), path)
-    return path, {"x": (3, 6, 6), "a": (3, 8)}
+    return path, {"x": (3, 6, 6), "a": (3, 8), "e": (2, 3, 8), "f": (2, 8, 4)}
 
 
 def output_scales(path):
@@ -199,7 +209,7 @@ def folded_ops(ncc, path):
 
 
 # model -> (QLinearConv, QLinearMatMul) the pass must make
-EXPECT = {"cnn": (4, 0), "mlp": (1, 2), "cnn_s8": (4, 0), "handmade": (1, 1)}
+EXPECT = {"cnn": (4, 0), "mlp": (1, 2), "cnn_s8": (4, 0), "handmade": (1, 2)}
 
 
 def main():

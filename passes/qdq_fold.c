@@ -260,9 +260,9 @@ static ncc_status retarget(fold *f, ncc_node *n, ncc_op op, int n_in, ncc_value 
  * value the contraction must produce (r itself, or a new value). */
 static ncc_value *clamp_into(fold *f, tail *tl, const ncc_node *contr) {
   ncc_value *y = tl->y.q;
-  /* the Q goes: the contraction (or the clamp) produces y now */
+  /* the Q goes: the contraction (or the clamp) produces y now (which
+   * sets y's producer) */
   tl->y.node->out[0] = NULL;
-  y->producer = NULL;
   int64_t lo, hi;
   qrange(y->dtype, &lo, &hi);
   if (tl->clo <= lo && tl->chi >= hi) return y;

@@ -250,7 +250,6 @@ static ncc_status retarget(fold *f, ncc_node *n, ncc_op op, int n_in, ncc_value 
     if (prev) prev->out[out->producer_idx] = NULL;
     ncc_node_set_output(n, 0, out);
     old->producer = NULL;
-    old->producer_idx = 0;
   }
   return NCC_OK;
 }
@@ -280,7 +279,7 @@ static bool bias_ok(const qparam *b, const qparam *x, const qparam *w, int64_t m
   if (b->q->dtype != NCC_DT_I32 || !(b->n == 1 || b->n == m)) return false;
   if (ncc_shape_numel(&b->q->shape) != m) return false;
   for (int64_t c = 0; c < m; c++) {
-    double want = (float)(scale_at(x, 0) * scale_at(w, w->n == 1 ? 0 : c));
+    double want = (float)(scale_at(x, 0) * scale_at(w, c));
     if (fabs(scale_at(b, c) - want) > want * 0x1p-20 || zp_at(b, c) != 0) return false;
   }
   return true;

@@ -50,6 +50,7 @@ TEST_MAP = [
     ("passes/fusion.c",
      r"^(unit\.test_passes|filecheck\.fuse_.*|filecheck\.pass_manager|python\.mutation_cases\.cpu)$",
      [CLI, "test_passes"]),
+    ("passes/qdq_fold.c", r"^(filecheck\.pass_qdq_fold.*|python\.qdq_fold_ort)$", [CLI]),
     ("passes/memplan*.c",
      r"^(unit\.test_(memory|memplan_oom)|memory\.test_memory|filecheck\.fuse_memplan)$",
      [CLI, "test_memory", "test_memplan_oom"]),

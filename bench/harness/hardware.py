@@ -73,16 +73,36 @@ def record(machine=None, emulated=None, arch=None, cpuinfo=None):
             "emulator": emu if det else None, "why": why, "how": how}
 
 
+def emulated_by(compiler):
+    """{emulator, target} when this compiler's rows run emulated on any
+    machine (an adapter's EMULATED, e.g. ncc_qemu), else None."""
+    from . import adapters
+    try:
+        em = getattr(adapters.adapter_class(compiler), "EMULATED", None)
+    except Exception:  # an unknown or broken adapter: not known to emulate
+        return None
+    return dict(em) if em else None
+
+
 def of_row(row):
     """env.hardware of a row; rows written before it existed get one from
-    their environment record (host name, CPU), never marked emulated."""
+    their environment record (host name, CPU), never marked emulated.  The
+    rows of an emulating compiler (ncc_qemu) are a target of their own on
+    the machine that ran them: "HOST · aarch64 (qemu-aarch64)", emulated."""
     env = row.get("env") or {}
     hw = env.get("hardware")
-    if hw and hw.get("machine"):
-        return hw
-    return {"machine": env.get("hostname") or "unknown machine", "arch": None,
-            "cpu": env.get("cpu_model"), "cores": env.get("cores"), "emulated": False,
-            "emulator": None, "why": None, "how": "from the environment record"}
+    if not (hw and hw.get("machine")):
+        hw = {"machine": env.get("hostname") or "unknown machine", "arch": None,
+              "cpu": env.get("cpu_model"), "cores": env.get("cores"), "emulated": False,
+              "emulator": None, "why": None, "how": "from the environment record"}
+    em = ((row.get("result") or {}).get("emulated") or
+          emulated_by((row.get("config") or {}).get("compiler")))
+    if em:
+        hw = dict(hw, machine="%s · %s (%s)" % (hw["machine"], em["target"], em["emulator"]),
+                  arch=em["target"], emulated=True, emulator=em["emulator"],
+                  why="%s code run by %s on %s" % (em["target"], em["emulator"],
+                                                   hw.get("arch") or "the host"))
+    return hw
 
 
 def machine_id(row):

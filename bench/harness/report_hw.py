@@ -159,6 +159,8 @@ def reversals(spec, machines, names):
         ids = rr.compiler_ids(e, spec)
         data = {(m, c): _lat(e, Rs[m], group, c) for m in names for c in ids}
         for c in ids:
+            if not any(data[(m, c)][1] for m in names):
+                continue  # nothing ranked (e.g. an emulated target's compiler)
             parts = []
             for m in names:
                 lat = data[(m, c)][1]

@@ -105,4 +105,17 @@ def section_ranking(e, spec, R, P):
     return out
 
 
+def title(e, b):
+    """How the other sections name block b of experiment e: a real model by
+    its short name."""
+    return short(b) if e.get("real") else b
+
+
+def sizes(e, **parts):
+    """"depth 2, width 32, batch 1" — a real model has no depth or width."""
+    order = ("depth", "width", "batch")
+    return ", ".join("%s %d" % (k, parts[k]) for k in order if k in parts and not (
+        e.get("real") and k in ("depth", "width")))
+
+
 SECTIONS = {"ranking": section_ranking}

@@ -159,6 +159,8 @@ class Context:
                 if issubclass(cls, NccAdapter):
                     a = cls(self.threads, self.ncc)
                     a.lib_dir = self.cache.root
+                elif getattr(cls, "NEEDS_NCC", False):  # e.g. ncc cross-compiled (ncc_qemu)
+                    a = cls(self.threads, self.ncc)
                 else:
                     a = cls(self.threads)
                 a.load()
@@ -269,6 +271,9 @@ def _set_result(row, res, task):
     ncc row of a model whose ncc ref disagrees with the outside oracle is a
     mismatch (an ncc failure) whatever its own output matched."""
     row["result"] = res
+    em = hardware.emulated_by(row["config"]["compiler"])
+    if em:
+        res["emulated"] = em
     ok = res.pop("check_ok")
     rec = task.oracle_record()
     res["oracle"] = rec

@@ -85,14 +85,23 @@ _setup()
 A, B, C = (os.path.join(TMP, n + ".onnx") for n in "abc")
 
 
+QEMU = bool(shutil.which(os.environ.get("NCC_QEMU_AARCH64") or "qemu-aarch64") and
+            shutil.which(os.environ.get("NCC_AARCH64_CC") or "aarch64-linux-gnu-gcc"))
+QEMU_ID = "ncc_qemu:qemu -O2"
+
+
 def tiny_spec():
+    e3 = {"id": "E3", "kind": "ranking", "models": [A, B, C], "match": 1.6}
+    if QEMU:  # the emulated target: ncc cross-compiled for AArch64, run by qemu
+        e3["compilers"] = {"ncc": ["ref"], "onnxruntime": ["DISABLE_ALL", "ALL"],
+                           "ncc_qemu": ["qemu -O2"]}
     return {
         "name": "models-test", "threads": 1, "pin_cpus": False, "warmup": 1, "iters": 4,
         "compilers": {"ncc": ["ref"], "onnxruntime": ["DISABLE_ALL", "ALL"]},
         "experiments": [
             {"id": "E1", "kind": "depth", "models": ["tiny"], "depths": [1, 2]},
             {"id": "E2", "kind": "batch", "models": [A], "batches": [1, 2]},
-            {"id": "E3", "kind": "ranking", "models": [A, B, C], "match": 1.6},
+            e3,
             {"id": "E5", "kind": "amortize", "models": [A]},
             {"id": "E6", "kind": "dynamic", "models": [B], "sequence": [1, 3],
              "runs_per_shape": 3},
@@ -225,26 +234,35 @@ def test_sweep_real_models():
     text = open(os.path.join(SWEEP, "report.md")).read()
     check("**Group 1** (a, b)" in text, "the FLOP group is ranked")
     check("**tiny**" in text and "| compiler | d=1 | d=2 |" in text, "E1 over the family")
-    check("Hardware axis" not in text, "one machine: no hardware axis")
+    qrows = [r for r in rows if r["config"]["compiler"] == "ncc_qemu"]
+    if not QEMU:
+        print("note: qemu-aarch64 or aarch64-linux-gnu-gcc missing: emulated target not run")
+        check("Hardware axis" not in text, "one machine: no hardware axis")
+        return
+    check(len(qrows) == 3 and all(r["result"]["emulated"]["emulator"] == "qemu-aarch64"
+                                  for r in qrows), "the emulated rows: %r" % qrows[:1])
+    hw = text[text.index("## Hardware axis"):text.index("## E1")]
+    check("box-a · aarch64 (qemu-aarch64)" in hw and "EMULATED" in hw,
+          "the emulated target is a machine of its own")
+    check("`%s`" % QEMU_ID not in hw and "not ranked" in hw, "emulated rows never ranked")
 
 
-def _relabel(rows, machine, emulated=False, slow=None, factor=1.0):
-    """Rows as if measured on `machine`; rows of the (model, compiler) in
-    `slow` take `factor` times as long."""
+def _relabel(rows, machine, emulated=False, lat=None):
+    """Rows as if measured on `machine`; the point rows of the
+    (model, compiler) pairs in `lat` get quiet samples around lat[...] ms
+    (the order of a and b set by the test, not by this machine's load)."""
+    from harness import measure
     out = []
     for r in rows:
         r = copy.deepcopy(r)
         r["env"]["hardware"] = dict(r["env"]["hardware"], machine=machine, emulated=emulated,
                                     emulator="qemu-aarch64" if emulated else None)
         c = r["config"]
-        if slow and (c["model"]["block"], "%s:%s" % (c["compiler"], c["config"])) in slow \
-                and c["kind"] == "point":
-            res = r["result"]
-            res["samples_ms"] = [v * factor for v in res["samples_ms"]]
-            for k in ("median", "p90", "p99", "min", "mean"):
-                if k in res["latency_ms"]:
-                    res["latency_ms"][k] *= factor
-            res["latency_ms"]["ci"] = [v * factor for v in res["latency_ms"]["ci"]]
+        k = (c["model"]["block"], "%s:%s" % (c["compiler"], c["config"]))
+        if lat and k in lat and c["kind"] == "point" and c["batch"] == 1:
+            r["result"].update(measure.summarize(
+                [lat[k] * (1 + 0.01 * ((i % 5) - 2)) for i in range(len(
+                    r["result"]["samples_ms"]))]))
         out.append(r)
     return out
 
@@ -253,18 +271,18 @@ def test_hardware_merge():
     check(NCC, "NCC is not set")
     _sweep()
     rows = results.read_rows(os.path.join(SWEEP, "results.jsonl"))
-    ort = "onnxruntime:ALL"
+    ort, ref = "onnxruntime:ALL", "ncc:ref"
     dirs = []
-    # box-a: a's onnxruntime:ALL 5x slower (b first); box-b: b's 5x slower (a first);
-    # qemu: emulated, with a absurdly slow: must never be ranked
-    for name, em, slow in (("box-a", False, {("a", ort)}),
-                           ("box-b", False, {("b", ort)}),
-                           ("qemu-arm", True, {("a", ort), ("a", "ncc:ref")})):
+    # ncc ref: a before b on both machines; onnxruntime ALL: b before a on
+    # box-a, a before b on box-b.  qemu-arm: emulated, its numbers absurd.
+    for name, em, lat in (
+            ("box-a", False, {("a", ref): 1.0, ("b", ref): 2.0, ("a", ort): 0.5, ("b", ort): 0.2}),
+            ("box-b", False, {("a", ref): 1.0, ("b", ref): 2.0, ("a", ort): 0.2, ("b", ort): 0.5}),
+            ("qemu-arm", True, {("a", ort): 90.0, ("b", ort): 1.0, ("a", ref): 9.0})):
         d = os.path.join(TMP, "m-" + name)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
-        results.write_rows(os.path.join(d, "results.jsonl"),
-                           _relabel(rows, name, em, slow, 5.0 if not em else 100.0))
+        results.write_rows(os.path.join(d, "results.jsonl"), _relabel(rows, name, em, lat))
         shutil.copy(os.path.join(SWEEP, "spec.json"), d)
         dirs.append(d)
     out = os.path.join(TMP, "merged")

@@ -36,7 +36,7 @@ from nccutil import check, run_cases, run_experiment  # noqa: E402  (exits 77 wi
 import numpy as np  # noqa: E402
 
 import blocks  # noqa: E402  (bench/, on sys.path through nccutil)
-from harness import cli, hardware, report_hw, results, zoo  # noqa: E402
+from harness import cli, hardware, results, zoo  # noqa: E402
 from harness import spec as specmod  # noqa: E402
 
 NCC = os.environ.get("NCC")

@@ -59,7 +59,7 @@ def _run_parser():
                     "process (hard timeout: row_timeout_s per row)")
     ap.add_argument("--no-plots", action="store_true", help="report without plots")
     ap.add_argument("--machine", help="name of this machine in a report merged across "
-                    "machines (default: the host name)")
+                    "machines (default: CPU model, cores and architecture)")
     ap.add_argument("--emulated", nargs="?", const=True, default=None, metavar="EMULATOR",
                     help="declare this run emulated (e.g. qemu-aarch64): rows are checked, "
                     "their times never ranked (detected for qemu-user without it)")

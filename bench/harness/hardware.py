@@ -4,8 +4,11 @@ on, and whether its times are real: env.hardware of every row.
     {"machine": "box-a", "arch": "x86_64", "cpu": "...", "cores": 16,
      "emulated": false, "emulator": null, "how": "detected"}
 
-machine is `--machine LABEL` (default: the host name); rows of one machine
-label are one point of the report's hardware axis (report_hw.py).
+machine is `--machine LABEL`, by default the hardware itself: "CPU model,
+N cores, arch" — not the host name, so the shards of a sweep run on the
+identical nodes of a cluster merge as one machine, while rows of different
+hardware stay apart.  Rows of one machine label are one point of the
+report's hardware axis (report_hw.py).
 emulated rows ran under an instruction-set emulator (AArch64 under
 qemu-user, or a qemu TCG virtual machine): their outputs are checked like
 any row, but their times measure the emulator, so the report labels them
@@ -16,7 +19,6 @@ of the architecture this process runs as (qemu-user passes the host's
 """
 import os
 import platform
-import socket
 
 # /proc/cpuinfo lines that name an x86 or an Arm CPU.
 _X86_KEYS = ("vendor_id", "flags")
@@ -68,7 +70,8 @@ def record(machine=None, emulated=None, arch=None, cpuinfo=None):
         det = bool(emulated)
         emu = emulated if isinstance(emulated, str) else (emu or ("emulator" if det else None))
         why = "declared by --emulated" if det else None
-    return {"machine": machine or socket.gethostname(), "arch": arch,
+    return {"machine": machine or default_label(cpu_model(text), os.cpu_count(), arch),
+            "arch": arch,
             "cpu": cpu_model(text), "cores": os.cpu_count(), "emulated": det,
             "emulator": emu if det else None, "why": why, "how": how}
 
@@ -84,15 +87,21 @@ def emulated_by(compiler):
     return dict(em) if em else None
 
 
+def default_label(cpu, cores, arch):
+    return "%s, %s cores%s" % (cpu or "unknown CPU", cores if cores else "?",
+                               ", " + arch if arch else "")
+
+
 def of_row(row):
     """env.hardware of a row; rows written before it existed get one from
-    their environment record (host name, CPU), never marked emulated.  The
+    their environment record (CPU, cores), never marked emulated.  The
     rows of an emulating compiler (ncc_qemu) are a target of their own on
     the machine that ran them: "HOST · aarch64 (qemu-aarch64)", emulated."""
     env = row.get("env") or {}
     hw = env.get("hardware")
     if not (hw and hw.get("machine")):
-        hw = {"machine": env.get("hostname") or "unknown machine", "arch": None,
+        hw = {"machine": default_label(env.get("cpu_model"), env.get("cores"), None),
+              "arch": None,
               "cpu": env.get("cpu_model"), "cores": env.get("cores"), "emulated": False,
               "emulator": None, "why": None, "how": "from the environment record"}
     em = ((row.get("result") or {}).get("emulated") or

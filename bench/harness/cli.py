@@ -19,13 +19,14 @@ import os
 import sys
 import time
 
-from . import adapters, report, results, runner
+from . import adapters, report, report_hw, results, runner, zoo
 from . import spec as specmod
 from .nccbin import find_ncc
 
 EPILOG = """examples:
   bench/experiment quick --out out/quick
   bench/experiment full --out out/full --shard 3/16      # one shard of 16
+  bench/experiment models --out out/m --models squeezenet1_1,mobilenet_v2 --only E3
   bench/experiment merge out/full/shard-* --out out/full/all
 docs/EXPERIMENTS-HOWTO.md has the spec format and a Slurm recipe."""
 
@@ -42,6 +43,9 @@ def _run_parser():
     ap.add_argument("--shard", default="0/1", help="run shard I of N (0-based), e.g. 2/8")
     ap.add_argument("--only", help="comma-separated experiment ids to run (e.g. E1,E5)")
     ap.add_argument("--compilers", help="comma-separated compilers to keep (e.g. ncc,xla)")
+    ap.add_argument("--models", help="comma-separated real models to keep (e.g. "
+                    "resnet18,squeezenet1_1; a depth family by name or by model: resnet, "
+                    "resnet34); experiments left without a model are dropped")
     ap.add_argument("--threads", type=int, help="override the spec's thread count")
     ap.add_argument("--iters", type=int, help="override timed runs per row (spec and "
                     "experiments): the rounds of a group of rows timed together")
@@ -54,6 +58,11 @@ def _run_parser():
                     help="run each group of measurements (one model and batch) in a child "
                     "process (hard timeout: row_timeout_s per row)")
     ap.add_argument("--no-plots", action="store_true", help="report without plots")
+    ap.add_argument("--machine", help="name of this machine in a report merged across "
+                    "machines (default: CPU model, cores and architecture)")
+    ap.add_argument("--emulated", nargs="?", const=True, default=None, metavar="EMULATOR",
+                    help="declare this run emulated (e.g. qemu-aarch64): rows are checked, "
+                    "their times never ranked (detected for qemu-user without it)")
     ap.add_argument("--dry-run", action="store_true",
                     help="list the measurements of this shard and exit")
     ap.add_argument("--quiet", action="store_true", help="no progress output")
@@ -77,6 +86,8 @@ def _apply_overrides(spec, a):
         if unknown:
             raise specmod.SpecError("--only: no experiment %s" % ", ".join(sorted(unknown)))
         spec["experiments"] = [e for e in spec["experiments"] if e["id"] in keep]
+    if getattr(a, "models", None):
+        spec = filter_models(spec, [x.strip() for x in a.models.split(",") if x.strip()])
     if a.compilers:
         keep = {x.strip() for x in a.compilers.split(",") if x.strip()}
         unknown = keep - set(adapters.names())
@@ -87,6 +98,43 @@ def _apply_overrides(spec, a):
             if "compare" in e:
                 e["compare"] = [p for p in e["compare"]
                                 if all(c.split(":")[0] in keep for c in p)]
+    return spec
+
+
+def filter_models(spec, keep):
+    """--models: the real-model experiments cut down to the models in `keep`
+    (a depth family stays whole when named, else keeps the depths whose
+    model is named); block experiments are left as they are, and a
+    real-model experiment left empty is dropped."""
+    keep = set(keep)
+    known = set()
+    exps = []
+    for e in spec["experiments"]:
+        if not e.get("real"):
+            exps.append(e)
+            continue
+        if e["kind"] == "depth":
+            known.update(e["blocks"])
+            known.update(zoo.family_name(f, d) for f in e["blocks"] for d in e["depths"])
+            fams = [f for f in e["blocks"] if f in keep or
+                    any(zoo.family_name(f, d) in keep for d in e["depths"])]
+            depths = [d for d in e["depths"] if any(
+                f in keep or zoo.family_name(f, d) in keep for f in fams)]
+            if fams and depths:
+                exps.append(dict(e, blocks=fams, models=fams, depths=depths))
+            continue
+        known.update(e["blocks"])
+        names = [b for b in e["blocks"] if b in keep]
+        if names:
+            exps.append(dict(e, blocks=names, models=names))
+    unknown = keep - known
+    if unknown:
+        raise specmod.SpecError("--models: no experiment of this spec has %s (models: %s)"
+                                % (", ".join(sorted(unknown)), ", ".join(sorted(known)) or
+                                   "none: the spec has no real-model experiment"))
+    if not exps:
+        raise specmod.SpecError("--models leaves no experiment to run")
+    spec["experiments"] = exps
     return spec
 
 
@@ -108,7 +156,7 @@ def cmd_run(argv):
     sweep = runner.Sweep(spec, a.out, ncc, shard=shard, resume=not a.no_resume,
                          retry_errors=a.retry_errors, isolate=a.isolate,
                          progress=not a.quiet, log=None if a.quiet else sys.stderr,
-                         plots=not a.no_plots)
+                         plots=not a.no_plots, machine=a.machine, emulated=a.emulated)
     try:
         todo = sweep.prepare()
     except Exception as e:
@@ -154,7 +202,7 @@ def cmd_report(argv):
     if not os.path.exists(sp):
         print("bench/experiment report: error: %s has no spec.json" % a.dir, file=sys.stderr)
         return 1
-    rows = list(results.index(results.read_rows(os.path.join(a.dir, "results.jsonl"))).values())
+    rows = report_hw.latest(results.read_rows(os.path.join(a.dir, "results.jsonl")))
     print(report.write(a.dir, json.load(open(sp)), rows, plots=not a.no_plots))
     return 0
 

@@ -16,6 +16,11 @@ FLOP matching (E3, archetypes at equal FLOPs) asks ncc for the model's
 MFLOP at batch 1 (`ncc opt -O0 --time-passes`) and searches the width that
 comes closest to a budget: doubling first (so a conv block never builds a
 huge weight tensor), then bisection.
+
+Real models (the models preset) are ZooSpecs (zoo.py): the cache serves
+their exported ONNX file as is (symbolic batch), static-batch copies, and
+seeded inputs of the file's input shape; spec_from() turns a row's model
+record back into either kind.
 """
 import json
 import os
@@ -27,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import blocks  # noqa: E402  (bench/blocks.py, the one block generator)
 
 from . import oracle as oraclemod  # noqa: E402
+from . import zoo  # noqa: E402
 
 # blocks.Config keywords a spec may set besides block/depth/width/seed.
 MODEL_KEYS = ("spatial", "seq", "k", "heads", "opset", "gelu")
@@ -93,6 +99,8 @@ class ModelCache:
 
     def model_path(self, ms, batch=None):
         """The ONNX file: symbolic batch when batch is None, else static."""
+        if isinstance(ms, zoo.ZooSpec):
+            return zoo.model_path(ms, self._dir(ms), batch)
         name = "model.onnx" if batch is None else "model_b%d.onnx" % batch
         path = os.path.join(self._dir(ms), name)
         if not os.path.exists(path):
@@ -109,6 +117,8 @@ class ModelCache:
 
     def params(self, ms):
         """Weights by initializer name (blocks.params), for native builders."""
+        if isinstance(ms, zoo.ZooSpec):
+            raise zoo.no_params(ms)
         k = ms.key()
         if k not in self._params:
             self._params = {k: blocks.params(ms.block, ms.depth, ms.width, ms.seed, **ms.kw)}
@@ -117,8 +127,11 @@ class ModelCache:
     def input(self, ms, batch, seed):
         """(array, path) of the seeded input at `batch`."""
         path = os.path.join(self._dir(ms), "x_b%d_s%d.npy" % (batch, seed))
-        shape_kw = {k: v for k, v in ms.kw.items() if k in ("spatial", "seq")}
-        x = blocks.make_input(ms.block, batch, ms.width, seed=seed, **shape_kw)
+        if isinstance(ms, zoo.ZooSpec):
+            x = zoo.make_input(ms, batch, seed)
+        else:
+            shape_kw = {k: v for k, v in ms.kw.items() if k in ("spatial", "seq")}
+            x = blocks.make_input(ms.block, batch, ms.width, seed=seed, **shape_kw)
         if not os.path.exists(path):
             _atomic_save(path, x)
         return x, path
@@ -209,6 +222,21 @@ class ModelCache:
                 hi = mid
         best = min((lo, hi), key=lambda n: abs(flops(n) - target_mflop))
         return best * step
+
+
+def spec_from(md):
+    """The ModelSpec or ZooSpec of a row's model record (describe())."""
+    if md.get("source"):
+        return zoo.ZooSpec.from_record(md)
+    md = dict(md)
+    return ModelSpec(md.pop("block"), md.pop("depth"), md.pop("width"), md.pop("seed"), **md)
+
+
+def label(md):
+    """A short name of a model record: "resnet18" or "mlp d2 w32"."""
+    if md.get("source"):
+        return md["block"]
+    return "%s d%d w%d" % (md["block"], md["depth"], md["width"])
 
 
 def _atomic_write(path, data):

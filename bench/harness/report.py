@@ -17,6 +17,8 @@ import os
 
 from . import attrib_report
 from . import report_cost
+from . import report_hw
+from . import report_models
 from . import report_plots
 from . import report_rows
 from . import report_scaling
@@ -64,6 +66,12 @@ LAST_PLOTS = None  # the Plots of the last report built (tests read .drawn)
 def build(out_dir, spec, rows, plots=True, notes=()):
     """The report's markdown text (plots written to out_dir as a side effect)."""
     global LAST_PLOTS
+    machines = report_hw.split(rows)
+    if len(machines) > 1:  # a merge of several machines: the first timed one's tables
+        rows = machines[report_hw.primary(machines)]
+        notes = list(notes) + ["rows of %d machines; the tables show `%s`, the hardware "
+                               "axis section all of them" % (len(machines),
+                                                             report_hw.primary(machines))]
     R = report_rows.Rows(spec, rows)
     P = report_plots.Plots(out_dir, plots and HAVE_MPL, plt, _all_ids(spec))
     LAST_PLOTS = P
@@ -87,9 +95,15 @@ def build(out_dir, spec, rows, plots=True, notes=()):
     md += ["## ncc against the vendors", "",
            h2h or "No point was measured by both an ncc compiled configuration and a vendor.",
            ""]
+    if len(machines) > 1:
+        md += ["## Hardware axis", ""]
+        for part in report_hw.section(spec, machines):
+            md += [part, ""]
     for e in spec["experiments"]:
         md += ["## %s — %s" % (e["id"], e.get("title") or KIND_TITLE[e["kind"]]), ""]
-        for part in SECTIONS[e["kind"]](e, spec, R, P):
+        section = (report_models.SECTIONS.get(e["kind"]) if e.get("real") else None) or \
+            SECTIONS[e["kind"]]
+        for part in section(e, spec, R, P):
             if part:
                 md += [part, ""]
     md += ["## ncc failures (ncc ref against the outside oracle)", "", S.ncc_failures(rows), "",

@@ -11,6 +11,7 @@ import math
 
 from . import metrics
 from . import report_fmt as F
+from . import report_models as RM
 from . import report_rows as rr
 from . import report_plots
 from . import spec as specmod
@@ -118,7 +119,7 @@ def section_amortize(e, spec, R, P):
                 continue
             r = by[cid]
             if not rr.valid(r):
-                rows.append([b, cid, rr.status_cell(r)] + ["–"] * 3 + [""] * 3)
+                rows.append([RM.title(e, b), cid, rr.status_cell(r)] + ["–"] * 3 + [""] * 3)
                 continue
             res = r["result"]
             best = rr.fastest([by[v] for v in vendors if v != cid])
@@ -131,7 +132,8 @@ def section_amortize(e, spec, R, P):
                     if q and q.has_ci else None
                 if rng and rng[1] != float("inf"):
                     errors[(b, cid)] = rng
-            rows.append([b, cid, F.fnum(res.get("build_ms")), F.fnum(res.get("first_run_ms")),
+            rows.append([RM.title(e, b), cid, F.fnum(res.get("build_ms")),
+                         F.fnum(res.get("first_run_ms")),
                          F.fms(r),
                          _be_cell(R, r, by[base]),
                          _be_cell(R, r, by[fw[1]]) if len(fw) > 1 else "not measured",
@@ -178,14 +180,15 @@ def section_dynamic(e, spec, R, P):
                                                [s["steady_ms"] for s in rt["result"]["steps"]])
                 ncomp = "%d/%d" % (sum(1 for s in rs["result"]["steps"] if s["compile_ms"] > 0),
                                    sum(1 for s in rt["result"]["steps"] if s["compile_ms"] > 0))
-                rows.append([b, cid, F.fnum(rs["result"]["total_ms"]),
+                rows.append([RM.title(e, b), cid, F.fnum(rs["result"]["total_ms"]),
                              F.fnum(rt["result"]["total_ms"]),
                              "%.1f%%" % (100 * red) if red is not None else "–",
                              F.fx(slow), ncomp])
             else:
                 total = lambda r: F.fnum(r["result"]["total_ms"])  # noqa: E731
-                rows.append([b, cid, F.cell(rs, total), F.cell(rt, total), "–", "–", "–"])
-        panels.append((b, series))
+                rows.append([RM.title(e, b), cid, F.cell(rs, total), F.cell(rt, total), "–", "–",
+                             "–"])
+        panels.append((RM.title(e, b), series))
     out = ["Batch sequence %s, %d runs per shape. Each shape costs compile (if this mode "
            "compiles there) + first run at the new shape + (runs − 1) × steady latency. "
            "Reduction = 1 − symbolic/static total: above 0 the symbolic-batch compile is "
@@ -243,14 +246,15 @@ def section_ablation(e, spec, R, P):
             else:
                 rows.append([name, rr.status_cell(r if not rr.valid(r) else base),
                              "–", "–", "–", "–", F.fnum(pass_ms.get(p))])
-        out.append("**%s** (depth %d, width %d, batch %d): each pass left out of `ncc %s`, one "
+        out.append("**%s** (%s): each pass left out of `ncc %s`, one "
                    "at a time. Δ latency = t(pass off) / t(all passes) − 1 with its 95%% CI: "
                    "positive means the pass earns that much (good), \"(within noise)\" that "
                    "no effect is measurable; \"no change\" when the graph without the pass is "
                    "identical to the baseline's (nothing to time). Δ compile compares single "
                    "cold compiles (noisy); pass ms is the pass's own time in the full pipeline "
                    "(--time-passes).\n\n%s"
-                   % (b, e["depth"], e["model"]["width"], e["batch"], e["base"],
+                   % (RM.title(e, b), RM.sizes(e, depth=e["depth"], width=e["model"]["width"],
+                                               batch=e["batch"]), e["base"],
                       F.table(hdr, rows)))
     if not e.get("passes"):
         out.append("(no passes run at this level)")

@@ -7,6 +7,7 @@ ranks, Kendall's tau and the "best compiler" of relative friction.
 """
 from . import metrics
 from . import report_fmt as F
+from . import report_models as RM
 from . import report_rows as rr
 from . import report_vs
 
@@ -72,8 +73,9 @@ def section_depth(e, spec, R, P):
                                   for d in e["depths"]])
             sp_series[cid] = [_noisy_pt(_speedup_pt(d, s), rs[d], pts[d][base])
                               for d, s in sps.items() if s]
-        out.append("**%s** (width %d, batch %d): median latency [95%% CI].\n\n%s"
-                   % (b, e["model"]["width"], batch, F.table(hdr, lrows)))
+        out.append("**%s** (%s): median latency [95%% CI].\n\n%s"
+                   % (RM.title(e, b), RM.sizes(e, width=e["model"]["width"], batch=batch),
+                      F.table(hdr, lrows)))
         out.append("Speed-up S(d) = t(`%s`) / t over the baseline, with its 95%% CI, and depth "
                    "gain G(d) = S(d) / S(1). S > 1 is faster than the baseline; G > 1 means "
                    "the gain grows with depth (the compiler exploits repeated blocks), G ≈ 1 "
@@ -82,8 +84,8 @@ def section_depth(e, spec, R, P):
         if h2h:
             out.append(h2h)
         out.append(COMPILE_EXPLAIN + "\n\n" + F.table(hdr, crows))
-        sp_panels.append(("%s, batch %d" % (b, batch), sp_series))
-        c_panels.append(("%s, batch %d" % (b, batch), c_series))
+        sp_panels.append(("%s, batch %d" % (RM.title(e, b), batch), sp_series))
+        c_panels.append(("%s, batch %d" % (RM.title(e, b), batch), c_series))
     out.append("Plots: error bars are the 95%% CIs, hollow markers noisy rows; colours are "
                "fixed per compiler across every plot." % ())
     out.append(P.lines("%s_speedup_vs_depth" % e["id"], sp_panels, "depth (repeated blocks)",
@@ -168,9 +170,10 @@ def section_batch(e, spec, R, P):
             b0 = min(eff[cid]) if eff[cid] else None
             fr_series[cid] = [(x, v, None, None, rr.is_noisy(rs[x]) or rr.is_noisy(rs.get(b0)))
                               for x, v in sorted(rel.items())]
-        out.append("**%s** (depth %d, width %d): throughput in samples/s = batch / median "
+        out.append("**%s** (%s): throughput in samples/s = batch / median "
                    "latency, [95%% CI]. Higher is better.\n\n%s"
-                   % (b, e["depth"], e["model"]["width"], F.table(hdr, trows)))
+                   % (RM.title(e, b), RM.sizes(e, depth=e["depth"], width=e["model"]["width"]),
+                      F.table(hdr, trows)))
         out.append("Batch scaling, normalised: batch gain B(b) = thr(b) / thr(1) (how much "
                    "more throughput batching gives; ideal b, 1 = none) and relative friction "
                    "Φrel(b) = 1 − E(b) / E_best(b), E_best the best batch efficiency of a "
@@ -195,8 +198,9 @@ def section_batch(e, spec, R, P):
                    "the first run, which does b samples' work; a compiler's build is the same "
                    "at every batch (the batch dimension is symbolic) and only its first run "
                    "grows.\n\n" + F.table(hdr, crows))
-        thr_panels.append(("%s, depth %d" % (b, e["depth"]), thr_series))
-        fr_panels.append(("%s, depth %d" % (b, e["depth"]), fr_series))
+        thr_panels.append((RM.title(e, b) + (", depth %d" % e["depth"] if not e.get("real")
+                                             else ""), thr_series))
+        fr_panels.append((thr_panels[-1][0], fr_series))
     out.append(P.lines("%s_throughput_vs_batch" % e["id"], thr_panels, "batch size",
                        "throughput (samples/s)", logx=True, logy=True,
                        title="%s: throughput vs batch size" % e["id"]))

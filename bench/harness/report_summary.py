@@ -10,6 +10,7 @@ from . import metrics
 from . import report_fmt as F
 from . import report_rows as rr
 from . import spec as specmod
+from .models import label as model_label
 
 
 def _baseline_row(R, row):
@@ -83,8 +84,7 @@ def _row_label(r):
     c, md = r["config"], r["config"]["model"]
     shape = "b%d" % c["batch"] if c["kind"] == "point" else "seq %s (%s)" % (
         c["sequence"], c["shape_mode"])
-    return "%s d%d w%d %s, `%s:%s`" % (md["block"], md["depth"], md["width"], shape,
-                                        c["compiler"], c["config"])
+    return "%s %s, `%s:%s`" % (model_label(md), shape, c["compiler"], c["config"])
 
 
 def flagged(rows):
@@ -168,8 +168,7 @@ DEFINITIONS = (
 
 
 def _model_label(r):
-    md = r["config"]["model"]
-    return "%s d%d w%d" % (md["block"], md["depth"], md["width"])
+    return model_label(r["config"]["model"])
 
 
 def oracle_verdicts(rows):

@@ -52,6 +52,9 @@ A row (schema 1):
                  outputs = "preallocated", bound once — outputs_why says why
                  a compiler could not; or ncc's fallback "ncc bench
                  subprocess" into preallocated outputs, symmetric false)
+    emulated     {emulator, target} on the rows of a compiler that runs
+                 emulated (ncc_qemu: AArch64 under qemu-aarch64): checked,
+                 never ranked (report_hw.py)
     oracle       {name, config, version, ref_agrees, batches [{batch,
                  ref_agrees, ref_check}], row_checked_against}: the outside
                  oracle that checked the model (oracle.py), whether ncc ref
@@ -59,7 +62,9 @@ A row (schema 1):
   threads      the sweep's thread count; pinned_cpus: the CPUs the sweep
                was pinned to (null when not pinned); also in env
   env          the environment record (envinfo.py), with timing
-               {outputs_policy, compilers {name: how its runs are timed}}
+               {outputs_policy, compilers {name: how its runs are timed}} and
+               hardware {machine, arch, cpu, cores, emulated, emulator, why,
+               how} (hardware.py: the machine of the hardware axis)
   spec         {name, hash} of the spec that asked for it
   started      UTC time, wall_s: seconds the row took
 

@@ -76,11 +76,12 @@ import sys
 import time
 import traceback
 
-from . import adapters, envinfo, measure, oracle, report, results
+from . import adapters, envinfo, hardware, measure, oracle, report, report_hw, results
 from . import spec as specmod
 from .adapters.base import Skipped
 from .adapters.ncc import NccAdapter, NccUnsupported
-from .models import ModelCache, ModelSpec
+from .models import ModelCache, spec_from
+from .models import label as model_label
 from .nccbin import Ncc, NccError
 from .progress import Progress
 
@@ -96,9 +97,7 @@ class Task:
 
     def __init__(self, m, cache, timeout):
         self.m, self.cache, self.timeout = m, cache, timeout
-        md = dict(m["model"])
-        self.ms = ModelSpec(md.pop("block"), md.pop("depth"), md.pop("width"), md.pop("seed"),
-                            **md)
+        self.ms = spec_from(m["model"])
 
     def model_path(self, batch=None):
         return self.cache.model_path(self.ms, batch)
@@ -160,6 +159,8 @@ class Context:
                 if issubclass(cls, NccAdapter):
                     a = cls(self.threads, self.ncc)
                     a.lib_dir = self.cache.root
+                elif getattr(cls, "NEEDS_NCC", False):  # e.g. ncc cross-compiled (ncc_qemu)
+                    a = cls(self.threads, self.ncc)
                 else:
                     a = cls(self.threads)
                 a.load()
@@ -208,8 +209,7 @@ def label(m):
     shape = ("b%d" % m["batch"]) if m["kind"] == "point" else \
         ("seq %s %s" % ("/".join(map(str, m["sequence"])), m["shape_mode"]))
     extra = " k%d" % md["k"] if md["block"] == "eltwise" else ""
-    return "%s d%d w%d%s %s  %s:%s" % (md["block"], md["depth"], md["width"], extra, shape,
-                                       m["compiler"], m["config"])
+    return "%s%s %s  %s:%s" % (model_label(md), extra, shape, m["compiler"], m["config"])
 
 
 def group_id(m):
@@ -271,6 +271,9 @@ def _set_result(row, res, task):
     ncc row of a model whose ncc ref disagrees with the outside oracle is a
     mismatch (an ncc failure) whatever its own output matched."""
     row["result"] = res
+    em = hardware.emulated_by(row["config"]["compiler"])
+    if em:
+        res["emulated"] = em
     ok = res.pop("check_ok")
     rec = task.oracle_record()
     res["oracle"] = rec
@@ -490,8 +493,9 @@ class Sweep:
 
     def __init__(self, spec, out_dir, ncc_path, shard=(0, 1), resume=True,
                  retry_errors=False, isolate=False, progress=True, log=sys.stderr,
-                 plots=True):
+                 plots=True, machine=None, emulated=None):
         self.spec, self.out_dir, self.shard = spec, out_dir, shard
+        self.machine, self.emulated = machine, emulated
         self.resume, self.retry_errors, self.isolate = resume, retry_errors, isolate
         self.progress, self.log, self.plots = progress, log, plots
         self.ncc = Ncc(ncc_path, spec["row_timeout_s"]) if ncc_path else None
@@ -511,6 +515,10 @@ class Sweep:
         threads = self.spec["threads"]
         pinned = envinfo.apply_threads(threads, self.spec["pin_cpus"])
         env = envinfo.collect(self.ncc, threads, pinned)
+        env["hardware"] = hardware.record(self.machine, self.emulated)
+        if env["hardware"]["emulated"]:
+            self._say("note: %s runs emulated (%s): its rows are checked, their times are "
+                      "not ranked" % (env["hardware"]["machine"], env["hardware"]["why"]))
         self.resolved = specmod.resolve(self.spec, ModelCache(
             os.path.join(self.out_dir, "cache"), self.ncc, self.spec["row_timeout_s"]), self.ncc)
         spec_id = {"name": self.resolved["name"], "hash": specmod.spec_hash(self.resolved)}
@@ -581,7 +589,7 @@ class Sweep:
                   % (n, group_id(group[0][1])))
 
     def report(self):
-        rows = list(results.index(results.read_rows(self.results_path)).values())
+        rows = report_hw.latest(results.read_rows(self.results_path))
         return report.write(self.out_dir, self.resolved, rows, plots=self.plots)
 
 def timing_env(spec, compilers, ctx):
@@ -610,7 +618,11 @@ def _write_json(path, obj):
 
 
 def merge(dirs, out_dir, plots=True, log=sys.stderr):
-    """Rows of several result dirs (shards) into out_dir, with one report."""
+    """Rows of several result dirs (shards, or runs on several machines)
+    into out_dir, with one report.  Rows are merged per machine
+    (hardware.machine_id): shards of one machine become one set of rows;
+    the rows of different machines are all kept, and the report gets a
+    hardware axis (report_hw.py)."""
     lists, spec, hashes = [], None, set()
     for d in dirs:
         p = os.path.join(d, "results.jsonl")
@@ -622,22 +634,35 @@ def merge(dirs, out_dir, plots=True, log=sys.stderr):
             s = json.load(open(sp))
             hashes.add(specmod.spec_hash(s))
             spec = spec or s
-    rows, stats = results.merge_rows(lists)
+    by_machine = {}
+    for rows in lists:
+        for r in rows:
+            by_machine.setdefault(hardware.machine_id(r), [[] for _ in lists])
+    for i, rows in enumerate(lists):
+        for r in rows:
+            by_machine[hardware.machine_id(r)][i].append(r)
+    rows, stats = [], {"duplicates": 0, "env_conflicts": 0}
+    for machine, per_dir in by_machine.items():
+        mrows, mstats = results.merge_rows(per_dir)
+        rows += mrows
+        for k in stats:
+            stats[k] += mstats[k]
     os.makedirs(out_dir, exist_ok=True)
     results.write_rows(os.path.join(out_dir, "results.jsonl"), rows)
     if spec is not None:
         _write_json(os.path.join(out_dir, "spec.json"), spec)
     if log:
-        print("merged %d rows from %d dir(s) into %s (%d duplicate keys, %d from a different "
-              "environment)" % (len(rows), len(dirs), out_dir, stats["duplicates"],
-                                stats["env_conflicts"]), file=log)
+        print("merged %d rows from %d dir(s) into %s (%d machine(s): %s; %d duplicate keys, "
+              "%d from a different environment)"
+              % (len(rows), len(dirs), out_dir, len(by_machine), ", ".join(by_machine),
+                 stats["duplicates"], stats["env_conflicts"]), file=log)
         if len(hashes) > 1:
             print("warning: the inputs were run from %d different specs; the report follows "
                   "the first" % len(hashes), file=log)
     if spec is not None:
         report.write(out_dir, spec, rows, plots=plots,
                      notes=["merged from: %s" % ", ".join(dirs)] +
-                     (["%d keys measured in more than one environment; the first measured "
-                       "row was kept" % stats["env_conflicts"]] if stats["env_conflicts"]
-                      else []))
+                     (["%d keys measured in more than one environment of one machine; the "
+                       "first measured row was kept" % stats["env_conflicts"]]
+                      if stats["env_conflicts"] else []))
     return rows, stats

@@ -26,6 +26,15 @@ depth, batch, warmup, iters, model settings under `model`, and compilers):
     ablation  blocks, depth, batch, base (ncc flags)        (E7)
     shapley   blocks, depth, batch, base, passes, method    (E8, attrib_spec.py)
 
+Real models (bench/specs/models.toml; zoo.py): an experiment of kind depth,
+batch, ranking, amortize, dynamic or ablation may name `models` instead of
+`blocks` — zoo names ("resnet18") or ONNX paths.  For depth they are
+families and the model at depth d is FAMILY + d (models = ["resnet"],
+depths = [18, 34, 50]).  A ranking over real models groups them by FLOPs:
+models whose MFLOP at batch 1 lie within a factor `match` (default 1.6) of
+the group's smallest are ranked against each other (resolve() measures
+and stores mflops and flop_groups).
+
 Two stages: resolve() fills in what needs ncc (E3's FLOP-matched widths,
 E7's pass list) and the result is written to DIR/spec.json; expand() turns a
 resolved spec into measurements without running anything, so the report
@@ -37,6 +46,7 @@ import json
 import os
 
 from . import adapters
+from . import zoo
 from .models import MODEL_KEYS, ModelSpec
 
 SPECS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "specs")
@@ -57,7 +67,10 @@ GLOBAL_KEYS = set(DEFAULTS) | {"experiments"}
 EXPERIMENT_KEYS = {"id", "kind", "title", "blocks", "depths", "batches", "depth", "batch",
                    "width", "model", "compilers", "warmup", "iters", "mflop", "eltwise_k",
                    "compare", "sequence", "runs_per_shape", "base", "passes", "widths",
-                   "also_disable", "method", "permutations", "perm_seed", "needs", "orders"}
+                   "also_disable", "method", "permutations", "perm_seed", "needs", "orders",
+                   "models", "match", "mflops", "flop_groups"}
+REAL_KINDS = ("depth", "batch", "ranking", "amortize", "dynamic", "ablation")
+DEFAULT_MATCH = 1.6
 
 # E4 without `compare`: each pair is (faster config, slower config).
 DEFAULT_FUSION_COMPARE = [["ncc:cpu -O2", "ncc:cpu -O2 --disable-pass=fusion"],
@@ -220,7 +233,9 @@ def _normalize_experiment(e, i, s):
     e.setdefault("iters", s["iters"])
     e["depth"] = _int_list(e.get("depth", 1), "depth", where)[0]
     e["batch"] = _int_list(e.get("batch", 1), "batch", where)[0]
-    if kind == "fusion":  # eltwise_k gives the eltwise models; blocks adds others
+    if "models" in e:
+        _real_models(e, kind, where)
+    elif kind == "fusion":  # eltwise_k gives the eltwise models; blocks adds others
         e["blocks"] = _blocks(e["blocks"], where) if e.get("blocks") else []
     else:
         e["blocks"] = _blocks(e.get("blocks"), where)
@@ -228,6 +243,13 @@ def _normalize_experiment(e, i, s):
         e["depths"] = _int_list(e.get("depths", [1, 2, 4, 8]), "depths", where)
     elif kind == "batch":
         e["batches"] = _int_list(e.get("batches", [1, 2, 4, 8]), "batches", where)
+    elif kind == "ranking" and e.get("real"):
+        if "mflop" in e:
+            raise SpecError("%s: real models are matched by grouping (match = FACTOR), not "
+                            "by an mflop budget" % where)
+        m = e.setdefault("match", DEFAULT_MATCH)
+        if not isinstance(m, (int, float)) or m < 1:
+            raise SpecError("%s: match must be a number >= 1 (a FLOP ratio)" % where)
     elif kind == "ranking":
         if "mflop" in e and (not isinstance(e["mflop"], (int, float)) or e["mflop"] <= 0):
             raise SpecError("%s: mflop must be a positive number" % where)
@@ -266,6 +288,51 @@ def _normalize_experiment(e, i, s):
     return e
 
 
+def _real_models(e, kind, where):
+    """e["blocks"] from e["models"] (real models), checked for form only
+    (resolve() finds the files)."""
+    if kind not in REAL_KINDS:
+        raise SpecError("%s: kind %s takes blocks, not models (real models: %s)"
+                        % (where, kind, ", ".join(REAL_KINDS)))
+    if "blocks" in e:
+        raise SpecError("%s: give blocks or models, not both" % where)
+    names = e["models"]
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise SpecError("%s: models must be a non-empty list of zoo names or .onnx paths"
+                        % where)
+    if len(set(names)) != len(names):
+        raise SpecError("%s: a model is listed twice in models" % where)
+    try:
+        for n in names:
+            if kind == "depth" and n.endswith(".onnx"):
+                raise zoo.ZooUnsupported("depth takes zoo families (resnet + depths), not "
+                                         "files: %s" % n)
+            zoo.ZooSpec.parse(n)
+    except zoo.ZooUnsupported as err:
+        raise SpecError("%s: %s" % (where, err))
+    e["models"] = list(names)
+    e["blocks"] = list(names)
+    e["real"] = True
+
+
+def flop_groups(mflops, match):
+    """Models of similar FLOPs: sorted by MFLOP, a group takes the next model
+    while it is within `match` times the group's smallest.  Returns
+    (groups of two or more, models left alone), names in MFLOP order."""
+    order = sorted(mflops, key=lambda n: (mflops[n], n))
+    groups, cur = [], []
+    for n in order:
+        if cur and mflops[n] > match * max(mflops[cur[0]], 1e-9):
+            groups.append(cur)
+            cur = []
+        cur.append(n)
+    if cur:
+        groups.append(cur)
+    return [g for g in groups if len(g) > 1], [g[0] for g in groups if len(g) == 1]
+
+
 # --------------------------------------------------------------------------
 # Resolution: what needs ncc.
 
@@ -273,6 +340,8 @@ def resolve(spec, cache, ncc):
     """A copy of `spec` with E3 widths (per block) and E7 pass lists filled."""
     s = copy.deepcopy(spec)
     for e in s["experiments"]:
+        if e.get("real"):
+            _resolve_real(e, cache)
         if e["kind"] == "ranking" and "mflop" in e and "widths" not in e:
             e["widths"] = {}
             for b in e["blocks"]:
@@ -291,6 +360,26 @@ def resolve(spec, cache, ncc):
     return s
 
 
+def _resolve_real(e, cache):
+    """Find (or export) every real model of e, refuse what cannot run, and
+    for a ranking measure the FLOPs and group the models."""
+    depths = e["depths"] if e["kind"] == "depth" else [e["depth"]]
+    mflops = {}
+    for b in e["blocks"]:
+        for d in depths:
+            ms = _model(b, e, d)
+            try:
+                ms.info()
+            except zoo.ZooUnsupported as err:
+                raise SpecError("experiment %s: %s" % (e["id"], err))
+            if e["kind"] == "ranking":
+                mflops[b] = cache.mflop(ms)
+    if e["kind"] == "ranking":
+        e["mflops"] = mflops
+        groups, alone = flop_groups(mflops, float(e["match"]))
+        e["flop_groups"] = {"groups": groups, "alone": alone}
+
+
 def _opt_level(flags):
     level = 2
     for tok in flags.split():
@@ -307,6 +396,10 @@ def spec_hash(spec):
 # Expansion: measurements (pure).
 
 def _model(block, e, depth, width=None):
+    if e.get("real"):
+        if e["kind"] == "depth":
+            return zoo.ZooSpec.parse(zoo.family_name(block, depth))
+        return zoo.ZooSpec.parse(block)
     m = dict(e["model"])
     w = width if width is not None else m.pop("width")
     m.pop("width", None)

@@ -18,6 +18,7 @@ _REGISTRY = {
     "inductor": "harness.adapters.inductor:InductorAdapter",
     "xla": "harness.adapters.xla:XlaAdapter",
     "iree": "harness.adapters.iree:IreeAdapter",
+    "ncc_qemu": "harness.adapters.ncc_qemu:NccQemuAdapter",  # emulated AArch64 (report_hw)
 }
 
 

@@ -37,7 +37,10 @@ class InductorAdapter(Adapter):
     def compile(self, task, config, mode, batch):
         from .. import native
         torch = self.torch
-        module = native.torch_module(torch, task.ms.config(), task.params())
+        if hasattr(task.ms, "torch_module"):  # a real model (harness/zoo.py)
+            module = task.ms.torch_module(torch)
+        else:
+            module = native.torch_module(torch, task.ms.config(), task.params())
         if config == "eager":
             return module
         torch._dynamo.reset()

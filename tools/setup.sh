@@ -8,9 +8,11 @@
 # otherwise.
 #
 #   bash tools/setup.sh                # everything
-#   bash tools/setup.sh --no-vendors   # without the vendor compilers (a fast
-#                                      # look; OpenVINO, which the test suite
-#                                      # needs, is still installed)
+#   bash tools/setup.sh --no-vendors   # without the vendor compilers and the
+#                                      # model zoo's torch/transformers: enough
+#                                      # to build ncc and compare it with
+#                                      # onnxruntime (a fast look; the test
+#                                      # suite, tools/test.sh, wants it all)
 #
 # Python: $PYTHON, else python3.  Debian's own python3 is "externally
 # managed" (PEP 668): pip refuses to install into it unless told
@@ -79,22 +81,22 @@ if ! $PY -c "import numpy, onnx, onnxruntime, matplotlib" 2>/dev/null; then
   echo "setup: installing Python packages (tools/requirements.txt)"
   "${PIP[@]}" -r "$here/requirements.txt"
 fi
-# The model zoo (tests/zoo, ctest label zoo): torch, torchvision, transformers.
-# torch from the default PyPI index (~3 min; its CUDA libraries come along).
-if ! have torch torchvision transformers; then
-  echo "setup: installing Python packages (tools/requirements-zoo.txt)"
-  "${PIP[@]}" -r "$here/requirements-zoo.txt"
-fi
 if [ "$VENDORS" = 1 ]; then
-  # Every vendor compiler of the experiment harness (bench/harness/adapters).
+  # The model zoo (tests/zoo, ctest label zoo): torch, torchvision, transformers.
+  # torch from the default PyPI index (~3 min; its CUDA libraries come along).
+  if ! have torch torchvision transformers; then
+    echo "setup: installing Python packages (tools/requirements-zoo.txt)"
+    "${PIP[@]}" -r "$here/requirements-zoo.txt"
+  fi
+  # Every vendor compiler of the experiment harness (bench/harness/adapters);
+  # the test suite needs them too (layers.bench_layers reads OpenVINO's
+  # profiles, harness.vendors runs each one), and strict CI (tools/test.sh)
+  # fails a test skipped for a missing package.
   if ! have onnxruntime openvino jax jaxlib tvm iree.compiler iree.runtime torch onnx2torch; then
     echo "setup: installing the vendor compilers (bench/requirements-vendors.txt)"
     "${PIP[@]}" -r "$here/../bench/requirements-vendors.txt"
   fi
-elif ! have openvino; then
-  # layers.bench_layers (tests/py/test_layers.py) reads OpenVINO's profiles:
-  # strict CI (tools/test.sh) fails a test skipped for a missing package.
-  echo "setup: installing OpenVINO (bench/requirements-vendors.txt)"
-  "${PIP[@]}" "$(grep -o '^openvino[^ ]*' "$here/../bench/requirements-vendors.txt")"
+else
+  echo "setup: --no-vendors: the vendor compilers and the model zoo's packages are not installed"
 fi
 echo "setup: ok"

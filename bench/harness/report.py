@@ -11,7 +11,8 @@ written without plots and says so.
 
 The parts: report_rows (row access, noise), report_fmt (spelling of numbers),
 report_plots (PNGs, one colour per compiler), report_vs (ncc against each
-vendor), report_vendors (which vendors ran live, cold and warm compiles), report_scaling (E1-E3), report_cost (E4-E7), report_summary.
+vendor), report_vendors (which vendors ran live, cold and warm compiles),
+report_scaling (E1-E3), report_cost (E4-E7), report_summary.
 """
 import os
 

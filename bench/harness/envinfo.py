@@ -1,8 +1,9 @@
 """bench/harness/envinfo.py — the environment record every row carries, so
 rows measured on different machines can be merged and still told apart:
 CPU model, core counts, the CPUs the sweep was pinned to, OS, Python and
-package versions, every compiler's version (read from package metadata, so
-no vendor is imported just to ask), and ncc's version, binary, build type
+package versions, every compiler's version and every vendor package's
+(bench/requirements-vendors.txt; read from package metadata, so no vendor
+is imported just to ask), and ncc's version, binary, build type
 (an ASan build is slow and says so) and the git commit of the source tree.
 Also applies the thread count: one number for every compiler.
 """
@@ -10,6 +11,7 @@ import datetime
 import importlib.metadata
 import os
 import platform
+import re
 import socket
 import subprocess
 
@@ -89,16 +91,46 @@ def _dist_version(dist):
 
 
 def compiler_versions():
+    """{compiler: version} of every vendor adapter, as the adapter spells it
+    (xla: "jax V (jaxlib V)", iree: "V (runtime V)"), None when not
+    installed.  Read from package metadata: nothing is imported."""
     out = {}
     for name in adapters.names():
         if name == "ncc":
             continue
         try:
-            dist = adapters.adapter_class(name).dist
+            cls = adapters.adapter_class(name)
+            v = cls.version(cls.__new__(cls)) if cls.dist else None
+            out[name] = v if v and _dist_version(cls.dist) else None
         except Exception:
-            dist = None
-        out[name] = _dist_version(dist) if dist else None
+            out[name] = None
     return out
+
+
+def _vendor_dists():
+    """The distributions of bench/requirements-vendors.txt, in file order."""
+    path = os.path.join(SRC, "bench", "requirements-vendors.txt")
+    names = []
+    try:
+        for line in open(path, encoding="utf-8"):
+            m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line.split("#", 1)[0])
+            if m and m.group(1) not in names:
+                names.append(m.group(1))
+    except OSError:
+        pass
+    return names or list(VENDOR_DISTS)
+
+
+# The vendor packages when bench/requirements-vendors.txt cannot be read.
+VENDOR_DISTS = ("onnxruntime", "openvino", "jax", "jaxlib", "apache-tvm", "iree-base-compiler",
+                "iree-base-runtime", "torch", "onnx2torch")
+
+
+def vendor_packages():
+    """{distribution: version or None} of every vendor package the set-up
+    installs (bench/requirements-vendors.txt): what a row was measured with,
+    including the packages no adapter names (jaxlib, iree's runtime)."""
+    return {d: _dist_version(d) for d in _vendor_dists()}
 
 
 def collect(ncc, threads, pinned):
@@ -118,6 +150,7 @@ def collect(ncc, threads, pinned):
         "numpy": _dist_version("numpy"),
         "onnx": _dist_version("onnx"),
         "compilers": compiler_versions(),
+        "vendor_packages": vendor_packages(),
         "ncc": ncc_rec,
         "thread_env": {v: os.environ.get(v) for v in THREAD_ENV + ("XLA_FLAGS",)},
     }

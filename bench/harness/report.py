@@ -11,7 +11,8 @@ written without plots and says so.
 
 The parts: report_rows (row access, noise), report_fmt (spelling of numbers),
 report_plots (PNGs, one colour per compiler), report_vs (ncc against each
-vendor), report_scaling (E1-E3), report_cost (E4-E7), report_summary.
+vendor), report_vendors (which vendors ran live, cold and warm compiles),
+report_scaling (E1-E3), report_cost (E4-E7), report_summary.
 """
 import os
 
@@ -24,6 +25,7 @@ from . import report_rows
 from . import report_scaling
 from . import report_summary as S
 from . import report_vs
+from . import report_vendors
 # the names report.py had before it was split, for scripts that import them
 from .report_fmt import cell, fnum, fpct, fx, table  # noqa: F401
 from .report_rows import Rows, comp, compiler_ids, med, status_cell, valid  # noqa: F401
@@ -85,6 +87,7 @@ def build(out_dir, spec, rows, plots=True, notes=()):
            % (len(rows), spec["threads"], spec["warmup"], spec["iters"], spec["rtol"],
               spec["atol"], spec["baseline"]), ""]
     md += [S.oracle_line(rows), "", S.timing_line(rows), ""]
+    md += [report_vendors.vendors_line(spec, rows), ""]
     for n in notes:
         md += ["Note: %s" % n, ""]
     if not HAVE_MPL and plots:
@@ -99,6 +102,9 @@ def build(out_dir, spec, rows, plots=True, notes=()):
         md += ["## Hardware axis", ""]
         for part in report_hw.section(spec, machines):
             md += [part, ""]
+    cw = report_vendors.compile_cold_warm(rows)
+    if cw:
+        md += ["## Compile time: cold and warm cache", "", cw, ""]
     for e in spec["experiments"]:
         md += ["## %s — %s" % (e["id"], e.get("title") or KIND_TITLE[e["kind"]]), ""]
         section = (report_models.SECTIONS.get(e["kind"]) if e.get("real") else None) or \

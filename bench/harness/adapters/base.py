@@ -75,6 +75,14 @@ class Adapter:
         """None, or why this configuration cannot run in this shape mode."""
         return None
 
+    def graphs_compiled(self):
+        """How many graphs the framework has compiled in this process, for
+        a lazy compiler that may recompile inside a call at a new shape
+        (E6, symbolic mode: such a first call is counted as the step's
+        compile, compile_ms, with first_run_ms 0, the total unchanged);
+        None when it cannot tell."""
+        return None
+
     # The in-process interface -------------------------------------------------
 
     def compile(self, task, config, mode, batch):
@@ -164,10 +172,16 @@ class Adapter:
         try:
             for i, b in enumerate(m["sequence"]):
                 x, ref = task.input(b), task.reference(b)
+                recompiled = 0
                 if symbolic and handle is not None:
+                    seen = self.graphs_compiled()
                     _, xin, out, _, first = measure.time_first(
                         lambda: handle, self.prepare, self.run, x)
                     build = 0.0
+                    if seen is not None and self.graphs_compiled() > seen:
+                        # the framework recompiled inside this first call: a compile
+                        build, first = first, 0.0
+                        recompiled = self.graphs_compiled() - seen
                 else:
                     if handle is not None:
                         self.release(handle)
@@ -178,6 +192,8 @@ class Adapter:
                 ok, info = measure.compare(ref, self.to_numpy(out), m["rtol"], m["atol"])
                 stats, cv = measure.time_runs(self.run, handle, xin, m["warmup"], m["iters"])
                 steps.append(sequence_step(b, build, first, stats, cv, ok, info))
+                if recompiled:
+                    steps[-1]["recompiled_in_first_call"] = recompiled
         finally:
             if handle is not None:
                 self.release(handle)

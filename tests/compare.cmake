@@ -11,12 +11,12 @@ set_tests_properties(compare.bench_compare PROPERTIES
   TIMEOUT 600
   SKIP_RETURN_CODE 77)
 
-# bench/precision: accuracy() against hand-computed answers, and a small
+# bench/precision/table.py: accuracy() against hand-computed answers, and a small
 # conv model with its QDQ file (made with onnxruntime.quantization) at f32
-# and int8 on ncc and onnxruntime (tests/py/test_precision.py).
-add_test(NAME compare.bench_precision
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/test_precision.py)
-set_tests_properties(compare.bench_precision PROPERTIES
+# and int8 on ncc and onnxruntime (tests/py/test_precision_table.py).
+add_test(NAME compare.precision_table
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/test_precision_table.py)
+set_tests_properties(compare.precision_table PROPERTIES
   ENVIRONMENT "${NCC_TEST_ENV}"
   LABELS compare
   TIMEOUT 900

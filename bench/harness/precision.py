@@ -109,7 +109,7 @@ def run(models, compilers, precisions, feed_sets, output_names, threads, ncc, op
                 try:
                     log("  %s: build + accuracy" % key)
                     eng = engines_for(c, p, threads, ncc, output_names, opts["timeout"])
-                    pt, _ = compare.prepare(eng, models[p], feed_sets[0], opts["outputs"])
+                    pt, outs0 = compare.prepare(eng, models[p], feed_sets[0], opts["outputs"])
                 except Skipped as e:
                     row.update(status="skipped", reason=e.reason)
                     continue
@@ -121,6 +121,9 @@ def run(models, compilers, precisions, feed_sets, output_names, threads, ncc, op
                 if hd is not None:
                     got = [_outs(eng, hd, f) for f in feed_sets]
                     row["accuracy"] = accuracy(ref_sets, got)
+                else:  # ncc as a process (no libncc here): the first set's outputs
+                    row["accuracy"] = accuracy(ref_sets[:1], [outs0])
+                row["accuracy"]["inputs"] = len(feed_sets) if hd is not None else 1
                 points[key] = pt
         keys = list(points)
         log("  %d interleaved rounds of %d rows" % (opts["rounds"], len(keys)))

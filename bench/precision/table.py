@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
-"""bench/precision — one model at f32, int8 and bf16 on ncc, onnxruntime and
+"""bench/precision/table.py — one model at f32, int8 and bf16 on ncc, onnxruntime and
 OpenVINO: latency (interleaved, medians with CIs), speed-up over each
 compiler's own f32, accuracy against f32 (bench/harness/precision.py).
 
   python3 bench/quant/quantize.py resnet50 --out /tmp/r50     # f32 + int8 QDQ files
-  bench/precision /tmp/r50/resnet50.onnx --int8 /tmp/r50/resnet50_int8.onnx --threads 2
+  bench/precision/table.py /tmp/r50/resnet50.onnx --int8 /tmp/r50/resnet50_int8.onnx --threads 2
 """
 import argparse
 import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="bench/precision", description=__doc__.split("\n")[1])
+    ap = argparse.ArgumentParser(prog="bench/precision/table.py", description=__doc__.split("\n")[1])
     ap.add_argument("model", help="the f32 ONNX model")
     ap.add_argument("--int8", help="its int8 QDQ model (bench/quant/quantize.py)")
     ap.add_argument("--precisions", default="f32,int8,bf16")
@@ -43,7 +43,7 @@ def main():
         dims = parse_dims(a.dim)
         feed_sets = [info.feeds(a.batch, dims, {}, seed) for seed in range(a.accuracy_inputs)]
     except CompareError as e:
-        print("bench/precision: error: %s" % e, file=sys.stderr)
+        print("bench/precision/table.py: error: %s" % e, file=sys.stderr)
         return 1
     from harness import envinfo
     envinfo.apply_threads(a.threads, True)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/py/test_precision.py — bench/precision (the precision table),
+"""tests/py/test_precision_table.py — bench/precision/table.py (the precision table),
 label `compare` (tests/compare.cmake).
 
   - accuracy() against hand-computed answers: identical outputs (cosine 1,
@@ -94,7 +94,7 @@ def test_end_to_end():
     with tempfile.TemporaryDirectory() as d:
         f32, q = make_models(d)
         js = os.path.join(d, "rows.json")
-        p = subprocess.run([sys.executable, os.path.join(nccutil.BENCH, "precision"), f32,
+        p = subprocess.run([sys.executable, os.path.join(nccutil.BENCH, "precision", "table.py"), f32,
                             "--int8", q, "--against", "onnxruntime", "--rounds", "3",
                             "--warmup", "1", "--accuracy-inputs", "2", "--ncc", NCC,
                             "--json", js], capture_output=True, text=True, timeout=900)

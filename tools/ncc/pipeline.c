@@ -39,6 +39,11 @@ static ncc_status make(const cli_opts *o, const char *const *drop, int n_drop,
   }
   /* the layout pass blocks for the target the graph is compiled for */
   ncc_pipeline_set_layout_block(p, o->layout_block ? o->layout_block : layout_block(o));
+  /* the pass that rounds for --precision (the compile gets lib.precision) */
+  if ((st = ncc_pipeline_set_precision(p, o->lib.precision))) {
+    ncc_pipeline_free(p);
+    return st;
+  }
   ncc_pipeline_set_time_passes(p, reports && o->time_passes);
   ncc_pipeline_set_verify_each(p, o->verify_each);
   *out = p;

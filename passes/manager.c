@@ -184,14 +184,14 @@ ncc_status ncc_pipeline_run(const ncc_pipeline *cp, ncc_graph *g) {
   ncc_pipeline *p = (ncc_pipeline *)cp; /* results are bookkeeping only */
   ncc_status st = ncc_pipeline_check(p);
   if (st) return st;
-  /* a precision without the pass that applies it would silently be f32 */
-  if (p->precision != NCC_PRECISION_F32 && !runs(p, find_pass("precision", 9)))
-    return ncc_error(NCC_ERR_USAGE, "precision %s needs pass 'precision', which is not in "
-                     "the pipeline", ncc_precision_name(p->precision));
   p->n_ran = 0;
   ncc_graph_compute_stats(g, p->stats_batch, &p->before);
   for (int i = 0; i < NPASS; i++) {
     if (!runs(p, i)) continue;
+    /* at f32 the precision pass has nothing to do: it is left out, so an
+     * f32 pipeline (its reports, ablations, the passes that ran) is what
+     * it was before the pass existed */
+    if (all_passes[i] == &ncc_pass_precision && p->precision == NCC_PRECISION_F32) continue;
     ncc_pass_ctx ctx = {.opt_level = p->opt_level, .layout_block = p->layout_block,
                         .precision = p->precision};
     double t0 = now_ms();

@@ -330,7 +330,7 @@ static const char *const op_names[KIR_OP_COUNT] = {
     "le",  "gt",  "ge",  "eq",  "ne",  "and",  "or",  "neg",   "abs",
     "sqrt", "exp", "log", "log1p", "erf", "tanh", "not", "floor",
     "ceil", "round", "sin", "cos", "tan", "asin", "acos", "atan",
-    "sinh", "cosh", "asinh", "acosh", "atanh"};
+    "sinh", "cosh", "asinh", "acosh", "atanh", "rbf16", "rf16"};
 
 const char *kir_op_name(kir_op op) {
   return op >= 0 && op < KIR_OP_COUNT ? op_names[op] : "?";

@@ -56,6 +56,7 @@ typedef enum kir_op {
   KIR_CEIL, KIR_ROUND, /* ROUND: to nearest, ties to even */
   KIR_SIN, KIR_COS, KIR_TAN, KIR_ASIN, KIR_ACOS, KIR_ATAN,
   KIR_SINH, KIR_COSH, KIR_ASINH, KIR_ACOSH, KIR_ATANH,
+  KIR_RBF16, KIR_RF16, /* f32 rounded to bf16 / f16, ties to even, kept f32 */
   KIR_OP_COUNT
 } kir_op;
 

@@ -172,6 +172,8 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
 #define FLOOR(p) U(FLOOR, p)
 #define CEIL(p) U(CEIL, p)
 #define ROUND(p) U(ROUND, p)
+#define RBF16(p) U(RBF16, p)
+#define RF16(p) U(RF16, p)
 #define SEL_LT(p, q, t, f) kir_select(k, B(LT, p, q), t, f)
 #define ALPHA C(act.alpha)
 #define BETA C(act.beta)

@@ -93,6 +93,8 @@ static bool formula_repeats_operand(ncc_op op) {
 #define FLOOR(p) (p)
 #define CEIL(p) (p)
 #define ROUND(p) (p)
+#define RBF16(p) (p)
+#define RF16(p) (p)
 #define SEL_LT(p, q, t, f) ((p) + (q) + (t) + (f))
 #define ALPHA 0
 #define BETA 0

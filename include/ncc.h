@@ -120,7 +120,26 @@ typedef struct ncc_options {
   int compile_threads;
   int cpu_test_bad_kernel; /* test hook: the n-th (1-based) distinct cpu
                               kernel and the later ones fail to compile */
+  /* NCC_PRECISION_*: the type of the operands of the graph's matmuls and
+   * convolutions (docs/PRECISION.md). The precision pass does the
+   * rounding: give the pipeline the same value (ncc_pipeline_set_precision)
+   * before compiling. Kernels accumulate in f32 either way. */
+  int precision;
 } ncc_options;
+
+/* ncc_options.precision. BF16 and FP16 round the operands (weights once,
+ * at compile time; activations where they are made) of Conv, MatMul and
+ * Gemm; everything else (softmax, norms, reductions, exp/log, the bias,
+ * the accumulator) stays f32. */
+enum {
+  NCC_PRECISION_F32 = 0, /* the default: nothing rounded */
+  NCC_PRECISION_BF16,
+  NCC_PRECISION_FP16
+};
+/* "f32", "bf16", "fp16"; NULL when out of range. */
+const char *ncc_precision_name(int precision);
+/* The NCC_PRECISION_* of a name as above; -1 when unknown. */
+int ncc_precision_from_name(const char *name);
 
 /* Defaults: the values ncc_module_compile and ncc_module_emit use. */
 void ncc_options_init(ncc_options *o);
@@ -485,6 +504,10 @@ void ncc_pipeline_set_verify_each(ncc_pipeline *p, int on);
 /* The NCHW[k]c block the layout pass uses (<= 1: it leaves the graph
  * plain, the default); see ncc_target_layout_block. */
 void ncc_pipeline_set_layout_block(ncc_pipeline *p, int block);
+/* The precision (NCC_PRECISION_*) the precision pass rounds matmul and
+ * convolution operands to; F32 (default) leaves the graph as it is.
+ * NCC_ERR_USAGE when out of range. */
+ncc_status ncc_pipeline_set_precision(ncc_pipeline *p, int precision);
 /* The default block for `target`: its f32 vector width for CPU targets
  * ("cpu" = this host's; x86_64 8; aarch64 4; "ref"
  * and NULL as "cpu", so the interpreter checks the graph cpu runs), 1 for

@@ -25,6 +25,18 @@ void ncc_opts_copy(ncc_options *dst, const ncc_options *src) {
   dst->size = sizeof *dst;
 }
 
+static const char *const precision_names[] = {"f32", "bf16", "fp16"};
+
+const char *ncc_precision_name(int precision) {
+  return precision >= 0 && precision < 3 ? precision_names[precision] : NULL;
+}
+
+int ncc_precision_from_name(const char *name) {
+  for (int i = 0; name && i < 3; i++)
+    if (strcmp(name, precision_names[i]) == 0) return i;
+  return -1;
+}
+
 const ncc_options *ncc_opts(void) { return current ? current : &defaults; }
 
 const ncc_options *ncc_opts_enter(const ncc_options *o) {

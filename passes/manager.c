@@ -31,6 +31,7 @@ struct ncc_pipeline {
   bool time_passes, verify_each;
   int64_t stats_batch;
   int layout_block; /* for the layout pass; <= 1: stay plain */
+  int precision;    /* NCC_PRECISION_*, for the precision pass */
   /* results of the last run (the pipeline is logically const while run) */
   int n_ran;
   int ran[NPASS];
@@ -130,6 +131,14 @@ void ncc_pipeline_set_verify_each(ncc_pipeline *p, int on) { p->verify_each = on
 void ncc_pipeline_set_layout_block(ncc_pipeline *p, int block) {
   p->layout_block = block;
 }
+
+ncc_status ncc_pipeline_set_precision(ncc_pipeline *p, int precision) {
+  if (!ncc_precision_name(precision))
+    return ncc_error(NCC_ERR_USAGE, "precision %d: expected 0 (f32), 1 (bf16) or 2 (fp16)",
+                     precision);
+  p->precision = precision;
+  return NCC_OK;
+}
 void ncc_pipeline_set_stats_batch(ncc_pipeline *p, int64_t b) {
   p->stats_batch = b > 0 ? b : 1;
 }
@@ -179,7 +188,12 @@ ncc_status ncc_pipeline_run(const ncc_pipeline *cp, ncc_graph *g) {
   ncc_graph_compute_stats(g, p->stats_batch, &p->before);
   for (int i = 0; i < NPASS; i++) {
     if (!runs(p, i)) continue;
-    ncc_pass_ctx ctx = {.opt_level = p->opt_level, .layout_block = p->layout_block};
+    /* at f32 the precision pass has nothing to do: it is left out, so an
+     * f32 pipeline (its reports, ablations, the passes that ran) is what
+     * it was before the pass existed */
+    if (all_passes[i] == &ncc_pass_precision && p->precision == NCC_PRECISION_F32) continue;
+    ncc_pass_ctx ctx = {.opt_level = p->opt_level, .layout_block = p->layout_block,
+                        .precision = p->precision};
     double t0 = now_ms();
     st = all_passes[i]->run(g, &ctx);
     double t1 = now_ms();

@@ -146,6 +146,9 @@ ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
   if (o.codegen_level < 0 || o.codegen_level > 3)
     return ncc_error(NCC_ERR_USAGE, "codegen_level %d: expected 0 (fastest compile) to 3",
                      o.codegen_level);
+  if (!ncc_precision_name(o.precision))
+    return ncc_error(NCC_ERR_USAGE, "precision %d: expected 0 (f32), 1 (bf16) or 2 (fp16)",
+                     o.precision);
   const ncc_backend *be;
   char why[256];
   ncc_status st = find_target(target, &be);

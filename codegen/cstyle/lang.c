@@ -24,7 +24,24 @@
    [KIR_SIN] = "sin" sfx,    [KIR_COS] = "cos" sfx,   [KIR_TAN] = "tan" sfx,    \
    [KIR_ASIN] = "asin" sfx,  [KIR_ACOS] = "acos" sfx, [KIR_ATAN] = "atan" sfx,  \
    [KIR_SINH] = "sinh" sfx,  [KIR_COSH] = "cosh" sfx, [KIR_ASINH] = "asinh" sfx, \
-   [KIR_ACOSH] = "acosh" sfx, [KIR_ATANH] = "atanh" sfx}
+   [KIR_ACOSH] = "acosh" sfx, [KIR_ATANH] = "atanh" sfx,                        \
+   [KIR_RBF16] = "ncc_rbf16", [KIR_RF16] = "ncc_rf16"}
+/* KIR_RBF16 / KIR_RF16 (f32 only): rounding on the bits as in
+ * codegen/llvm/emit.c, written once for both dialects over their bit-cast
+ * and qualifier words. */
+#define ROUND_NARROW(Q, U, F, I)                                                \
+  Q " float ncc_rbf16(float x) {\n"                                            \
+  "  unsigned int b = " U "(x);\n"                                           \
+  "  b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;\n"                   \
+  "  return x != x ? x : " F "(b);\n"                                         \
+  "}\n" Q " float ncc_rf16(float x) {\n"                                     \
+  "  if (x != x) return x;\n"                                                \
+  "  if (fabs" I "(x) < 6.103515625e-05f)\n"                                \
+  "    return rint" I "(x * 16777216.0f) * 5.9604644775390625e-08f;\n"        \
+  "  unsigned int b = " U "(x);\n"                                           \
+  "  float y = " F "((b + 0xfffu + ((b >> 13) & 1u)) & 0xffffe000u);\n"       \
+  "  return fabs" I "(y) > 65504.0f ? copysign" I "(NCC_INF, x) : y;\n"       \
+  "}\n"
 
 static const ncc_cstyle_lang opencl = {
     .name = "opencl",
@@ -32,7 +49,8 @@ static const ncc_cstyle_lang opencl = {
                "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
                "#endif\n"
                "#define NCC_INF INFINITY\n"
-               "#define NCC_NAN NAN\n",
+               "#define NCC_NAN NAN\n"
+               ROUND_NARROW("static inline", "as_uint", "as_float", ""),
     .kernel_decl = "__kernel void",
     .exact_local_attr = "__attribute__((reqd_work_group_size(%d, 1, 1)))",
     .fn_qual = "static inline",
@@ -60,7 +78,9 @@ static const ncc_cstyle_lang opencl = {
 static const ncc_cstyle_lang cuda = {
     .name = "cuda",
     .prelude = "#define NCC_INF __int_as_float(0x7f800000)\n"
-               "#define NCC_NAN __int_as_float(0x7fffffff)\n",
+               "#define NCC_NAN __int_as_float(0x7fffffff)\n"
+               ROUND_NARROW("static __device__ __forceinline__", "__float_as_uint",
+                            "__uint_as_float", "f"),
     .kernel_decl = "extern \"C\" __global__ void",
     .exact_local_attr = "__launch_bounds__(%d)",
     .fn_qual = "static __device__ __forceinline__",

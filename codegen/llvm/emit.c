@@ -26,6 +26,7 @@
  * loop variable are dropped when the variable is rebound (each unrolled
  * iteration). See memo_* below.
  */
+#include <math.h>
 #include <llvm-c/Core.h>
 #include <string.h>
 
@@ -765,6 +766,67 @@ static LLVMValueRef call_math_fn(emitter *E, const char *name, math_body_fn body
   return LLVMBuildCall2(E->b, ft, f, &x, 1, "");
 }
 
+/* ---- rounding an f32 to bf16 / f16 precision (KIR_RBF16, KIR_RF16) ----
+ * On the bits, so no target feature or runtime library call is needed and
+ * vectors stay vectors: adding half an ulp of the narrow type (less one,
+ * plus the kept lsb: ties to even) and clearing the dropped bits rounds to
+ * nearest even, a carry stepping the exponent (up to inf). NaN is kept. */
+static LLVMValueRef rnd_ci(emitter *E, LLVMTypeRef like, uint32_t v) {
+  LLVMValueRef c = LLVMConstInt(E->t_i32, v, 0);
+  if (LLVMGetTypeKind(like) != LLVMVectorTypeKind) return c;
+  unsigned n = LLVMGetVectorSize(like);
+  LLVMValueRef el[64];
+  for (unsigned i = 0; i < n && i < 64; i++) el[i] = c;
+  return LLVMConstVector(el, n);
+}
+
+static LLVMValueRef rnd_cf(emitter *E, LLVMTypeRef like, double v) {
+  LLVMValueRef c = LLVMConstReal(E->t_f32, v);
+  if (LLVMGetTypeKind(like) != LLVMVectorTypeKind) return c;
+  unsigned n = LLVMGetVectorSize(like);
+  LLVMValueRef el[64];
+  for (unsigned i = 0; i < n && i < 64; i++) el[i] = c;
+  return LLVMConstVector(el, n);
+}
+
+/* x's bits rounded to drop the low `bits` bits (ties to even). */
+static LLVMValueRef rnd_bits(emitter *E, LLVMValueRef x, unsigned bits) {
+  LLVMBuilderRef B = E->b;
+  LLVMTypeRef ft = LLVMTypeOf(x);
+  LLVMTypeRef it = LLVMGetTypeKind(ft) == LLVMVectorTypeKind
+                       ? LLVMVectorType(E->t_i32, LLVMGetVectorSize(ft))
+                       : E->t_i32;
+  LLVMValueRef i = LLVMBuildBitCast(B, x, it, "");
+  LLVMValueRef lsb = LLVMBuildAnd(B, LLVMBuildLShr(B, i, rnd_ci(E, it, bits), ""),
+                                  rnd_ci(E, it, 1), "");
+  LLVMValueRef r = LLVMBuildAdd(B, i, rnd_ci(E, it, (1u << (bits - 1)) - 1), "");
+  r = LLVMBuildAdd(B, r, lsb, "");
+  r = LLVMBuildAnd(B, r, rnd_ci(E, it, ~((1u << bits) - 1)), "");
+  return LLVMBuildBitCast(B, r, ft, "");
+}
+
+static LLVMValueRef emit_round_narrow(emitter *E, kir_op op, LLVMValueRef x) {
+  LLVMBuilderRef B = E->b;
+  LLVMTypeRef ft = LLVMTypeOf(x);
+  LLVMValueRef nan = LLVMBuildFCmp(B, LLVMRealUNO, x, x, "");
+  if (op == KIR_RBF16) return LLVMBuildSelect(B, nan, x, rnd_bits(E, x, 16), "");
+  /* f16: 13 bits dropped while normal; past 65504 is inf; below 2^-14 the
+   * subnormals' fixed step 2^-24 (exact scaling by powers of two) */
+  LLVMValueRef y = rnd_bits(E, x, 13);
+  LLVMValueRef inf = intrinsic1(E, "llvm.fabs", y);
+  LLVMValueRef big = LLVMBuildFCmp(B, LLVMRealOGT, inf, rnd_cf(E, ft, 65504.0), "");
+  LLVMValueRef args[2] = {rnd_cf(E, ft, INFINITY), x};
+  LLVMValueRef sinf = call_intrinsic(E, "llvm.copysign", &ft, 1, args, 2);
+  y = LLVMBuildSelect(B, big, sinf, y, "");
+  LLVMValueRef sub = LLVMBuildFMul(B, x, rnd_cf(E, ft, 16777216.0), "");
+  sub = LLVMBuildFMul(B, intrinsic1(E, "llvm.roundeven", sub),
+                      rnd_cf(E, ft, 1.0 / 16777216.0), "");
+  LLVMValueRef small = LLVMBuildFCmp(B, LLVMRealOLT, intrinsic1(E, "llvm.fabs", x),
+                                     rnd_cf(E, ft, 1.0 / 16384.0), "");
+  y = LLVMBuildSelect(B, small, sub, y, "");
+  return LLVMBuildSelect(B, nan, x, y, "");
+}
+
 static LLVMValueRef emit_un(emitter *E, kir_op op, ncc_dtype dt,
                             LLVMValueRef a) {
   LLVMBuilderRef B = E->b;
@@ -779,6 +841,8 @@ static LLVMValueRef emit_un(emitter *E, kir_op op, ncc_dtype dt,
     case KIR_FLOOR: return intrinsic1(E, "llvm.floor", a);
     case KIR_CEIL: return intrinsic1(E, "llvm.ceil", a);
     case KIR_ROUND: return intrinsic1(E, "llvm.roundeven", a);
+    case KIR_RBF16:
+    case KIR_RF16: NCC_ASSERT(dt == NCC_DT_F32); return emit_round_narrow(E, op, a);
     /* libm, lane by lane: LLVM 19 has no portable intrinsic for most of
      * these, and the JIT resolves libm as it does log1pf/erf */
     case KIR_SIN: return call_libm(E, "sinf", "sin", a);

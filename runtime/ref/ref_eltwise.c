@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "../../ir/f16.h"
 #include "ref.h"
 
 static bool is_fp(ncc_dtype dt) { return ncc_ref_is_float(dt); }
@@ -432,6 +433,8 @@ static double un_f(ncc_op op, double x, const uparams *p) {
 #define FLOOR(a) floor(a)
 #define CEIL(a) ceil(a)
 #define ROUND(a) nearbyint(a)
+#define RBF16(a) ncc_bf16_to_f64(ncc_bf16_from_f32((float)(a)))
+#define RF16(a) ncc_f16_to_f64(ncc_f16_from_f32((float)(a)))
 #define SEL_LT(a, b, t, f) ((a) < (b) ? (t) : (f))
 #define ALPHA (p->alpha)
 #define BETA (p->beta)

@@ -20,7 +20,8 @@ typedef enum opt_id {
   OPT_WARMUP, OPT_ITERS, OPT_JSON, OPT_ABLATE, OPT_CHECK_EACH_PASS,
   OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK, OPT_MAX_MEMORY,
   OPT_THREADS, OPT_CODEGEN_OPT, OPT_COMPILE_THREADS, OPT_CACHE_DIR, OPT_NO_CACHE,
-  OPT_PROFILE, OPT_TRACE, OPT_PEAK_GFLOPS, OPT_PEAK_GBPS,
+  OPT_PROFILE, OPT_TRACE, OPT_PEAK_GFLOPS, OPT_PEAK_GBPS, OPT_PRECISION,
+  OPT_COMPARE_F32,
 } opt_id;
 
 typedef struct long_opt {
@@ -40,6 +41,8 @@ static const long_opt long_opts[] = {
     {"verify-each", OPT_VERIFY_EACH, CLI_F_PIPELINE, false},
     {"layout-block", OPT_LAYOUT_BLOCK, CLI_F_PIPELINE, true},
     {"codegen-opt", OPT_CODEGEN_OPT, CLI_F_PIPELINE, true},
+    {"precision", OPT_PRECISION, CLI_F_PIPELINE, true},
+    {"compare-f32", OPT_COMPARE_F32, CLI_F_COMPARE, false},
     {"compile-threads", OPT_COMPILE_THREADS, CLI_F_PIPELINE, true},
     {"input", OPT_INPUT, CLI_F_INPUT, true},
     {"output-dir", OPT_OUTPUT_DIR, CLI_F_OUTDIR, true},
@@ -244,6 +247,14 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
     o->codegen_opt = (int)l;
     break;
   }
+  case OPT_PRECISION: {
+    int pr = ncc_precision_from_name(v);
+    if (pr < 0)
+      return ncc_error(NCC_ERR_USAGE, "--precision expects f32, bf16 or fp16, got '%s'", v);
+    o->lib.precision = pr;
+    break;
+  }
+  case OPT_COMPARE_F32: o->compare_f32 = true; break;
   case OPT_COMPILE_THREADS: {
     int64_t t;
     if (!cli_parse_int(v, 0, 1024, &t))

@@ -30,6 +30,7 @@ enum {
   CLI_F_JSON = 1u << 10,    /* --json alone (ncc check) */
   CLI_F_CACHE = 1u << 11,   /* --cache-dir DIR, --no-cache */
   CLI_F_TRACE = 1u << 12,   /* --trace FILE.json */
+  CLI_F_COMPARE = 1u << 13, /* --compare-f32 (ncc run) */
 };
 
 /* Exit status of `ncc run --check-each-pass` when a pass drifts (1-4 are
@@ -88,6 +89,8 @@ struct cli_opts {
   bool check_each_pass;
   double rtol, atol; /* default 1e-4, 1e-5 */
   bool tol_set;      /* --rtol or --atol given */
+  /* run --compare-f32: the accuracy of --precision against an f32 run */
+  bool compare_f32;
   /* what libncc is given: the environment (env.c), then --threads */
   ncc_options lib;
   /* bench --batch B1,B2,...: one result per batch (batch = batches[0]) */
@@ -110,6 +113,13 @@ extern const int cli_n_commands;
 ncc_status cli_parse(const cli_command *cmd, int argc, char **argv, int first,
                      cli_opts *o);
 void cli_opts_free(cli_opts *o);
+
+/* ---- precision.c ---- */
+/* ncc run --compare-f32: compile `o->model` again at f32 (same target and
+ * pipeline otherwise), run it on `in` and print, per output, the error of
+ * `out` (the run at o->lib.precision) against it. */
+ncc_status cli_compare_f32(const cli_opts *o, const ncc_tensor *in, int n_in,
+                           const ncc_tensor *out, int n_out);
 
 /* ---- env.c ---- */
 /* Fill library options from the environment variables ncc honours. */

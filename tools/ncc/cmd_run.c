@@ -172,6 +172,7 @@ static ncc_status run_module(const ncc_graph *g, ncc_module *m,
   if (!st && tf->f) st = ncc_module_profile_enable(m, 1);
   if (!st) st = ncc_module_run(m, in, n_in, out, n_out);
   if (!st) st = write_outputs(g, o->output_dir, out);
+  if (!st && o->compare_f32) st = cli_compare_f32(o, in, n_in, out, n_out);
   if (!st && tf->f) st = write_trace(m, g, in, tf);
   cli_tensors_free(in, in ? n_in : 0);
   cli_tensors_free(out, out ? n_out : 0);
@@ -210,6 +211,8 @@ ncc_status cmd_run(const cli_opts *o) {
   if (o->tol_set)
     return ncc_error(NCC_ERR_USAGE,
                      "--rtol and --atol apply only with --check-each-pass");
+  if (o->compare_f32 && o->lib.precision == NCC_PRECISION_F32)
+    return ncc_error(NCC_ERR_USAGE, "--compare-f32 needs --precision=bf16 or fp16");
   if ((st = check_output_dir(o->output_dir, false))) return st;
   /* --trace FILE: opened first, so a path that cannot be written fails
    * before the model is compiled; committed only after a good run */

@@ -29,7 +29,10 @@
   "                         kernel (docs/CODEGEN.md)\n"                       \
   "  --verify-each          run the IR verifier after every pass\n"          \
   "  --layout-block=K       NCHW[K]c block of the layout pass (1, 2, 4, ..., 64;\n" \
-  "                         default: the target's vector width, 1 = plain)\n"
+  "                         default: the target's vector width, 1 = plain)\n" \
+  "  --precision=P          f32 (default), bf16 or fp16: the operands of Conv,\n" \
+  "                         MatMul and Gemm rounded to P, f32 accumulation;\n" \
+  "                         other ops stay f32 (docs/PRECISION.md)\n"
 
 #define MEMORY_HELP                                                            \
   "  --max-memory=SIZE      memory budget: the most the model may make ncc\n"  \
@@ -114,7 +117,15 @@ static const char usage_run[] =
     "--input, inputs are random (seeded, batch 1). Exit status 6 when a\n"
     "pass drifts.\n"
     "  --check-each-pass      run the drift finder\n"
-    "  --rtol R, --atol A     its tolerances (default 1e-4, 1e-5)\n" CACHE_HELP;
+    "  --rtol R, --atol A     its tolerances (default 1e-4, 1e-5)\n"
+    "\n"
+    "Accuracy of --precision: with --compare-f32 the model is also compiled\n"
+    "and run at f32 on the same inputs, and a line per output gives the\n"
+    "error of the low-precision run against it: max abs, max rel (max abs\n"
+    "over the f32 output's largest magnitude), cosine similarity and, for\n"
+    "an output of two or more dims, how often the arg max of the last axis\n"
+    "agrees (top-1).\n"
+    "  --compare-f32          print the accuracy report against f32\n" CACHE_HELP;
 
 static const char usage_bench[] =
     "usage: ncc bench MODEL [--target=T] [PIPELINE FLAGS] "
@@ -224,7 +235,7 @@ const cli_command cli_commands[] = {
      usage_compile, cmd_compile},
     {"run",
      CLI_F_TARGET | CLI_F_PIPELINE | CLI_F_INPUT | CLI_F_OUTDIR | CLI_F_DRIFT |
-         CLI_F_MEMORY | CLI_F_THREADS | CLI_F_CACHE | CLI_F_TRACE,
+         CLI_F_MEMORY | CLI_F_THREADS | CLI_F_CACHE | CLI_F_TRACE | CLI_F_COMPARE,
      true,
      usage_run, cmd_run},
     {"bench",

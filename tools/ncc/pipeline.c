@@ -20,6 +20,31 @@ static int layout_block(const cli_opts *o) {
   return ncc_target_layout_block(o->target);
 }
 
+/* Whether comma-separated `list` names `pass`. */
+static bool lists(const char *list, const char *pass) {
+  size_t n = strlen(pass);
+  for (const char *s = list; s && *s;) {
+    const char *e = strchr(s, ',');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    if (len == n && strncmp(s, pass, n) == 0) return true;
+    s = e ? e + 1 : NULL;
+  }
+  return false;
+}
+
+/* --precision=bf16 with --passes or --disable-pass leaving out the pass
+ * that rounds would silently run f32. (bench --ablate may drop it: that
+ * variant is the f32 run, which is what it measures.) */
+static ncc_status check_precision(const cli_opts *o) {
+  if (o->lib.precision == NCC_PRECISION_F32) return NCC_OK;
+  bool out = o->passes && !lists(o->passes, "precision");
+  for (int i = 0; i < o->n_disabled; i++) out = out || strcmp(o->disabled[i], "precision") == 0;
+  if (out)
+    return ncc_error(NCC_ERR_USAGE, "--precision=%s needs pass 'precision', which --passes or "
+                     "--disable-pass leaves out", ncc_precision_name(o->lib.precision));
+  return NCC_OK;
+}
+
 static ncc_status make(const cli_opts *o, const char *const *drop, int n_drop,
                        bool reports, ncc_pipeline **out) {
   ncc_pipeline *p;
@@ -30,6 +55,7 @@ static ncc_status make(const cli_opts *o, const char *const *drop, int n_drop,
   for (int i = 0; i < o->n_disabled && !st; i++)
     st = ncc_pipeline_disable(p, o->disabled[i]);
   for (int i = 0; i < n_drop && !st; i++) st = ncc_pipeline_disable(p, drop[i]);
+  if (!st) st = check_precision(o);
   if (!st && reports && o->print_after)
     st = ncc_pipeline_print_after(p, o->print_after, stderr);
   if (!st) st = ncc_pipeline_check(p);
@@ -39,6 +65,11 @@ static ncc_status make(const cli_opts *o, const char *const *drop, int n_drop,
   }
   /* the layout pass blocks for the target the graph is compiled for */
   ncc_pipeline_set_layout_block(p, o->layout_block ? o->layout_block : layout_block(o));
+  /* the pass that rounds for --precision (the compile gets lib.precision) */
+  if ((st = ncc_pipeline_set_precision(p, o->lib.precision))) {
+    ncc_pipeline_free(p);
+    return st;
+  }
   ncc_pipeline_set_time_passes(p, reports && o->time_passes);
   ncc_pipeline_set_verify_each(p, o->verify_each);
   *out = p;

@@ -318,7 +318,8 @@ static bool reshape_ok(const ncc_node *n) {
   if (n->n_in < 1 || !n->in[0] || n->n_out != 1 || !n->out[0]) return false;
   const ncc_value *x = n->in[0], *y = n->out[0];
   if (x->dtype != y->dtype ||
-      (x->dtype != NCC_DT_F32 && x->dtype != NCC_DT_I64 && x->dtype != NCC_DT_I32))
+      (x->dtype != NCC_DT_F32 && x->dtype != NCC_DT_I64 && x->dtype != NCC_DT_I32 &&
+       x->dtype != NCC_DT_U8 && x->dtype != NCC_DT_I8)) /* 8-bit: quantized models */
     return false;
   for (int j = 0; j < y->shape.rank; j++)
     if (!ncc_dim_is_sym(y->shape.d[j]) && y->shape.d[j] < 0) return false;

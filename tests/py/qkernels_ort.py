@@ -95,6 +95,15 @@ def maxpool(name, shape=(1, 8, 13, 12), dt=U8, k=3, stride=2, pad=1, seed=0):
     return name, h.make_model(g, opset_imports=[h.make_opsetid("", 12)]), {"x": ints(r, dt, shape)}
 
 
+def reshape8(name, dt=U8, seed=0):
+    """Flatten of an 8-bit tensor (a folded Gemm's input: a flat copy)."""
+    r = np.random.default_rng(seed)
+    node = h.make_node("Flatten", ["x"], ["y"], axis=1)
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", TT[dt], [2, 3, 5, 7])],
+                     [h.make_tensor_value_info("y", TT[dt], None)])
+    return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": ints(r, dt, (2, 3, 5, 7))}
+
+
 def dyn_matmulinteger(name, ashape=(6, 48), N=24, seed=0):
     """DynamicQuantizeLinear(x f32) -> MatMulInteger(., B s8 constant,
     the dynamic zero point): A's zero point reaches the kernel at run time."""
@@ -129,6 +138,8 @@ CASES = [
     qmatmul("mm_one_row", ashape=(1, 128), N=33, seed=24),
     dyn_matmulinteger("dyn_matmulinteger", seed=25),
     maxpool("maxpool_u8", seed=27),
+    reshape8("flatten_u8", seed=29),
+    reshape8("flatten_s8", dt=I8, seed=30),
     maxpool("maxpool_s8_k2", dt=I8, k=2, stride=2, pad=0, shape=(2, 3, 10, 9), seed=28),
     dyn_matmulinteger("dyn_matmulinteger_k_odd", ashape=(2, 3, 21), N=17, seed=26),
 ]
@@ -156,7 +167,7 @@ def main():
             # the integer kernel's node must compile (DynamicQuantizeLinear
             # beside it may run on the host)
             host = [e["op"] for e in rep.get("host", [])]
-            if not compiled or set(host) & {"QLinearConv", "QLinearMatMul", "MatMulInteger", "MaxPool"}:
+            if not compiled or set(host) & {"QLinearConv", "QLinearMatMul", "MatMulInteger", "MaxPool", "Flatten"}:
                 print("FAIL %s: not compiled on cpu (compiled_nodes %s, host %s) %s"
                       % (name, compiled, host, chk.stderr.strip()[-200:]))
                 failed += 1

@@ -1,9 +1,9 @@
 /* ir/shape_quant.c — shape rules of the quantization ops: QuantizeLinear,
  * DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger,
  * QLinearMatMul, QLinearConv, and ONNX Runtime's com.microsoft QLinearAdd,
- * QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool
- * and QLinearConcat (per-tensor scales and zero points only, as ONNX
- * Runtime's kernels take them).
+ * QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool,
+ * QLinearConcat (per-tensor scales and zero points only, as ONNX Runtime's
+ * kernels take them) and QGemm (B's per column).
  *
  * Dtypes are classed by name ("i*"/"u*" integers, "f*"/"bf16" floats), so
  * the integer and float dtypes added after these rules (i16, u16, bf16, ...)
@@ -368,5 +368,52 @@ ncc_status ncc_rule_qlinearconcat(ictx *c) {
   if (st) return st;
   c->out[0].dtype = IN(c, 1)->dtype;
   c->out[0].content_len = -1;
+  return NCC_OK;
+}
+
+/* QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp), attributes
+ * alpha, transA, transB: [M, N], requantized to y's dtype when y_scale is
+ * given, else f32. b_scale / b_zp per tensor or one per column; C an int32
+ * bias broadcast to [M, N]. */
+ncc_status ncc_rule_qgemm(ictx *c) {
+  ncc_status st;
+  int64_t ta, tb;
+  if ((st = int8_in(c, 0)) || (st = int8_in(c, 3)) || (st = ncc_si_check_rank(c, 0, 2)) ||
+      (st = ncc_si_check_rank(c, 3, 2)) || (st = tensor_qparams(c, 1, 2, 0)) ||
+      (st = ncc_si_check_dtype(c, 4, DT(F32))) || (st = check_zp(c, 5, 3)) ||
+      (st = ncc_attrs_get_int(c->n, "transA", 0, &ta)) ||
+      (st = ncc_attrs_get_int(c->n, "transB", 0, &tb)))
+    return st;
+  const ncc_shape *a = &IN(c, 0)->shape, *b = &IN(c, 3)->shape;
+  int64_t M = a->d[ta ? 1 : 0], K = a->d[ta ? 0 : 1], KB = b->d[tb ? 1 : 0];
+  int64_t N = b->d[tb ? 0 : 1];
+  if (is_static(K) && is_static(KB) && K != KB)
+    return ncc_si_fail(c, NCC_ERR_INPUT, "A has %lld columns, B %lld rows", (long long)K,
+                       (long long)KB);
+  if ((st = check_count(c, 4, N, true)) || (st = check_count(c, 5, N, true))) return st;
+  ncc_shape o = {.rank = 2, .d = {M, N}};
+  if (has_in(c, 6)) {
+    const ncc_shape *cs = &IN(c, 6)->shape;
+    if ((st = ncc_si_check_dtype(c, 6, DT(I32)))) return st;
+    bool ok = cs->rank <= 2;
+    for (int d = 0; ok && d < cs->rank; d++) {
+      int64_t want = o.d[2 - cs->rank + d];
+      ok = cs->d[d] == 1 || !is_static(cs->d[d]) || !is_static(want) || cs->d[d] == want;
+    }
+    if (!ok) return ncc_si_fail(c, NCC_ERR_INPUT, "C does not broadcast to [M, N]");
+  }
+  ncc_dtype od = NCC_DT_F32;
+  if (has_in(c, 7)) {
+    if ((st = ncc_si_check_dtype(c, 7, DT(F32))) || (st = check_count(c, 7, 1, false)))
+      return st;
+    od = NCC_DT_U8;
+    if (has_in(c, 8)) {
+      if ((st = int8_in(c, 8)) || (st = check_count(c, 8, 1, false))) return st;
+      od = IN(c, 8)->dtype;
+    }
+  } else if (has_in(c, 8)) {
+    return ncc_si_fail(c, NCC_ERR_INPUT, "y_zero_point without y_scale");
+  }
+  set_out(c, 0, od, &o);
   return NCC_OK;
 }

@@ -118,8 +118,30 @@ def export_f32(name, spec, path, log):
         torch.onnx.export(model, args, tmp, dynamo=False, opset_version=OPSET,
                           input_names=spec["in_names"], output_names=spec["out_names"],
                           dynamic_axes=spec["dynamic"] or None, do_constant_folding=True)
+    inline_identities(tmp)
     os.replace(tmp, path)
     log("exported %s (%.0fs)" % (path, time.time() - t0))
+
+
+def inline_identities(path):
+    """torch's constant folding shares equal tensors (ResNet's folded
+    biases) through Identity nodes; the quantizer wants every Conv bias to be
+    an initializer, so each such Identity becomes an initializer copy."""
+    import onnx
+    m = onnx.load(path)
+    inits = {t.name: t for t in m.graph.initializer}
+    keep = []
+    for n in m.graph.node:
+        if n.op_type == "Identity" and n.input[0] in inits:
+            t = onnx.TensorProto()
+            t.CopyFrom(inits[n.input[0]])
+            t.name = n.output[0]
+            m.graph.initializer.append(t)
+        else:
+            keep.append(n)
+    del m.graph.node[:]
+    m.graph.node.extend(keep)
+    onnx.save(m, path)
 
 
 class Reader:

@@ -1,7 +1,7 @@
 /* runtime/ref/ref_qlinear.c — reference kernels of ONNX Runtime's
  * com.microsoft QLinear ops, which onnxruntime.quantization's QOperator
  * format emits: QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
- * QLinearGlobalAveragePool, QLinearConcat.
+ * QLinearGlobalAveragePool, QLinearConcat, QGemm.
  *
  * These ops have no ONNX specification; their meaning is ONNX Runtime's
  * (onnxruntime/contrib_ops/cpu/quantization and MLAS), so the arithmetic
@@ -182,5 +182,47 @@ ncc_status ncc_ref_QLINEARCONCAT(const ncc_node *n, const ncc_tensor *const *in,
       }
     off += len;
   }
+  return NCC_OK;
+}
+
+/* Exact int64 (A - a_zp) op(B - b_zp[n]) + C, then y = acc * alpha a_scale
+ * b_scale[n] (f32), requantized with / y_scale when given (ONNX Runtime's
+ * QGemm: its output scale is a_scale b_scale[n] / y_scale, times alpha). */
+ncc_status ncc_ref_QGEMM(const ncc_node *n, const ncc_tensor *const *in, ncc_tensor *out) {
+  const ncc_tensor *a = in[0], *b = in[3];
+  const ncc_tensor *bias = n->n_in > 6 ? in[6] : NULL;
+  const ncc_tensor *ys = n->n_in > 7 ? in[7] : NULL;
+  int64_t ta, tb;
+  ncc_status st;
+  if ((st = ncc_attrs_get_int(n, "transA", 0, &ta)) ||
+      (st = ncc_attrs_get_int(n, "transB", 0, &tb)))
+    return st;
+  const ncc_attr *al = ncc_node_attr(n, "alpha");
+  float alpha = !al ? 1.0f : al->kind == NCC_ATTR_FLOAT ? al->f : (float)al->i;
+  int64_t M = out->dims[0], N = out->dims[1], K = a->dims[ta ? 0 : 1];
+  int64_t za = zp_of(in, n->n_in, 2), zy = zp_of(in, n->n_in, 8), lo = 0, hi = 0;
+  if (ys) range8(out->dtype, &lo, &hi);
+  float sa = scale_of(in[1]);
+  bool bper = ncc_tensor_numel(in[4]) > 1;
+  bool zper = n->n_in > 5 && in[5] && ncc_tensor_numel(in[5]) > 1;
+  int64_t cs[NCC_MAX_RANK] = {0};
+  if (bias) ncc_ref_bcast_strides(bias, 2, out->dims, cs);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t j = 0; j < N; j++) {
+      int64_t zb = n->n_in > 5 && in[5] ? ncc_ref_get_i(in[5], zper ? j : 0) : 0;
+      int64_t acc = bias ? ncc_ref_get_i(bias, m * cs[0] + j * cs[1]) : 0;
+      for (int64_t k = 0; k < K; k++)
+        acc += (ncc_ref_get_i(a, ta ? k * M + m : m * K + k) - za) *
+               (ncc_ref_get_i(b, tb ? j * K + k : k * N + j) - zb);
+      float scale = sa * (float)ncc_ref_get_f(in[4], bper ? j : 0);
+      if (ys) {
+        scale = scale / scale_of(ys);
+        if (alpha != 1.0f) scale *= alpha;
+        ncc_ref_set_i(out, m * N + j, sat_round((float)acc * scale, zy, lo, hi));
+      } else {
+        if (alpha != 1.0f) scale *= alpha;
+        ncc_ref_set_f(out, m * N + j, (float)acc * scale);
+      }
+    }
   return NCC_OK;
 }

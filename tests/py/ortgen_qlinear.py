@@ -1,6 +1,6 @@
 """tests/py/ortgen_qlinear.py — ONNX Runtime's com.microsoft QLinear ops
 (QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
-QLinearGlobalAveragePool, QLinearConcat): diff_ort generators checked
+QLinearGlobalAveragePool, QLinearConcat, QGemm): diff_ort generators checked
 against ONNX Runtime, whose kernels define these ops (they have no ONNX
 specification).
 
@@ -171,6 +171,38 @@ def wide_concat(g, ns):
     _case(g, ns, "wide", ins, U8, (3, 1034), {"axis": 1})
 
 
+def gen_qgemm(g, ns):
+    C = ns.Const
+    I32 = np.int32
+    for k, (M, K, N, ta, tb, dta, dtb, per, bias, yq, alpha) in enumerate([
+            (3, 5, 4, 0, 0, U8, I8, False, False, True, 1.0),
+            (1, 17, 10, 0, 1, U8, I8, True, True, True, 1.0),   # the classifier form
+            (4, 7, 3, 1, 0, I8, I8, True, True, False, 1.0),   # f32 output
+            (2, 9, 5, 1, 1, U8, U8, False, True, True, 0.5),
+            (5, 3, 1, 0, 1, U8, I8, True, False, False, 2.0)]):
+        a = _q(g, dta, *((K, M) if ta else (M, K)))
+        b = _q(g, dtb, *((N, K) if tb else (K, N)))
+        sb = g.uniform(0.001, 0.02, N) if per else np.array(g.uniform(0.001, 0.02), F32)
+        zb = np.zeros(N if per else (), dtb)  # ONNX Runtime takes symmetric weights
+        ins = [a, C(_s(g.uniform(0.01, 0.1))), C(_zp(g, dta)), C(b), C(sb.astype(F32)), C(zb),
+               C(g.ints(-2000, 2000, N, dtype=I32)) if bias else None]
+        if yq:
+            ins += [C(_s(g.uniform(0.05, 0.5))), C(_zp(g, dta))]
+        attrs = {"transA": ta, "transB": tb}
+        if alpha != 1.0:
+            attrs["alpha"] = alpha
+        _case(g, ns, "case%d" % k, ins, dta if yq else F32, (M, N), attrs)
+
+
+def wide_qgemm(g, ns):
+    C = ns.Const
+    a, b = _q(g, U8, 3, 1001), _q(g, I8, 33, 1001)
+    _case(g, ns, "wide", [a, C(_s(0.05)), C(np.array(128, U8)), C(b),
+                          C(g.uniform(0.001, 0.01, 33).astype(F32)), C(np.zeros(33, I8)),
+                          C(g.ints(-500, 500, 33, dtype=np.int32)), C(_s(0.3)),
+                          C(np.array(120, U8))], U8, (3, 33), {"transB": 1})
+
+
 GENS = {
     "QLinearAdd": (gen_binary, wide_binary),
     "QLinearMul": (gen_binary, wide_binary),
@@ -178,6 +210,7 @@ GENS = {
     "QLinearLeakyRelu": (lambda g, ns: gen_unary(g, ns, alpha=True), wide_unary),
     "QLinearGlobalAveragePool": (gen_gap, wide_gap),
     "QLinearConcat": (gen_concat, wide_concat),
+    "QGemm": (gen_qgemm, wide_qgemm),
 }
 
 

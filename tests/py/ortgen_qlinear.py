@@ -203,6 +203,99 @@ def wide_qgemm(g, ns):
                           C(np.array(120, U8))], U8, (3, 33), {"transB": 1})
 
 
+# ---- random sweeps over the ONNX integer ops (their basic cases are in
+# ortgen_misc.py): shapes, groups, strides, pads, dilations, u8/s8, scales
+# sized so that the outputs spread over the range instead of saturating ----
+
+def _conv_ref(x, w, group, stride, pad, dil):
+    """float (x) conv (w), NCHW, for sizing y_scale only."""
+    N, Cin, H, W = x.shape
+    M, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    OH = (H + 2 * pad - dil * (kh - 1) - 1) // stride + 1
+    OW = (W + 2 * pad - dil * (kw - 1) - 1) // stride + 1
+    y = np.zeros((N, M, OH, OW))
+    mg = M // group
+    for m in range(M):
+        g0 = (m // mg) * cg
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g0:g0 + cg, i * dil:i * dil + stride * OH:stride,
+                           j * dil:j * dil + stride * OW:stride]
+                y[:, m] += np.tensordot(patch, w[m, :, i, j], axes=([1], [0]))
+    return y
+
+
+def sweep_qlinearconv(g, ns):
+    C = ns.Const
+    I32 = np.int32
+    for k in range(10):
+        dt = (U8, I8)[k % 2]
+        N = 1 + k % 2
+        group = [1, 1, 2, 0][k % 4]  # 0: depthwise
+        cin = [1, 3, 4, 8, 5][k % 5] * (2 if group == 2 else 1)
+        group = cin if group == 0 else group
+        M = group * [1, 2, 3][k % 3]
+        kh = [1, 3, 5][k % 3]
+        stride, pad, dil = 1 + k % 2, [0, 1, 2][k % 3], 1 + (k % 4 == 3)
+        H, W = 5 + k % 4, 6 + k % 3
+        x = _q(g, dt, N, cin, H, W)
+        w = g.ints(-128, 128, M, cin // group, kh, kh, dtype=I8)
+        sx, zx = g.uniform(0.01, 0.05), _zp(g, dt)
+        sw = g.uniform(0.002, 0.02, M).astype(F32) if k % 3 else np.array(0.01, F32)
+        bias = g.ints(-3000, 3000, M, dtype=I32)
+        xf = (x.astype(np.float64) - zx) * sx
+        wf = w * sw.reshape(-1, 1, 1, 1) if sw.ndim else w * float(sw)
+        yf = _conv_ref(xf, wf, group, stride, pad, dil)
+        sy = max(float(np.abs(yf).max()), 1e-3) / 100.0
+        attrs = {"group": group, "strides": [stride, stride], "pads": [pad] * 4,
+                 "dilations": [dil, dil]}
+        g.add("sweep%d" % k,
+                [x, C(_s(sx)), C(np.array(zx, dt)), C(w), C(sw),
+                 C(np.zeros(sw.shape, I8)), C(_s(sy)), C(_zp(g, dt)), C(bias)], attrs,
+              opset=OPSET)
+
+
+def sweep_convinteger(g, ns):
+    C = ns.Const
+    for k in range(6):
+        dt = (U8, I8)[k % 2]
+        group = [1, 2, 1][k % 3]
+        cin, M, kh = 2 * (1 + k % 3), 2 * (1 + k % 2), [1, 3, 2][k % 3]
+        x = _q(g, dt, 1 + k % 2, cin, 5 + k, 4 + k % 3)
+        w = _q(g, (U8, I8)[(k // 2) % 2], M, cin // group, kh, kh)
+        zw = w.dtype.type(0) if k % 2 else w.dtype.type(3)
+        g.add("sweep%d" % k, [x, C(w), C(np.array(_zp(g, dt), dt)), C(np.array(zw))],
+              {"group": group, "strides": [1 + k % 2, 1], "pads": [k % 2] * 4}, opset=OPSET)
+
+
+def sweep_matmul(g, ns, qlinear):
+    C = ns.Const
+    shapes = [((1, 8), (8, 3)), ((4, 16), (16, 9)), ((2, 3, 5), (5, 7)), ((3, 2, 4), (3, 4, 6)),
+              ((2, 1, 3, 4), (1, 5, 4, 2)), ((7,), (7, 5)), ((6, 33), (33, 17))]
+    for k, (sa_, sb_) in enumerate(shapes):
+        dta, dtb = (U8, I8)[k % 2], (I8, U8)[(k // 2) % 2] if not qlinear else (U8, I8)[k % 2]
+        a, b = _q(g, dta, *sa_), _q(g, dtb, *sb_)
+        if not qlinear:
+            g.add("sweep%d" % k, [a, b, C(np.array(_zp(g, dta), dta)),
+                                  C(np.array(_zp(g, dtb), dtb))], opset=OPSET)
+            continue
+        za, zb = _zp(g, dta), _zp(g, dtb)
+        sa, sb = g.uniform(0.01, 0.05), g.uniform(0.01, 0.05)
+        yf = np.matmul((a.astype(np.float64) - za) * sa, (b.astype(np.float64) - zb) * sb)
+        sy = max(float(np.abs(yf).max()), 1e-3) / 100.0
+        g.add("sweep%d" % k, [a, C(_s(sa)), C(np.array(za, dta)), C(b), C(_s(sb)),
+                              C(np.array(zb, dtb)), C(_s(sy)), C(_zp(g, dta))], opset=OPSET)
+
+
+SWEEPS = {
+    "QLinearConv": sweep_qlinearconv,
+    "ConvInteger": sweep_convinteger,
+    "MatMulInteger": lambda g, ns: sweep_matmul(g, ns, False),
+    "QLinearMatMul": lambda g, ns: sweep_matmul(g, ns, True),
+}
+
+
 GENS = {
     "QLinearAdd": (gen_binary, wide_binary),
     "QLinearMul": (gen_binary, wide_binary),
@@ -220,3 +313,8 @@ def register(ns):
             ns.GENERATORS[op] = (lambda f: lambda g: f(g, ns))(gen)
             ns.WIDE_GENERATORS[op] = (lambda f: lambda g: f(g, ns))(wide)
         ns.TOL_INT["QLinearAdd"] = (0.0, 1.0)
+        # the sweeps run after the op's own cases (ortgen_misc.py), on the
+        # op's random stream, so those keep their data
+        for op, sweep in SWEEPS.items():
+            base = ns.GENERATORS[op]
+            ns.GENERATORS[op] = (lambda b, f: lambda g: (b(g), f(g, ns)))(base, sweep)

@@ -157,6 +157,12 @@ bool ncc_lower_broadcast(const ncc_value *const *ops, int n_ops,
                          const ncc_shape *os, ncc_bcast *p);
 /* The non-omitted inputs of n (at most NCC_LOWER_MAX_OPS); their count. */
 int ncc_lower_operands(const ncc_node *n, const ncc_value **ops);
+/* Input i of n as broadcasting reads it, when that is not its own shape
+ * (a per-axis Q/DQ scale or zero point: ir/qdq.h): *view is a copy of the
+ * value with that shape; false when the value reads as itself. */
+bool ncc_lower_operand_view(const ncc_node *n, int i, ncc_value *view);
+/* ncc_lower_operands with such views (views: room for 3, a Q/DQ's). */
+int ncc_lower_operand_views(const ncc_node *n, const ncc_value **ops, ncc_value *views);
 
 /* The scalar formula of elementwise node n on operand values x[0..nx) (its
  * non-omitted inputs in order), each `lanes` wide. */

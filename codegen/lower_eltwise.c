@@ -1,5 +1,6 @@
 /* codegen/lower_eltwise.c — elementwise ops (unary, binary with numpy
- * broadcasting, variadic Max/Min, Where, Clip) to one loop nest.
+ * broadcasting, variadic Max/Min, Where, Clip, QuantizeLinear and
+ * DequantizeLinear) to one loop nest.
  *
  * Broadcasting is expressed with strides: an operand's stride is 0 along the
  * dims it broadcasts over. Adjacent output dims that every operand treats
@@ -157,7 +158,8 @@ ncc_status ncc_lower_eltwise(const ncc_node *n, const char *name,
   *out = NULL;
   ncc_bcast p;
   const ncc_value *ops[NCC_LOWER_MAX_OPS];
-  int n_ops = ncc_lower_operands(n, ops);
+  ncc_value views[3];
+  int n_ops = ncc_lower_operand_views(n, ops, views);
   if (!ncc_lower_eltwise_op_ok(n) || !ncc_lower_broadcast(ops, n_ops, &n->out[0]->shape, &p))
     return NCC_ERR_UNSUPPORTED;
   kir_kernel *k = kir_kernel_new(name);
@@ -201,6 +203,37 @@ static void group_body(kir_kernel *k, void *ctx, kir_expr **idx, kir_expr *oidx,
   kir_store(k, blk, c->obuf, oidx, v, NULL);
 }
 
+/* The group's external values as broadcasting reads them: a per-axis
+ * Q/DQ parameter as its view (ncc_lower_operand_view). False when one
+ * value is read two different ways (a per-axis scale also added as is, or
+ * along two axes): the members then run as kernels of their own. */
+static bool group_operand_views(const ncc_fuse_group *gr, const ncc_value **ext,
+                                ncc_value *views) {
+  bool as_is[NCC_FUSE_MAX_EXT] = {0}, viewed[NCC_FUSE_MAX_EXT] = {0};
+  for (int e = 0; e < gr->n_ext; e++) ext[e] = gr->ext[e];
+  for (int m = 0; m < gr->n_members; m++) {
+    const ncc_node *n = gr->members[m];
+    for (int i = 0; i < n->n_in; i++) {
+      int e = -1;
+      for (int j = 0; j < gr->n_ext && e < 0; j++)
+        if (n->in[i] && gr->ext[j] == n->in[i]) e = j;
+      if (e < 0) continue;
+      ncc_value v;
+      if (!ncc_lower_operand_view(n, i, &v)) {
+        as_is[e] = true;
+      } else if (!viewed[e]) {
+        views[e] = v;
+        viewed[e] = true;
+        ext[e] = &views[e];
+      } else if (!ncc_shape_eq(&views[e].shape, &v.shape)) {
+        return false;
+      }
+      if (as_is[e] && viewed[e]) return false;
+    }
+  }
+  return true;
+}
+
 ncc_status ncc_lower_eltwise_group(const ncc_fuse_group *gr, const char *name,
                                    const ncc_lower_opts *o, kir_kernel **out) {
   *out = NULL;
@@ -211,7 +244,9 @@ ncc_status ncc_lower_eltwise_group(const ncc_fuse_group *gr, const char *name,
     if (!ncc_lower_eltwise_op_ok(n) || !ncc_shape_eq(&n->out[0]->shape, os)) return NCC_ERR_UNSUPPORTED;
   }
   ncc_bcast p;
-  if (!ncc_lower_broadcast((const ncc_value *const *)gr->ext, gr->n_ext, os, &p))
+  const ncc_value *ext[NCC_FUSE_MAX_EXT];
+  ncc_value views[NCC_FUSE_MAX_EXT];
+  if (!group_operand_views(gr, ext, views) || !ncc_lower_broadcast(ext, gr->n_ext, os, &p))
     return NCC_ERR_UNSUPPORTED;
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../ir/attrs.h"
+#include "../ir/qdq.h"
 #include "lower.h"
 
 static bool all_f32_inputs(const ncc_node *n) {
@@ -18,7 +19,11 @@ static bool all_f32_inputs(const ncc_node *n) {
 bool ncc_lower_eltwise_op_ok(const ncc_node *n) {
   if (n->n_out != 1 || !n->out[0] || n->n_in > NCC_LOWER_MAX_OPS) return false;
   ncc_dtype od = n->out[0]->dtype;
+  int axis;
   switch (n->op) {
+  case NCC_OP_QUANTIZELINEAR:
+  case NCC_OP_DEQUANTIZELINEAR:
+    return ncc_qdq_eltwise(n, &axis);
   case NCC_OP_EQUAL:
   case NCC_OP_LESS:
   case NCC_OP_GREATER:
@@ -103,11 +108,68 @@ int ncc_lower_operands(const ncc_node *n, const ncc_value **ops) {
   return c;
 }
 
+bool ncc_lower_operand_view(const ncc_node *n, int i, ncc_value *view) {
+  int axis;
+  if ((n->op != NCC_OP_QUANTIZELINEAR && n->op != NCC_OP_DEQUANTIZELINEAR) ||
+      !ncc_qdq_eltwise(n, &axis) || axis < 0 || i == 0)
+    return false;
+  *view = *n->in[i];
+  view->shape = ncc_qdq_operand_shape(n, axis, i);
+  return true;
+}
+
+int ncc_lower_operand_views(const ncc_node *n, const ncc_value **ops, ncc_value *views) {
+  int c = 0;
+  for (int i = 0; i < n->n_in && c < NCC_LOWER_MAX_OPS; i++) {
+    if (!n->in[i]) continue;
+    ncc_value v;
+    ops[c] = n->in[i];
+    if (ncc_lower_operand_view(n, i, &v)) { /* Q/DQ only: c < 3 */
+      views[c] = v;
+      ops[c] = &views[c];
+    }
+    c++;
+  }
+  return c;
+}
+
 bool ncc_lower_eltwise_supports(const ncc_node *n) {
   ncc_bcast p;
   const ncc_value *ops[NCC_LOWER_MAX_OPS];
-  return ncc_lower_eltwise_op_ok(n) &&
-         ncc_lower_broadcast(ops, ncc_lower_operands(n, ops), &n->out[0]->shape, &p);
+  ncc_value views[3]; /* Q/DQ: x, scale, zero point */
+  if (!ncc_lower_eltwise_op_ok(n)) return false;
+  bool qdq = n->op == NCC_OP_QUANTIZELINEAR || n->op == NCC_OP_DEQUANTIZELINEAR;
+  int n_ops = qdq ? ncc_lower_operand_views(n, ops, views) : ncc_lower_operands(n, ops);
+  return ncc_lower_broadcast(ops, n_ops, &n->out[0]->shape, &p);
+}
+
+/* QuantizeLinear: saturate(round_half_even(x / scale) + zero_point), in
+ * f32 as the reference computes it (one IEEE division; the rounded
+ * quotient plus a zero point of at most 8 bits is exact below 2^24 and
+ * saturates above). NaN quantizes as 0; the clamp happens in f32, so the
+ * conversion to an integer is always in range. */
+static kir_expr *quantize_formula(kir_kernel *k, const ncc_node *n, kir_expr **x, int nx,
+                                  int lanes) {
+  ncc_dtype f = NCC_DT_F32, od = n->out[0]->dtype;
+  kir_expr *q = kir_bin(k, KIR_DIV, x[0], x[1]);
+  kir_expr *zero = kir_splat(k, kir_const_f(k, f, 0.0), lanes);
+  q = kir_select(k, kir_bin(k, KIR_EQ, q, q), q, zero);
+  q = kir_un(k, KIR_ROUND, q);
+  if (nx > 2) q = kir_bin(k, KIR_ADD, q, kir_cast(k, f, x[2]));
+  double lo = od == NCC_DT_U8 ? 0.0 : -128.0, hi = od == NCC_DT_U8 ? 255.0 : 127.0;
+  q = kir_bin(k, KIR_MAX, q, kir_splat(k, kir_const_f(k, f, lo), lanes));
+  q = kir_bin(k, KIR_MIN, q, kir_splat(k, kir_const_f(k, f, hi), lanes));
+  /* through i32: fptosi straight to i8 would be out of range for u8 */
+  return kir_cast(k, od, kir_cast(k, NCC_DT_I32, q));
+}
+
+/* DequantizeLinear: (x - zero_point) * scale; the 8-bit difference is
+ * exact in f32, so the one rounding is the product's, as in the reference. */
+static kir_expr *dequantize_formula(kir_kernel *k, kir_expr **x, int nx) {
+  ncc_dtype f = NCC_DT_F32;
+  kir_expr *v = kir_cast(k, f, x[0]);
+  if (nx > 2) v = kir_bin(k, KIR_SUB, v, kir_cast(k, f, x[2]));
+  return kir_bin(k, KIR_MUL, v, x[1]);
 }
 
 kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
@@ -120,6 +182,8 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
   ncc_act_attrs act; /* ALPHA and BETA of the formulas */
   ncc_attrs_act(n, &act);
   switch (n->op) {
+  case NCC_OP_QUANTIZELINEAR: return quantize_formula(k, n, x, nx, lanes);
+  case NCC_OP_DEQUANTIZELINEAR: return dequantize_formula(k, x, nx);
   case NCC_OP_ADD: return B(ADD, a, x[1]);
   case NCC_OP_SUB: return B(SUB, a, x[1]);
   case NCC_OP_MUL: return B(MUL, a, x[1]);

@@ -48,6 +48,8 @@ void ncc_frontend_error_file(const char *name);
 
 /* Whether a domain string names the default ONNX domain. */
 bool onnx_is_default_domain(const char *d);
+/* com.microsoft: ONNX Runtime's contrib ops (NCC_OPF_CONTRIB rows) */
+bool onnx_is_contrib_domain(const char *d);
 /* The ncc op of a node, or NCC_OP_COUNT when
  * ncc has none: another domain, an unknown op type, an internal ncc op. */
 ncc_op onnx_node_op(const Onnx__NodeProto *np);

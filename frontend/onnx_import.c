@@ -86,12 +86,18 @@ bool onnx_is_default_domain(const char *d) {
   return !d || !*d || strcmp(d, "ai.onnx") == 0;
 }
 
+bool onnx_is_contrib_domain(const char *d) { return d && strcmp(d, "com.microsoft") == 0; }
+
 ncc_op onnx_node_op(const Onnx__NodeProto *np) {
-  if (!onnx_is_default_domain(np->domain)) return NCC_OP_COUNT;
+  bool contrib = onnx_is_contrib_domain(np->domain);
+  if (!contrib && !onnx_is_default_domain(np->domain)) return NCC_OP_COUNT;
   const char *op_type = onnx_str(np->op_type);
   ncc_op op = ncc_op_lookup(op_type, strlen(op_type));
-  /* ncc's own ops (Reorder) are not ONNX: a model cannot name them */
-  if (op != NCC_OP_COUNT && (ncc_op_table[op].flags & NCC_OPF_INTERNAL)) op = NCC_OP_COUNT;
+  if (op == NCC_OP_COUNT) return op;
+  unsigned f = ncc_op_table[op].flags;
+  /* ncc's own ops (Reorder) are not ONNX: a model cannot name them; ONNX
+   * Runtime's contrib ops exist in their domain only */
+  if ((f & NCC_OPF_INTERNAL) || contrib != ((f & NCC_OPF_CONTRIB) != 0)) op = NCC_OP_COUNT;
   return op;
 }
 
@@ -236,12 +242,12 @@ static ncc_status declare_node(onnx_ctx *c, int idx) {
   char label[256];
   node_label(c, idx, label, sizeof label);
   const char *op_type = onnx_str(np->op_type);
-  if (!onnx_is_default_domain(np->domain))
+  ncc_op op = onnx_node_op(np);
+  if (op == NCC_OP_COUNT && !onnx_is_default_domain(np->domain))
     return ncc_error(NCC_ERR_UNSUPPORTED,
                      "%s: op '" ONNX_NAME "' of domain '" ONNX_NAME
                      "' is not supported",
                      label, op_type, np->domain);
-  ncc_op op = onnx_node_op(np);
   if (op == NCC_OP_COUNT)
     return ncc_error(NCC_ERR_UNSUPPORTED,
                      "%s: unsupported op '" ONNX_NAME "'", label, op_type);

@@ -89,6 +89,9 @@ enum {
    * not allocate the outputs, the reference kernel does once it knows them
    * (docs/DYNAMIC-SHAPES.md). */
   NCC_OPF_DYNAMIC = 1u << 11,
+  /* ONNX Runtime's contrib op (domain com.microsoft), which its quantizer
+   * emits: imported from that domain only, never from ai.onnx */
+  NCC_OPF_CONTRIB = 1u << 12,
 };
 
 typedef enum ncc_op {

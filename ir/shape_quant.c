@@ -1,6 +1,9 @@
 /* ir/shape_quant.c — shape rules of the quantization ops: QuantizeLinear,
  * DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger,
- * QLinearMatMul, QLinearConv.
+ * QLinearMatMul, QLinearConv, and ONNX Runtime's com.microsoft QLinearAdd,
+ * QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool,
+ * QLinearConcat (per-tensor scales and zero points only, as ONNX Runtime's
+ * kernels take them) and QGemm (B's per column).
  *
  * Dtypes are classed by name ("i*"/"u*" integers, "f*"/"bf16" floats), so
  * the integer and float dtypes added after these rules (i16, u16, bf16, ...)
@@ -264,5 +267,153 @@ ncc_status ncc_rule_qlinearconv(ictx *c) {
     return st;
   if (has_in(c, 8) && (st = ncc_si_check_dtype(c, 8, DT(I32)))) return st;
   c->out[0].dtype = IN(c, 7)->dtype;
+  return NCC_OK;
+}
+
+/* ---- com.microsoft QLinear ops ---- */
+
+/* Input `s` a per-tensor f32 scale, input `zp` (optional) a per-tensor zero
+ * point of input `of`'s dtype. */
+static ncc_status tensor_qparams(ictx *c, int s, int zp, int of) {
+  ncc_status st;
+  if ((st = ncc_si_check_dtype(c, s, DT(F32))) || (st = check_count(c, s, 1, false)) ||
+      (st = check_zp(c, zp, of)) || (st = check_count(c, zp, 1, false)))
+    return st;
+  return NCC_OK;
+}
+
+/* QLinearAdd / QLinearMul(A, A_scale, A_zp, B, B_scale, B_zp, C_scale,
+ * C_zp): numpy broadcasting of A and B, the output in A's dtype. */
+ncc_status ncc_rule_qlinearbinary(ictx *c) {
+  ncc_status st;
+  if ((st = int8_in(c, 0)) || (st = ncc_si_check_same_dtype(c, 0, 3)) ||
+      (st = tensor_qparams(c, 1, 2, 0)) || (st = tensor_qparams(c, 4, 5, 3)) ||
+      (st = tensor_qparams(c, 6, 7, 0)))
+    return st;
+  ncc_tinfo in[2] = {*IN(c, 0), *IN(c, 3)};
+  in[0].dtype = in[1].dtype = NCC_DT_F32;
+  in[0].content_len = in[1].content_len = -1;
+  ncc_node node = *c->n;
+  node.op = NCC_OP_ADD;
+  node.n_in = 2;
+  ictx t = *c;
+  t.in = in;
+  t.n = &node;
+  if ((st = ncc_rule_binary(&t))) return st;
+  c->out[0].dtype = IN(c, 0)->dtype;
+  c->out[0].content_len = -1;
+  return NCC_OK;
+}
+
+/* QLinearSigmoid / QLinearLeakyRelu(X, X_scale, X_zp, Y_scale, Y_zp). */
+ncc_status ncc_rule_qlinearunary(ictx *c) {
+  ncc_status st;
+  if ((st = int8_in(c, 0)) || (st = tensor_qparams(c, 1, 2, 0)) ||
+      (st = tensor_qparams(c, 3, 4, 0)))
+    return st;
+  set_out(c, 0, IN(c, 0)->dtype, &IN(c, 0)->shape);
+  return NCC_OK;
+}
+
+/* QLinearGlobalAveragePool(X, x_scale, x_zp, y_scale, y_zp): the spatial
+ * dims become 1; channels_last puts C last (NHWC). */
+ncc_status ncc_rule_qlineargap(ictx *c) {
+  ncc_status st;
+  int64_t last;
+  if ((st = int8_in(c, 0)) || (st = ncc_si_check_min_rank(c, 0, 3)) ||
+      (st = tensor_qparams(c, 1, 2, 0)) || (st = tensor_qparams(c, 3, 4, 0)) ||
+      (st = ncc_attrs_get_int(c->n, "channels_last", 0, &last)))
+    return st;
+  ncc_shape s = IN(c, 0)->shape;
+  int r = s.rank;
+  for (int d = 1; d < r; d++)
+    if (d != (last ? r - 1 : 1)) s.d[d] = 1;
+  set_out(c, 0, IN(c, 0)->dtype, &s);
+  return NCC_OK;
+}
+
+/* QLinearConcat(Y_scale, Y_zp, (X, X_scale, X_zp)...), attribute axis:
+ * Concat's shapes, each input requantized to Y's parameters. */
+ncc_status ncc_rule_qlinearconcat(ictx *c) {
+  ncc_status st;
+  int nin = c->n->n_in;
+  if ((nin - 2) % 3 != 0)
+    return ncc_si_fail(c, NCC_ERR_INPUT,
+                       "expects Y_scale, Y_zero_point and triples (X, X_scale, "
+                       "X_zero_point), got %d inputs", nin);
+  if ((st = int8_in(c, 1)) || (st = tensor_qparams(c, 0, 1, 1))) return st;
+  int k = (nin - 2) / 3;
+  for (int j = 0; j < k; j++) {
+    int x = 2 + 3 * j;
+    if (!has_in(c, x) || !has_in(c, x + 2))
+      return ncc_si_fail(c, NCC_ERR_INPUT, "input %d or its zero point is missing", x);
+    if ((st = ncc_si_check_same_dtype(c, 1, x)) || (st = tensor_qparams(c, x + 1, x + 2, x)))
+      return st;
+  }
+  ncc_tinfo *in = ncc_calloc((size_t)k, sizeof *in);
+  if (!in) return ncc_si_nomem();
+  for (int j = 0; j < k; j++) {
+    in[j] = *IN(c, 2 + 3 * j);
+    in[j].dtype = NCC_DT_F32;
+    in[j].content_len = -1;
+  }
+  ncc_node node = *c->n;
+  node.op = NCC_OP_CONCAT;
+  node.n_in = k;
+  ictx t = *c;
+  t.in = in;
+  t.n = &node;
+  st = ncc_rule_concat(&t);
+  ncc_free(in, (size_t)k * sizeof *in);
+  if (st) return st;
+  c->out[0].dtype = IN(c, 1)->dtype;
+  c->out[0].content_len = -1;
+  return NCC_OK;
+}
+
+/* QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp), attributes
+ * alpha, transA, transB: [M, N], requantized to y's dtype when y_scale is
+ * given, else f32. b_scale / b_zp per tensor or one per column; C an int32
+ * bias broadcast to [M, N]. */
+ncc_status ncc_rule_qgemm(ictx *c) {
+  ncc_status st;
+  int64_t ta, tb;
+  if ((st = int8_in(c, 0)) || (st = int8_in(c, 3)) || (st = ncc_si_check_rank(c, 0, 2)) ||
+      (st = ncc_si_check_rank(c, 3, 2)) || (st = tensor_qparams(c, 1, 2, 0)) ||
+      (st = ncc_si_check_dtype(c, 4, DT(F32))) || (st = check_zp(c, 5, 3)) ||
+      (st = ncc_attrs_get_int(c->n, "transA", 0, &ta)) ||
+      (st = ncc_attrs_get_int(c->n, "transB", 0, &tb)))
+    return st;
+  const ncc_shape *a = &IN(c, 0)->shape, *b = &IN(c, 3)->shape;
+  int64_t M = a->d[ta ? 1 : 0], K = a->d[ta ? 0 : 1], KB = b->d[tb ? 1 : 0];
+  int64_t N = b->d[tb ? 0 : 1];
+  if (is_static(K) && is_static(KB) && K != KB)
+    return ncc_si_fail(c, NCC_ERR_INPUT, "A has %lld columns, B %lld rows", (long long)K,
+                       (long long)KB);
+  if ((st = check_count(c, 4, N, true)) || (st = check_count(c, 5, N, true))) return st;
+  ncc_shape o = {.rank = 2, .d = {M, N}};
+  if (has_in(c, 6)) {
+    const ncc_shape *cs = &IN(c, 6)->shape;
+    if ((st = ncc_si_check_dtype(c, 6, DT(I32)))) return st;
+    bool ok = cs->rank <= 2;
+    for (int d = 0; ok && d < cs->rank; d++) {
+      int64_t want = o.d[2 - cs->rank + d];
+      ok = cs->d[d] == 1 || !is_static(cs->d[d]) || !is_static(want) || cs->d[d] == want;
+    }
+    if (!ok) return ncc_si_fail(c, NCC_ERR_INPUT, "C does not broadcast to [M, N]");
+  }
+  ncc_dtype od = NCC_DT_F32;
+  if (has_in(c, 7)) {
+    if ((st = ncc_si_check_dtype(c, 7, DT(F32))) || (st = check_count(c, 7, 1, false)))
+      return st;
+    od = NCC_DT_U8;
+    if (has_in(c, 8)) {
+      if ((st = int8_in(c, 8)) || (st = check_count(c, 8, 1, false))) return st;
+      od = IN(c, 8)->dtype;
+    }
+  } else if (has_in(c, 8)) {
+    return ncc_si_fail(c, NCC_ERR_INPUT, "y_zero_point without y_scale");
+  }
+  set_out(c, 0, od, &o);
   return NCC_OK;
 }

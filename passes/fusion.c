@@ -14,7 +14,8 @@
  *     absorbs the elementwise nodes and further reductions over the same
  *     rows around it (decomposed LayerNorm/Softmax, reduce + elementwise):
  *     one kernel per row;
- *  3. eltwise: the remaining elementwise nodes form chains of one shape.
+ *  3. eltwise: the remaining elementwise nodes form chains of one shape
+ *     (QuantizeLinear / DequantizeLinear join these chains only).
  *
  * Growing a group: starting from the anchor (or the first node of a
  * chain), later nodes that read a member's output and fit the group's shape
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "../ir/attrs.h"
+#include "../ir/qdq.h"
 #include "fusion.h"
 #include "pass.h"
 #include "rows.h"
@@ -78,6 +80,14 @@ static bool eltwise_ok(const ncc_node *n) {
     if (ncc_attrs_act(n, &a)) return false;
   }
   return true;
+}
+
+/* QuantizeLinear / DequantizeLinear in their elementwise form (ir/qdq.h):
+ * members of elementwise groups only, whose kernel stores the root's dtype
+ * (the contraction and row kernels store f32). */
+static bool qdq_ok(const ncc_node *n) {
+  int axis;
+  return n->n_in <= NCC_FUSE_MAX_EXT && ncc_qdq_eltwise(n, &axis);
 }
 
 static bool contraction_ok(const ncc_node *n) {
@@ -137,7 +147,7 @@ static bool reads_member(const fctx *f, const ncc_node *n) {
 
 /* Whether node c fits the group being grown (shape and kind). */
 static bool admits(const fctx *f, const ncc_node *c) {
-  if (eltwise_ok(c)) {
+  if (eltwise_ok(c) || (f->kind == NCC_FUSE_ELTWISE && qdq_ok(c))) {
     if (ncc_shape_eq(&c->out[0]->shape, &f->shape)) return true;
     if (f->kind != NCC_FUSE_REDUCE) return false;
     ncc_shape p = row_shape(&f->shape, f->first);
@@ -265,7 +275,9 @@ static void grow_backward(fctx *f) {
       const ncc_node *m = f->g->nodes[f->mem[i]];
       for (int k = 0; k < m->n_in && !changed; k++) {
         const ncc_value *v = m->in[k];
-        if (!v || !v->producer || !eltwise_ok(v->producer)) continue;
+        if (!v || !v->producer ||
+            !(eltwise_ok(v->producer) || (f->kind == NCC_FUSE_ELTWISE && qdq_ok(v->producer))))
+          continue;
         const ncc_node *p = v->producer;
         if (!prologue_ok(f, p)) continue;
         insert_member(f, p->id);
@@ -322,7 +334,7 @@ static void round_reduce(fctx *f) {
 static void round_eltwise(fctx *f) {
   for (int i = 0; i < f->g->n_nodes; i++) {
     const ncc_node *n = f->g->nodes[i];
-    if (f->grp[i] >= 0 || !eltwise_ok(n)) continue;
+    if (f->grp[i] >= 0 || !(eltwise_ok(n) || qdq_ok(n))) continue;
     f->kind = NCC_FUSE_ELTWISE;
     f->shape = n->out[0]->shape;
     f->anchor = -1;
@@ -464,7 +476,7 @@ static bool group_valid(const ncc_fuse_plan *p, int gi, const bool *is_out) {
       if (m->out[o]) return false;
     bool contr = m->op == NCC_OP_MATMUL || m->op == NCC_OP_GEMM || m->op == NCC_OP_CONV;
     n_contr += contr;
-    if (gr->kind == NCC_FUSE_ELTWISE && !eltwise_ok(m)) return false;
+    if (gr->kind == NCC_FUSE_ELTWISE && !eltwise_ok(m) && !qdq_ok(m)) return false;
     if (gr->kind == NCC_FUSE_EPILOGUE && !contr && !eltwise_ok(m)) return false;
     if (gr->kind == NCC_FUSE_REDUCE && contr) return false;
     if (i == gr->n_members - 1) break;

@@ -194,12 +194,13 @@ ncc_status ncc_op_describe(int i, ncc_op_desc *out) {
   pthread_once(&facts_once, probe_all);
   const ncc_op_info *oi = &ncc_op_table[i];
   bool own = (oi->flags & NCC_OPF_INTERNAL) != 0;
+  bool contrib = (oi->flags & NCC_OPF_CONTRIB) != 0;
   int since = own ? 0 : onnx_op_since(oi->name);
   *out = (ncc_op_desc){
       .name = oi->name,
-      .domain = own ? "ncc" : "ai.onnx",
-      .opset_min = own ? 0 : since > ONNX_OPSET_MIN ? since : ONNX_OPSET_MIN,
-      .opset_max = own ? 0 : ONNX_OPSET_MAX,
+      .domain = own ? "ncc" : contrib ? "com.microsoft" : "ai.onnx",
+      .opset_min = own ? 0 : contrib ? 1 : since > ONNX_OPSET_MIN ? since : ONNX_OPSET_MIN,
+      .opset_max = own ? 0 : contrib ? 1 : ONNX_OPSET_MAX,
       .min_inputs = oi->min_in,
       .max_inputs = oi->max_in,
       .min_outputs = oi->min_out,

@@ -26,7 +26,9 @@ Every op ncc knows, from its op table (`ir/ops.def`), as `ncc ops` prints it
 - **Opsets**: the `ai.onnx` opsets at which the importer takes the op: from
   the opset the op appeared in (ncc reads models of opsets {omin} to {omax}).
   Ops of domain `ncc` are ncc's own: passes create them, the importer refuses
-  them.
+  them. Ops of domain `com.microsoft` are ONNX Runtime's contrib ops that
+  `onnxruntime.quantization` emits (QOperator format), version 1 of that
+  domain; ONNX Runtime's kernels define what they compute.
 - **Targets** (`ncc targets`): **compiled** when the target's code generator
   has a kernel for the op's common form (f32 data in plain layout, constant
   weights, default attributes): the generic lowering for the LLVM targets
@@ -50,8 +52,9 @@ Adding an op: [ADDING-AN-OP.md](ADDING-AN-OP.md).
 def render(doc):
     ops = doc["ops"]
     targets = doc["targets"]
-    omin = min(o["opset_min"] for o in ops if o["opset_min"])
-    omax = max(o["opset_max"] for o in ops)
+    onnx = [o for o in ops if o["domain"] == "ai.onnx"]
+    omin = min(o["opset_min"] for o in onnx if o["opset_min"])
+    omax = max(o["opset_max"] for o in onnx)
     out = [HEAD.format(omin=omin, omax=omax)]
     counts = ", ".join("%s %d" % (t, sum(o["targets"][t]["compiled"] for o in ops))
                        for t in targets if t != "ref")

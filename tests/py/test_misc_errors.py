@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tests/py/test_misc_errors.py -- bad input to the quantization, misc and signal ops (quantization,
-Det ... MaxRoiPool, the losses, the signal ops) is refused with a one-line
+"""tests/py/test_misc_errors.py -- bad input to the quantization, misc and signal ops (quantization
+and ONNX Runtime's com.microsoft QLinear ops, Det ... MaxRoiPool, the losses, the signal ops) is refused with a one-line
 `ncc: error:` and exit 2 (bad input) or 3 (unsupported dtype, named), never
 a crash; hostile values (NaN, huge box corners) give an answer. The
 sanitizer build runs it, so an out-of-bounds read or an undefined float to
@@ -35,7 +35,10 @@ def run(tmp, name, node, feeds, inits, n_out=1, opset=21, target="ref"):
     outs = [h.make_empty_tensor_value_info(o) for o in node.output[:n_out]]
     g = h.make_graph([node], "g", vi, outs,
                      initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    ops = [h.make_opsetid("", opset)]
+    if node.domain:  # ONNX Runtime's contrib ops (com.microsoft)
+        ops.append(h.make_opsetid(node.domain, 1))
+    m = h.make_model(g, opset_imports=ops)
     m.ir_version = 8
     path = os.path.join(tmp, name + ".onnx")
     onnx.save(m, path)
@@ -101,6 +104,45 @@ def main():
             stft = h.make_node("STFT", ["x", "s", "", "l"], ["y"])
             refused(tmp, "stft_frame_longer_than_signal", 2, r"frame_length 9", stft,
                     {"x": np.ones((1, 8, 1), f32)}, {"s": scalar(1, np.int64), "l": scalar(9, np.int64)}, **t)
+            # com.microsoft QLinear ops: per-tensor parameters, Concat's
+            # triples, QGemm's inner dims; only from their domain
+            ms = {"domain": "com.microsoft"}
+            qcat = h.make_node("QLinearConcat", ["sy", "zy", "a", "sa", "za", "b"], ["y"], axis=0,
+                               **ms)
+            refused(tmp, "qlinearconcat_not_triples", 2, r"triples", qcat,
+                    {"a": u8(2, 3), "b": u8(2, 3)}, {"sy": scalar(1.0), "zy": scalar(0, np.uint8),
+                                                     "sa": scalar(1.0), "za": scalar(0, np.uint8)}, **t)
+            qadd = h.make_node("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"],
+                               **ms)
+            qadd_inits = {"sa": np.ones(3, f32), "za": scalar(0, np.uint8), "sb": scalar(1.0),
+                          "zb": scalar(0, np.uint8), "sy": scalar(1.0), "zy": scalar(0, np.uint8)}
+            refused(tmp, "qlinearadd_per_channel", 2, r"input 1 has 3 values", qadd,
+                    {"a": u8(2, 3), "b": u8(2, 3)}, qadd_inits, **t)
+            plain = h.make_node("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])
+            refused(tmp, "qlinearadd_default_domain", 3, r"unsupported op 'QLinearAdd'", plain,
+                    {"a": u8(2, 3), "b": u8(2, 3)}, dict(qadd_inits, sa=scalar(1.0)), **t)
+            other = h.make_node("FusedGemm", ["a", "b"], ["y"], **ms)
+            refused(tmp, "unknown_contrib_op", 3, r"domain 'com.microsoft' is not supported",
+                    other, {"a": np.ones((2, 2), f32), "b": np.ones((2, 2), f32)}, {}, **t)
+            qg = h.make_node("QGemm", ["a", "sa", "za", "b", "sb", "zb"], ["y"], **ms)
+            refused(tmp, "qgemm_inner_dims", 2, r"A has 4 columns, B 5 rows", qg,
+                    {"a": u8(3, 4)}, {"sa": scalar(1.0), "za": scalar(0, np.uint8), "b": u8(5, 2),
+                                      "sb": scalar(1.0), "zb": scalar(0, np.uint8)}, **t)
+            # hostile scales: an answer, never an undefined float-to-int
+            # conversion (the compiled QuantizeLinear clamps in f32 first)
+            qsig = h.make_node("QLinearSigmoid", ["x", "sx", "zx", "sy", "zy"], ["y"], **ms)
+            for k, (sx, sy) in enumerate([(np.nan, 1.0), (1.0, 0.0), (np.inf, 1e-30)]):
+                rc, err = run(tmp, "qlinearsigmoid_hostile_%d" % k, qsig,
+                              {"x": np.arange(12, dtype=np.uint8)},
+                              {"sx": scalar(sx), "zx": scalar(3, np.uint8), "sy": scalar(sy),
+                               "zy": scalar(0, np.uint8)}, **t)
+                check("qlinearsigmoid_hostile_%d: runs" % k, rc == 0, err)
+            qz = h.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])
+            for k, sc in enumerate([0.0, np.nan, np.inf, 1e-45]):
+                rc, err = run(tmp, "quantize_hostile_scale_%d" % k, qz,
+                              {"x": np.array([-2.0, -0.0, 0.0, 3.0, np.nan, np.inf], f32)},
+                              {"s": scalar(sc), "z": scalar(7, np.uint8)}, **t)
+                check("quantize_hostile_scale_%d: runs" % k, rc == 0, err)
             # hostile values: an answer, no crash and no undefined behaviour
             roi = h.make_node("MaxRoiPool", ["x", "r"], ["y"], pooled_shape=[2, 2])
             rois = np.array([[0, np.nan, -1e30, 1e30, np.inf]], f32)

@@ -7,6 +7,6 @@ add_test(NAME harness.models
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/test_harness_models.py)
 set_tests_properties(harness.models PROPERTIES
   ENVIRONMENT "${NCC_TEST_ENV}"
-  LABELS harness
+  LABELS "harness;release"
   SKIP_RETURN_CODE 77
   TIMEOUT 600)

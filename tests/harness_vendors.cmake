@@ -10,6 +10,6 @@ add_test(NAME harness.vendors
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/test_harness_vendors.py)
 set_tests_properties(harness.vendors PROPERTIES
   ENVIRONMENT "${NCC_TEST_ENV}"
-  LABELS harness
+  LABELS "harness;release"
   TIMEOUT 1800
   SKIP_RETURN_CODE 77)

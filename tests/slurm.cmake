@@ -8,6 +8,6 @@ add_test(NAME slurm.sweep
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/slurm/test_slurm_sweep.py)
 set_tests_properties(slurm.sweep PROPERTIES
   ENVIRONMENT "${NCC_TEST_ENV}"
-  LABELS "slurm;harness"
+  LABELS "slurm;harness;release"
   TIMEOUT 300
   SKIP_RETURN_CODE 77)

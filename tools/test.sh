@@ -50,7 +50,8 @@ cmake -S "$root" -B "$san" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_BUILD_TYPE=Debug 
   -DNCC_SANITIZE=ON -DNCC_FUZZ=ON >/dev/null
 cmake --build "$san" -j"$jobs"
 
-# the model zoo (label zoo: 34 real torch models, ref and cpu) and the
+# the model zoo (label zoo: 34 real torch models, ref and cpu), the heavy
+# harness suites (vendors, real models, Slurm: label release) and the
 # codegen tiers' oracle suites (label release) run in the release build
 # below: under ASan they would take most of CI's time
 ctest_stage asan "$san" --output-on-failure -j"$jobs" -LE "zoo|release" "$@"
@@ -65,8 +66,8 @@ nollvm=${NCC_NOLLVM_BUILD:-$root/build-nollvm}
 cmake -S "$root" -B "$nollvm" -DCMAKE_BUILD_TYPE=Release -DNCC_LLVM=OFF \
   -DNCC_OPENCL=OFF -DNCC_CUDA=OFF >/dev/null
 cmake --build "$nollvm" -j"$jobs"
-ctest_stage nollvm "$nollvm" --output-on-failure -j"$jobs" -LE zoo
-n_nollvm=$(cd "$nollvm" && ctest -N -LE zoo | sed -n 's/^Total Tests: //p')
+ctest_stage nollvm "$nollvm" --output-on-failure -j"$jobs" -LE "zoo|release"
+n_nollvm=$(cd "$nollvm" && ctest -N -LE "zoo|release" | sed -n 's/^Total Tests: //p')
 
 # ThreadSanitizer (cannot share a build with ASan): only the library, the
 # ncc command and the concurrency tests are built; ctest runs label tsan.

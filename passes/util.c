@@ -104,8 +104,16 @@ double ncc_node_flops(const ncc_node *n, int64_t sv) {
     int64_t k = a->shape.d[ga.trans_a ? 0 : 1];
     return 2.0 * out * (double)(ncc_dim_is_sym(k) ? sv : k);
   }
-  case NCC_OP_CONV: {
-    const ncc_value *w = n->in[1];
+  case NCC_OP_MATMULINTEGER:
+  case NCC_OP_QLINEARMATMUL: { /* integer ops count as ops (2 per MAC) */
+    const ncc_value *a = n->in[0];
+    int64_t k = a->shape.rank ? a->shape.d[a->shape.rank - 1] : 1;
+    return 2.0 * out * (double)(ncc_dim_is_sym(k) ? sv : k);
+  }
+  case NCC_OP_CONV:
+  case NCC_OP_CONVINTEGER:
+  case NCC_OP_QLINEARCONV: {
+    const ncc_value *w = n->in[n->op == NCC_OP_QLINEARCONV ? 3 : 1];
     double per = 1;
     for (int i = 1; i < w->shape.rank; i++) per *= (double)w->shape.d[i];
     return 2.0 * out * per;

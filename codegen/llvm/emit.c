@@ -431,6 +431,34 @@ static LLVMValueRef load_contig(emitter *E, ncc_dtype dt, LLVMValueRef ptr,
   return call_intrinsic(E, "llvm.masked.load", ovl, 2, args, 4);
 }
 
+/* Lanes v, v+s, v+2s, ... from ptr (a strided conv's input row): one
+ * contiguous load of s*(lanes-1)+1 elements (masked where lane i's mask
+ * is off: element s*i, the elements between never enabled) and a shuffle,
+ * instead of a gather — which for bytes LLVM splits into one scalar load
+ * per lane. */
+static LLVMValueRef load_strided(emitter *E, ncc_dtype dt, LLVMValueRef ptr, int lanes,
+                                 int s, LLVMValueRef mask) {
+  int wide = s * (lanes - 1) + 1;
+  LLVMValueRef wmask = NULL;
+  if (mask) {
+    LLVMValueRef idx[64 * 4];
+    for (int j = 0; j < wide; j++) /* lane j/s, or a false lane of the zero vector */
+      idx[j] = LLVMConstInt(E->t_i32, j % s == 0 ? (unsigned)(j / s) : (unsigned)lanes, 0);
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(mask));
+    wmask = LLVMBuildShuffleVector(E->b, mask, zero, LLVMConstVector(idx, (unsigned)wide), "");
+  }
+  LLVMValueRef w = load_contig(E, dt, ptr, wide, wmask);
+  LLVMValueRef pick[64];
+  for (int i = 0; i < lanes; i++) pick[i] = LLVMConstInt(E->t_i32, (unsigned)(s * i), 0);
+  return LLVMBuildShuffleVector(E->b, w, LLVMGetPoison(LLVMTypeOf(w)),
+                                LLVMConstVector(pick, (unsigned)lanes), "");
+}
+
+/* Strides load_strided takes (wider ones stay gathers). */
+static bool small_stride(int64_t coeff, int lanes) {
+  return coeff >= 2 && coeff <= 4 && lanes <= 64;
+}
+
 static void store_contig(emitter *E, ncc_dtype dt, LLVMValueRef ptr,
                          LLVMValueRef v, LLVMValueRef mask) {
   if (!mask) {
@@ -480,6 +508,9 @@ static LLVMValueRef emit_load(emitter *E, const kir_expr *e) {
     if (affine_coeff(E, e->a, &coeff) && coeff == 1)
       return from_mem(E, dt, load_contig(E, dt, buf_ptr(E, e->id, emit_scalar(E, e->a)),
                                          E->vw, mask));
+    if (affine_coeff(E, e->a, &coeff) && small_stride(coeff, E->vw))
+      return from_mem(E, dt, load_strided(E, dt, buf_ptr(E, e->id, emit_scalar(E, e->a)),
+                                          E->vw, (int)coeff, mask));
     LLVMValueRef ptrs = buf_ptr(E, e->id, emit_widened(E, e->a, E->vw));
     LLVMTypeRef ovl[2] = {vt, LLVMTypeOf(ptrs)};
     LLVMValueRef args[4] = {ptrs, LLVMConstInt(E->t_i32, elem_align(E, dt), 0),
@@ -496,6 +527,9 @@ static LLVMValueRef emit_load(emitter *E, const kir_expr *e) {
     LLVMValueRef ptr = buf_ptr(E, e->id, emit_scalar(E, e->a));
     return from_mem(E, dt, load_contig(E, dt, ptr, E->vw, E->vmask));
   }
+  if (affine_coeff(E, e->a, &coeff) && small_stride(coeff, E->vw))
+    return from_mem(E, dt, load_strided(E, dt, buf_ptr(E, e->id, emit_scalar(E, e->a)),
+                                        E->vw, (int)coeff, E->vmask));
   /* gather */
   LLVMValueRef idx = emit_expr(E, e->a);
   LLVMValueRef ptrs = buf_ptr(E, e->id, idx);

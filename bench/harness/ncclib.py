@@ -350,6 +350,8 @@ class NccLib:
             "ncc_pipeline_set_passes": (i, [vp, cp]),
             "ncc_pipeline_disable": (i, [vp, cp]),
             "ncc_pipeline_check": (i, [vp]),
+            "ncc_pipeline_set_precision": (i, [vp, i]),
+            "ncc_precision_from_name": (i, [cp]),
             "ncc_pipeline_set_layout_block": (None, [vp, i]),
             "ncc_target_layout_block": (i, [cp]),
             "ncc_pipeline_set_stats_batch": (None, [vp, ctypes.c_int64]),
@@ -401,10 +403,16 @@ class NccLib:
         self._check(self.c.ncc_graph_load(os.fsencode(path), ctypes.byref(g)))
         return Graph(self, g.value)
 
-    def _pipeline(self, target, opt_level, passes, disabled, batch, time_passes):
+    def _pipeline(self, target, opt_level, passes, disabled, batch, time_passes,
+                  precision=None):
         p = ctypes.c_void_p()
         self._check(self.c.ncc_pipeline_new(opt_level, ctypes.byref(p)))
         try:
+            if precision:  # --precision=bf16|fp16: the pass `precision` rounds
+                prec = self.c.ncc_precision_from_name(precision.encode())
+                if prec < 0:
+                    raise NccLibError(1, "unknown precision '%s'" % precision)
+                self._check(self.c.ncc_pipeline_set_precision(p, prec))
             if passes is not None:
                 self._check(self.c.ncc_pipeline_set_passes(p, passes.encode()))
             for d in disabled:
@@ -422,10 +430,10 @@ class NccLib:
         return p
 
     def compile(self, path, target, opt_level=2, passes=None, disabled=(), threads=1,
-                batch=1, time_passes=True):
+                batch=1, time_passes=True, precision=None):
         """Model file -> Module, as `ncc bench` compiles (pipeline, then the
         target's backend); `pass_report` is the --time-passes table text."""
-        p = self._pipeline(target, opt_level, passes, disabled, batch, time_passes)
+        p = self._pipeline(target, opt_level, passes, disabled, batch, time_passes, precision)
         g = None
         try:
             g = self.load(path)

@@ -11,8 +11,9 @@ label `compare` (tests/compare.cmake).
     onnxruntime is "ok" with a latency, the int8 rows carry a speed-up
     over their own f32 row whose CI holds its ratio, their accuracy is
     int8's (cosine above 0.98, error below 0.2 but not 0: a row that runs
-    the f32 model instead would show 0), the bf16 row of onnxruntime is
-    skipped with its reason, --json holds the rows.
+    the f32 model instead would show 0), ncc's bf16 row is bf16's (error
+    above 0, below 0.05: the precision flag reached the pipeline), the bf16
+    row of onnxruntime is skipped with its reason, --json holds the rows.
 
 Uses $NCC. Prints "N passed, M failed"; exit 1 on a failure, 77 when
 numpy/onnx/onnxruntime are missing.
@@ -113,6 +114,10 @@ def test_end_to_end():
                   str(sp))
             check("e2e.%s.accuracy" % k, acc.get("cosine_min") is not None and
                   acc["cosine_min"] > 0.98 and 0 < acc["rel_err_max"] < 0.2, str(acc))
+        r = rows.get("ncc/bf16", {})
+        acc = r.get("accuracy", {})
+        check("e2e.ncc_bf16", r.get("status") == "ok" and acc.get("cosine_min", 0) > 0.999 and
+              0 < acc.get("rel_err_max", 0) < 0.05, str(r.get("reason")) + " " + str(acc))
         r = rows.get("onnxruntime/bf16", {})
         check("e2e.ort_bf16_skipped", r.get("status") == "skipped" and "bf16" in r.get("reason", ""),
               str(r))

@@ -77,10 +77,11 @@ def parse_flags(config):
     for t in toks[1:]:
         ok = (t in ("-O0", "-O1", "-O2", "-O3") or
               (t.startswith("--disable-pass=") and len(t) > 15) or
-              (t.startswith("--passes=") and len(t) > 9))
+              (t.startswith("--passes=") and len(t) > 9) or
+              t in ("--precision=f32", "--precision=bf16", "--precision=fp16"))
         if not ok:
-            raise ValueError("ncc configuration %r: %r is not -O0..-O3, --disable-pass=P "
-                             "or --passes=a,b" % (config, t))
+            raise ValueError("ncc configuration %r: %r is not -O0..-O3, --disable-pass=P, "
+                             "--passes=a,b or --precision=f32|bf16|fp16" % (config, t))
         flags.append(t)
     return target, flags
 
@@ -223,11 +224,15 @@ class NccAdapter(Adapter):
         lib = self.inprocess()
         if lib is None:
             raise ncclib.Unavailable(self.no_lib_reason)
-        target, opt, passes, disabled = _pipeline_of(self._flags(config))
+        flags = self._flags(config)
+        target, opt, passes, disabled = _pipeline_of(flags)
+        precision = ([f.split("=", 1)[1] for f in flags if f.startswith("--precision=")]
+                     or [None])[-1]
         stats_batch = batch or (task.m.get("batch") if hasattr(task, "m") else None) or 1
         try:
             return lib.compile(task.model_path(batch), target, opt, passes, disabled,
-                               self.threads, stats_batch, time_passes=True)
+                               self.threads, stats_batch, time_passes=True,
+                               precision=precision)
         except ncclib.NccLibError as e:
             raise _classify(NccError(e.status, "ncc: error: %s" % e.message,
                                      ["(libncc)", config]))

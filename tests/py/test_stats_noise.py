@@ -13,7 +13,7 @@ decides only for rows kept without their runs.  Checked here:
     uniformly wide one: noisy; without samples, the plain cv decides;
   - measure.summarize gives cv, robust_cv and the new flag;
   - measure.time_group's adaptive extra rounds follow the same rule (a group
-    whose only fault is one outlier gets none; a bimodal row gets 2R);
+    whose only fault is one outlier gets none; a bimodal row runs to the cap);
   - report_rows recomputes the flag from a row's samples (a row stored with
     the old plain-cv flag is not noisy) and falls back to the stored flag,
     then the cv; report_fmt's mark prints both cvs.

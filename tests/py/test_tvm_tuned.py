@@ -58,7 +58,7 @@ def _task(config, batch=2):
     x = np.random.RandomState(1).randn(batch, 16).astype(np.float32)
     m = {"config": config, "shape_mode": "default", "batch": batch, "rtol": 1e-4, "atol": 1e-4,
          "compile_repeats": 1, "outputs": "fresh"}
-    return types.SimpleNamespace(m=m, timeout=900, model_path=lambda b=None: _model(),
+    return types.SimpleNamespace(m=m, timeout=600, model_path=lambda b=None: _model(),
                                  input=lambda b: x, reference=lambda b: np.maximum(x @ W, 0))
 
 

@@ -30,6 +30,7 @@ tuning target gets num-cores = the row's thread count.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -104,11 +105,20 @@ class TvmAdapter(Adapter):
             [os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))] +
             [p for p in [env.get("PYTHONPATH")] if p])
         timeout = min(TUNE_TIMEOUT_S, getattr(task, "timeout", None) or TUNE_TIMEOUT_S)
+        # its own session: on a timeout the builder/runner workers it forked go too
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=env, start_new_session=True)
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+            out, err = child.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            child.communicate()
             raise Skipped("tuned TVM: MetaSchedule did not finish in %d s (%d trials per task)"
                           % (timeout, trials))
+        p = subprocess.CompletedProcess(cmd, child.returncode, out, err)
         rec = _last_json(p.stdout)
         if p.returncode != 0 or rec is None or "error" in (rec or {}):
             raise Skipped("tuned TVM: MetaSchedule %s" % _child_failure(p, rec))
@@ -161,7 +171,6 @@ def _child_failure(p, rec):
     if rec and rec.get("error"):
         return "failed: %s" % rec["error"][:200]
     if p.returncode < 0:
-        import signal
         try:
             sig = signal.Signals(-p.returncode).name
         except ValueError:

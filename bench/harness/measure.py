@@ -310,20 +310,37 @@ def _turn(p, untimed, timed):
     p.run_s += time.perf_counter() - t0
 
 
-def time_group(points, warmup, rounds, adaptive=True, cv_max=None):
-    """time_rounds, then, when the group is noisy (a row's robust cv,
-    stats.robust_cv, above cv_max, default stats.CV_RANK_MAX: the rule of
-    the noisy flag), R more rounds and, if still noisy, R more: at most 2R
-    extra, once.  Returns {"rounds", "extra_rounds", "wall_s"};
-    "extra_rounds" > 0 says the adaptive extension ran."""
+MAX_EXTRA_FACTOR = 4  # adaptive repeats: at most this many times R extra rounds
+
+
+def time_group(points, warmup, rounds, adaptive=True, cv_max=None, ci_target=None,
+               max_rounds=None):
+    """time_rounds, then adaptive repeats: while some row's median is not
+    yet precise (its 95% CI half-width over the median, stats.ci_halfwidth,
+    above ci_target, default stats.CI_TARGET) or the group is noisy (a
+    row's robust cv above cv_max, default stats.CV_RANK_MAX: the rule of
+    the noisy flag), ceil(R/2) more rounds, up to max_rounds in all
+    (default (1 + MAX_EXTRA_FACTOR) * R).  Returns {"rounds",
+    "extra_rounds", "wall_s", "ci_target", "halfwidth", "capped"};
+    "capped" says the cap stopped it before the target was met (the row's
+    CI is then simply wider: it is reported, never hidden)."""
     cv_max = statsmod.CV_RANK_MAX if cv_max is None else cv_max
+    ci_target = statsmod.CI_TARGET if ci_target is None else ci_target
+    cap = max_rounds if max_rounds is not None else (1 + MAX_EXTRA_FACTOR) * rounds
     wall = time_rounds(points, warmup, rounds)
     extra = 0
-    while adaptive and rounds > 0 and extra < 2 * rounds and _group_cv(points) > cv_max:
-        wall += time_rounds(points, 0, rounds, first_round=rounds + extra)
-        extra += rounds
+    step = max(1, (rounds + 1) // 2)
+
+    def unmet():
+        return _group_halfwidth(points) > ci_target or _group_cv(points) > cv_max
+    while adaptive and rounds > 0 and rounds + extra < cap and unmet():
+        n = min(step, cap - rounds - extra)
+        wall += time_rounds(points, 0, n, first_round=rounds + extra)
+        extra += n
     collect_profiles(points)
-    return {"rounds": rounds + extra, "extra_rounds": extra, "wall_s": wall}
+    return {"rounds": rounds + extra, "extra_rounds": extra, "wall_s": wall,
+            "ci_target": ci_target, "halfwidth": _group_halfwidth(points),
+            "capped": bool(adaptive and rounds > 0 and unmet())}
 
 
 def _group_cv(points):
@@ -331,6 +348,13 @@ def _group_cv(points):
     cvs = [statsmod.robust_cv(p.samples) for p in points
            if p.error is None and not p.done and p.samples]
     return max(cvs) if cvs else 0.0
+
+
+def _group_halfwidth(points):
+    """The largest relative CI half-width of the group's timed rows."""
+    hw = [statsmod.ci_halfwidth(p.samples) for p in points
+          if p.error is None and not p.done and p.samples]
+    return max(hw) if hw else 0.0
 
 
 def summarize(samples):

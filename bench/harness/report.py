@@ -92,6 +92,8 @@ def build(out_dir, spec, rows, plots=True, notes=()):
         md += ["Note: %s" % n, ""]
     if not HAVE_MPL and plots:
         md += ["Note: plots skipped: matplotlib is not installed (pip install matplotlib).", ""]
+    if S.noise_warning(rows):
+        md += [S.noise_warning(rows), ""]
     md += [S.READING, ""]
     md += ["## Summary", "", S.summary(spec, rows, R), ""]
     h2h = report_vs.table(R, report_vs.collect(rows))

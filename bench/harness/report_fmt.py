@@ -31,6 +31,21 @@ def fx(v):
     return "–" if v is None else "%s×" % fnum(v)
 
 
+def fgeo(values):
+    """'1.52× [1.31, 1.77]': the geometric mean of speed-ups with the
+    bootstrap CI over the points (stats.geomean_ci); '(within noise)' when
+    it holds 1; no interval for a single point."""
+    g, lo, hi = rr.stats.geomean_ci(values)
+    if g is None:
+        return "–"
+    s = fx(g)
+    if lo is not None:
+        s += " [%s, %s]" % (fnum(lo), fnum(hi))
+        if lo <= 1.0 <= hi:
+            s += " " + NOISE_MARK
+    return s
+
+
 def fpct(v):
     return "–" if v is None else "%+.1f%%" % (100 * v)
 

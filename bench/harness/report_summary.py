@@ -31,12 +31,14 @@ def summary(spec, rows, R):
         c = r["config"]
         cid = specmod.compiler_id(c["compiler"], c["config"])
         s = by.setdefault(cid, {"n": 0, "status": {}, "speedups": [], "build": [],
-                                "first": [], "noisy": 0})
+                                "first": [], "tune": [], "noisy": 0})
         s["n"] += 1
         s["status"][r["status"]] = s["status"].get(r["status"], 0) + 1
         if c["kind"] == "point" and rr.valid(r) and c.get("shape_mode") == "default":
             s["build"].append(r["result"].get("build_ms"))
             s["first"].append(r["result"].get("first_run_ms"))
+            if r["result"].get("tune_ms") is not None:
+                s["tune"].append(r["result"]["tune_ms"])
             if rr.is_noisy(r):
                 s["noisy"] += 1
                 continue
@@ -45,7 +47,7 @@ def summary(spec, rows, R):
                 s["speedups"].append(metrics.speedup(rr.med(rb), rr.med(r)))
     hdr = ["compiler", "rows", "ok", "noisy", "mismatch", "skipped/unsupported",
            "error/timeout", "geomean speed-up vs `%s`" % spec["baseline"],
-           "median build ms", "median first run ms"]
+           "median build ms", "median first run ms", "median tuning ms"]
     out = []
     for cid in sorted(by):
         s = by[cid]
@@ -53,31 +55,51 @@ def summary(spec, rows, R):
         out.append([cid, s["n"], st.get("ok", 0), s["noisy"], st.get("mismatch", 0),
                     st.get("skipped", 0) + st.get("unsupported", 0),
                     st.get("error", 0) + st.get("timeout", 0),
-                    "%s (%d pts)" % (F.fx(metrics.geomean(s["speedups"])), len(s["speedups"]))
+                    "%s (%d pts)" % (F.fgeo(s["speedups"]), len(s["speedups"]))
                     if s["speedups"] else "–",
-                    F.fnum(_median(s["build"])), F.fnum(_median(s["first"]))])
+                    F.fnum(_median(s["build"])), F.fnum(_median(s["first"])),
+                    F.fnum(_median(s["tune"])) if s["tune"] else "–"])
     return ("Rows per compiler configuration by status; \"noisy\" rows (robust cv, "
             "1.4826·MAD/median of the timed runs, above %.2f; the plain cv for rows "
             "recorded without their runs) are "
             "reported but left out of the geometric mean and of every ranking. Geomean "
-            "speed-up over the baseline across the points both measured: above 1 is faster. "
+            "speed-up over the baseline across the points both measured: above 1 is faster, "
+            "with a 95%% bootstrap CI over the points. "
             "Build = model to ready-to-run object, first run = the first call (where lazy "
-            "compilers compile).\n\n%s" % (rr.stats.CV_RANK_MAX, F.table(hdr, out)))
+            "compilers compile); tuning (tuned TVM: MetaSchedule) is inside build and "
+            "compile time, and shown apart.\n\n%s" % (rr.stats.CV_RANK_MAX, F.table(hdr, out)))
 
 
 READING = (
     "**Reading the numbers.** A median is shown with its 95%% confidence interval, "
     "`1.23 ms [1.20, 1.27]` (an order-statistic interval of the timed runs; rows recorded "
     "without their samples show no interval). A ratio or speed-up is shown as "
-    "`2.10× [2.01, 2.20]`: paired per-round ratios when the two rows were timed in "
-    "interleaved rounds, a bootstrap otherwise. **(within noise)** means the interval "
+    "`2.10× [2.01, 2.20]`: a seeded percentile bootstrap, resampling rounds as pairs "
+    "when the two rows were timed in interleaved rounds; a geometric mean over points "
+    "has a bootstrap CI over the points. Repeats adapt: a group of rows gets more "
+    "rounds until every median's CI half-width is within %.0f%% of it, or a cap "
+    "(then its interval is simply wider). **(within noise)** means the interval "
     "holds 1 (or 0 for a Δ): the difference is not distinguishable from the timing noise "
     "and should not be reported as an effect. **⚠ noisy (robust cv …, cv …)** marks a row "
     "whose robust cv (MAD/median: 1.4826 × the median absolute deviation of its timed runs "
     "over their median, which one outlier among them barely moves) exceeds %.2f; the plain "
     "cv (std/mean) is shown beside it, and decides for rows recorded without their runs. "
     "A noisy row is shown but left out of rankings, Kendall τ, geometric means and "
-    "\"fastest\"/\"best\" choices." % rr.stats.CV_RANK_MAX)
+    "\"fastest\"/\"best\" choices." % (100 * rr.stats.CI_TARGET, rr.stats.CV_RANK_MAX))
+
+
+def noise_warning(rows):
+    """A warning line when some valid rows are too noisy to rank, else ''."""
+    valid = [r for r in rows if rr.valid(r)]
+    noisy = [r for r in valid if rr.is_noisy(r)]
+    if not noisy:
+        return ""
+    cids = sorted({rr.cid_of(r) for r in noisy})
+    return ("**⚠ Warning: %d of %d measured rows are too noisy to rank** (robust cv above "
+            "%.2f even after the adaptive repeats): %s. They are shown but left out of "
+            "every ranking and geometric mean; rerun on a quieter machine (pinned, idle) "
+            "before drawing conclusions from them (list under \"Flagged rows\")."
+            % (len(noisy), len(valid), rr.stats.CV_RANK_MAX, ", ".join("`%s`" % c for c in cids)))
 
 
 def _row_label(r):

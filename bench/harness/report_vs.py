@@ -11,7 +11,6 @@ Noisy rows take no part (they are counted apart).
 """
 import json
 
-from . import metrics
 from . import report_fmt as F
 from . import report_rows as rr
 
@@ -83,7 +82,8 @@ def head_to_head(R, points):
 
 
 EXPLAIN = ("S = t_vendor / t_ncc at each point where both ran (same model, batch, threads): "
-           "above 1 ncc is faster. The geometric mean summarises the points; the counts say "
+           "above 1 ncc is faster. The geometric mean summarises the points (95% bootstrap CI "
+           "over the points); the counts say "
            "at how many points the 95% CI of S lies above 1 (ncc faster), holds 1 (within "
            "noise) or lies below 1 (ncc slower). Noisy rows are left out and counted apart. "
            "A good result for ncc: geomean ≥ 1 and no point slower.")
@@ -99,12 +99,11 @@ def table(R, points):
     rows = []
     for (n, v), t in sorted(tallies.items(), key=lambda kv: (
             kv[0][0], kv[0][1] == "fastest vendor", kv[0][1])):
-        g = metrics.geomean(t.s)
         who = v
         if v == "fastest vendor" and t.vendors:
             who = "fastest vendor (%s)" % ", ".join(
                 "%s ×%d" % (k, c) for k, c in sorted(t.vendors.items(), key=lambda x: -x[1]))
-        rows.append(["`%s`" % n, who, len(t.s), F.fx(g), t.faster, t.noise, t.slower, t.no_ci,
+        rows.append(["`%s`" % n, who, len(t.s), F.fgeo(t.s), t.faster, t.noise, t.slower, t.no_ci,
                      t.noisy])
     return "%s\n\n%s" % (EXPLAIN, F.table(hdr, rows))
 

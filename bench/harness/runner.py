@@ -23,10 +23,11 @@ off) — form a group, timed together:
      warm-up, then `iters` rounds of one timed run per row with the start
      rotating), so a load that drifts during the group slows all rows
      alike and round i of every row can be paired;
-  3. adaptive repeats: when a row's robust cv (stats.robust_cv, the rule
-     of the noisy flag) is above stats.CV_RANK_MAX after the R = iters
-     rounds, the whole group runs R more rounds, and R more if still noisy
-     (at most 2R extra, once); interleave.extra_rounds says so;
+  3. adaptive repeats (measure.time_group): while a row's median CI
+     half-width is above stats.CI_TARGET of the median, or its robust cv
+     above stats.CV_RANK_MAX (the rule of the noisy flag), the whole group
+     runs more rounds, up to a cap; interleave.extra_rounds and
+     timing.adaptive {ci_target, halfwidth, capped} say so;
   4. every row gets result.samples_ms (its R [+ extra] latencies, in
      round order), result.latency_ms.ci, result.cv, result.robust_cv,
      result.noisy, and — when two or more rows were timed together —
@@ -361,6 +362,8 @@ def execute_group(need, present, ctx):
                     timing = res.setdefault("timing", {})
                     timing["warmup"] = row["config"]["warmup"]
                     timing["rewarm_per_turn"] = measure.REWARM if len(timed) > 1 else 0
+                    timing["adaptive"] = {k: rounds.get(k) for k in ("ci_target", "halfwidth",
+                                                                     "capped")}
                     if len(timed) > 1:
                         res["interleave"] = {"group": group_id(row["config"]),
                                              "rounds": rounds["rounds"],

@@ -7,10 +7,17 @@ each one an interval and decides whether a difference is real.
   (the binomial method: the k-th smallest and k-th largest of n samples
   bound the median with probability 1 - 2*P(Bin(n, 1/2) < k)). No resampling,
   so it is deterministic and matches `ncc bench` (tools/ncc/stats.c).
-* Ratio CI: when two sides were timed interleaved (same number of rounds,
-  round i of both sides side by side), the ratio is the median of the paired
-  per-round ratios with the order-statistic CI of that median; otherwise a
-  seeded percentile bootstrap of the ratio of medians.
+* Ratio CI: a seeded percentile bootstrap (BOOTSTRAP_N resamples, fixed
+  seed, so a report is reproducible).  When two sides were timed
+  interleaved (same number of rounds, round i of both sides side by side)
+  the rounds are resampled as pairs and the statistic is the median of the
+  per-round ratios (a load that hits both rows of a round cancels);
+  otherwise each side is resampled on its own and the statistic is the
+  ratio of medians.
+* Geomean CI: a summary over points (geomean of speed-ups) gets a bootstrap
+  over the points (geomean_ci).
+* Adaptive repeats: ci_halfwidth (relative half-width of the median's CI)
+  is what measure.time_group drives below CI_TARGET, up to a cap.
 * Verdict: "within noise" when the interval of a ratio contains 1 (or of a
   delta contains 0); otherwise "faster" / "slower".
 * Noise flag: rows whose spread exceeds CV_RANK_MAX are reported but left
@@ -28,6 +35,7 @@ import random
 CONFIDENCE = 0.95
 CV_RANK_MAX = 0.10  # above this a row is flagged "noisy" and not ranked
 BOOTSTRAP_N = 2000
+CI_TARGET = 0.02    # adaptive repeats stop when every median's CI half-width is below 2%
 
 
 def median(xs):
@@ -68,31 +76,73 @@ def median_ci(xs, level=CONFIDENCE):
     return s[k - 1], s[n - k]
 
 
-def ratio_ci(a, b, paired=None, level=CONFIDENCE, seed=0):
-    """(ratio, lo, hi) of median(a) / median(b).  `paired` (default: when
-    the lengths match) uses the per-round ratios a[i]/b[i]."""
+def _percentiles(boots, level):
+    boots = sorted(boots)
+    q = (1.0 - level) / 2
+    lo = boots[int(q * (len(boots) - 1))]
+    hi = boots[int(math.ceil((1 - q) * (len(boots) - 1)))]
+    return lo, hi
+
+
+def ratio_ci(a, b, paired=None, level=CONFIDENCE, seed=0, n_boot=None):
+    """(ratio, lo, hi) of median(a) / median(b) with a bootstrap CI.
+    `paired` (default: when the lengths match) resamples rounds i as pairs
+    and takes the median of the per-round ratios a[i]/b[i]."""
     a = [float(v) for v in a]
     b = [float(v) for v in b]
     if not a or not b:
         raise ValueError("ratio_ci needs samples on both sides")
     if paired is None:
         paired = len(a) == len(b)
+    rng = random.Random(seed)
+    nb = n_boot or BOOTSTRAP_N
+    boots = []
     if paired:
         r = [x / y for x, y in zip(a, b) if y > 0]
-        lo, hi = median_ci(r, level)
+        if not r:
+            raise ValueError("ratio_ci: no positive pair")
+        n = len(r)
+        for _ in range(nb):
+            boots.append(median([r[rng.randrange(n)] for _ in range(n)]))
+        lo, hi = _percentiles(boots, level)
         return median(r), lo, hi
-    rng = random.Random(seed)
-    boots = []
-    for _ in range(BOOTSTRAP_N):
+    for _ in range(nb):
         ma = median([a[rng.randrange(len(a))] for _ in a])
         mb = median([b[rng.randrange(len(b))] for _ in b])
         boots.append(ma / mb if mb > 0 else float("inf"))
-    boots.sort()
-    q = (1.0 - level) / 2
-    lo = boots[int(q * (len(boots) - 1))]
-    hi = boots[int(math.ceil((1 - q) * (len(boots) - 1)))]
+    lo, hi = _percentiles(boots, level)
     mb = median(b)
     return (median(a) / mb if mb > 0 else float("inf")), lo, hi
+
+
+def geomean_ci(values, level=CONFIDENCE, seed=0, n_boot=None):
+    """(geomean, lo, hi) of positive values, the CI a bootstrap over the
+    values (the points a summary spans); (g, None, None) for fewer than 2."""
+    v = [float(x) for x in values if x is not None and x > 0 and x != float("inf")]
+    if not v:
+        return None, None, None
+    logs = [math.log(x) for x in v]
+    g = math.exp(sum(logs) / len(logs))
+    if len(v) < 2:
+        return g, None, None
+    rng = random.Random(seed)
+    n = len(logs)
+    boots = [math.exp(sum(logs[rng.randrange(n)] for _ in range(n)) / n)
+             for _ in range(n_boot or BOOTSTRAP_N)]
+    lo, hi = _percentiles(boots, level)
+    return g, lo, hi
+
+
+def ci_halfwidth(xs, level=CONFIDENCE):
+    """Half the width of median_ci(xs) over the median: the relative
+    precision of a row's median (inf for fewer than 2 samples)."""
+    if len(xs) < 2:
+        return float("inf")
+    m = median(xs)
+    if m <= 0:
+        return 0.0
+    lo, hi = median_ci(xs, level)
+    return 0.5 * (hi - lo) / m
 
 
 def verdict_ratio(lo, hi, smaller_is="faster", larger_is="slower"):

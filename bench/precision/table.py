@@ -27,11 +27,14 @@ def main():
     ap.add_argument("--accuracy-inputs", type=int, default=10,
                     help="seeded input sets the accuracy is measured on")
     ap.add_argument("--dim", action="append", default=[], help="NAME=VALUE for symbolic dims")
+    ap.add_argument("--input", action="append", default=[],
+                    help="NAME=file.npy: that input fixed (e.g. an attention mask); the "
+                    "others are seeded random per input set")
     ap.add_argument("--ncc", help="ncc binary (default: build/ncc)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--json", help="write the rows here")
     a = ap.parse_args()
-    from harness.compare_model import CompareError, ModelInfo, parse_dims
+    from harness.compare_model import CompareError, ModelInfo, load_inputs, parse_dims
     try:
         precisions = [p for p in a.precisions.split(",") if p]
         from harness import precision as P
@@ -41,7 +44,8 @@ def main():
                                "--accuracy-inputs >= 1" % (bad, ",".join(P.PRECISIONS)))
         info = ModelInfo(a.model)
         dims = parse_dims(a.dim)
-        feed_sets = [info.feeds(a.batch, dims, {}, seed) for seed in range(a.accuracy_inputs)]
+        given, _ = load_inputs(a.input, info)
+        feed_sets = [info.feeds(a.batch, dims, given, seed) for seed in range(a.accuracy_inputs)]
     except CompareError as e:
         print("bench/precision/table.py: error: %s" % e, file=sys.stderr)
         return 1

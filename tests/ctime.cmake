@@ -4,4 +4,4 @@
 add_test(NAME ctime.breakdown
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/ctime/test_ctime.py)
 set_tests_properties(ctime.breakdown PROPERTIES
-  ENVIRONMENT "${NCC_TEST_ENV}" LABELS "cli" TIMEOUT 300)
+  ENVIRONMENT "${NCC_TEST_ENV_OPENCL}" LABELS "cli" TIMEOUT 300)

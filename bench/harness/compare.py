@@ -25,9 +25,10 @@ Per batch size, in this order:
      ncc's included; "preallocated", outputs bound once where the API
      allows: onnxruntime IOBinding, OpenVINO's request tensors, ncc
      ncc_module_run_into; row["timing"] says which) — so samples_ms[r]
-     of all rows come from round r and are paired; when a row is noisy
-     after R rounds, R more and if need be R more (adaptive, as the
-     harness; interleave.extra_rounds says so).  ncc's call is
+     of all rows come from round r and are paired; while a row's median
+     CI is wider than stats.CI_TARGET or a row is noisy, ceil(R/2) more
+     rounds, up to (1 + measure.MAX_EXTRA_FACTOR) * R in all (adaptive, as
+     the harness; interleave.extra_rounds says so).  ncc's call is
      ncc_module_run through ncclib, like a vendor's; only where libncc
      cannot be loaded does ncc run as a process per round (self-timed,
      compare_engines.NccCliEngine; row["timing"] says so);

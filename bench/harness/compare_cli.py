@@ -40,9 +40,10 @@ compilers (--against): ort (onnxruntime, all graph optimisations),
 timing:
   --warmup untimed calls of each compiler, then --rounds rounds; in each
   round every compiler takes one turn (one untimed re-warm call, then one
-  timed call), the first turn rotating from round to round.  When a row's
-  robust cv (1.4826 * MAD / median) is above 0.10 after the rounds, the
-  batch gets as many rounds again, twice at most (--fixed-rounds: never).
+  timed call), the first turn rotating from round to round.  While a row's
+  median CI is wider than 2% of it or its robust cv (1.4826 * MAD /
+  median) is above 0.10, the batch gets half as many rounds again, up to
+  five times --rounds in all (--fixed-rounds: never).
   --outputs fresh (default): every call returns new outputs, for every
   compiler, ncc included (ncc_module_run through libncc, not ncc's C
   timer).  --outputs preallocated: outputs bound once and written in place

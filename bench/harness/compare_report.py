@@ -42,7 +42,8 @@ def header_lines(doc):
            "timing   %d warm-up calls, then %d interleaved rounds per batch%s: a turn per "
            "compiler per round, one re-warm call then one timed call (perf_counter, %s "
            "outputs, GC paused)" % (s["warmup"], s["rounds"],
-                                    " (+%d, twice at most, while a row is noisy)" % s["rounds"]
+                                    " (+%d at a time while a row is noisy or its CI wide, up to %d in all)"
+                                    % ((s["rounds"] + 1) // 2, 5 * s["rounds"])
                                     if s.get("adaptive_rounds") else "",
                                     s.get("outputs", "fresh"))]
     for k, note in sorted(((env.get("timing") or {}).get("compilers") or {}).items()):

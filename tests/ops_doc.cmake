@@ -4,7 +4,7 @@
 add_test(NAME cli.test_ops
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_ops.py)
 set_tests_properties(cli.test_ops PROPERTIES
-  ENVIRONMENT "${NCC_TEST_ENV}" LABELS "cli;docs" TIMEOUT 300)
+  ENVIRONMENT "${NCC_TEST_ENV_OPENCL}" LABELS "cli;docs" TIMEOUT 300)
 add_test(NAME docs.test_ops_doc
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tools/update-ops-doc.py --check)
 set_tests_properties(docs.test_ops_doc PROPERTIES

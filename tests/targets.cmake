@@ -4,4 +4,4 @@
 add_test(NAME cli.test_targets
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_targets.py)
 set_tests_properties(cli.test_targets PROPERTIES
-  ENVIRONMENT "${NCC_TEST_ENV}" LABELS cli TIMEOUT 300)
+  ENVIRONMENT "${NCC_TEST_ENV_OPENCL}" LABELS cli TIMEOUT 300)

@@ -70,6 +70,7 @@ TIMING_KEYS = {
     # interleave: when, and how many rounds: adaptive repeats add rounds
     # to a group whose rows were noisy (runner.py)
     "timed_at", "extra_rounds", "rounds",
+    "adaptive",  # the adaptive repeats' record: CI half-width reached, capped
     "ms", "gbps", "gflops", "share", "roofline", "run_ms", "total_ms",  # profile
     "peak_gbps", "peak_gflops",                            # the machine's, measured
 }

@@ -13,7 +13,9 @@ if(NCC_LLVM)
 endif()
 # the RoundBF16/RoundF16 functions of the OpenCL/CUDA prelude (skipped, 77,
 # where no OpenCL device runs)
-add_test(NAME python.precision.opencl
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/test_precision.py --target opencl)
-set_tests_properties(python.precision.opencl PROPERTIES
-  ENVIRONMENT "${NCC_TEST_ENV_OPENCL}" LABELS "python;opencl" TIMEOUT 900 SKIP_RETURN_CODE 77)
+if(NCC_OPENCL)
+  add_test(NAME python.precision.opencl
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/test_precision.py --target opencl)
+  set_tests_properties(python.precision.opencl PROPERTIES
+    ENVIRONMENT "${NCC_TEST_ENV_OPENCL}" LABELS "python;opencl" TIMEOUT 900 SKIP_RETURN_CODE 77)
+endif()

@@ -3,8 +3,10 @@
 # portable sum elsewhere) against ONNX Runtime at vector widths 16/8/4/1
 # (tests/py/qkernels_ort.py). Exit 77 (skipped) without numpy, onnx or
 # onnxruntime.
-add_test(NAME python.qkernels_ort
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/qkernels_ort.py)
-set_tests_properties(python.qkernels_ort PROPERTIES
-  ENVIRONMENT "${NCC_TEST_ENV}" LABELS "python;cpu" TIMEOUT 600
-  SKIP_RETURN_CODE 77)
+if(NCC_LLVM)
+  add_test(NAME python.qkernels_ort
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/qkernels_ort.py)
+  set_tests_properties(python.qkernels_ort PROPERTIES
+    ENVIRONMENT "${NCC_TEST_ENV}" LABELS "python;cpu" TIMEOUT 600
+    SKIP_RETURN_CODE 77)
+endif()

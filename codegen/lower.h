@@ -115,6 +115,15 @@ ncc_status ncc_lower_finish(kir_kernel *k, ncc_status st, const char *what,
 int ncc_lower_data_buf(kir_kernel *k, const char *name, ncc_dtype dt, void *data,
                        size_t bytes);
 
+/* Integer kernels (QLinearConv, QLinearMatMul): four bytes packed in an
+ * i32 moved from s8 to u8 (each byte ^ 0x80); and the requantisation of an
+ * i32 sum: f32 multiply by `mult`, round half to even, add the zero point
+ * zy, saturate to the u8/s8 range of ydt, convert (the reference's formula,
+ * in f32). */
+kir_expr *ncc_lower_s8_to_u8(kir_kernel *k, kir_expr *w);
+kir_expr *ncc_lower_requant(kir_kernel *k, kir_expr *acc, kir_expr *mult, double zy,
+                            ncc_dtype ydt);
+
 /* Whether every input and output of n has the plain layout. */
 bool ncc_lower_plain(const ncc_node *n);
 

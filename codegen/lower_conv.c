@@ -69,7 +69,6 @@ static bool conv_ok(const ncc_node *n, win *w) {
 typedef struct qconv {
   ncc_dtype xdt, ydt;
   int64_t zx, zy;  /* zx after the s8 -> u8 offset */
-  double lo, hi;   /* the output dtype's range */
   int64_t ic4;     /* groups of 4 input channels per group */
 } qconv;
 
@@ -121,8 +120,6 @@ static bool qconv_ok(const ncc_node *n, win *w, qconv *q) {
   q->ydt = y->dtype;
   q->zx = (int64_t)qread(n->in[2], 0) + (x->dtype == NCC_DT_I8 ? 128 : 0);
   q->zy = (int64_t)qread(n->in[7], 0);
-  q->lo = y->dtype == NCC_DT_U8 ? 0 : -128;
-  q->hi = y->dtype == NCC_DT_U8 ? 255 : 127;
   q->ic4 = (wt->shape.d[1] + 3) / 4;
   return true;
 }
@@ -293,11 +290,7 @@ static kir_expr *qconv_pack_x(kir_kernel *k, const qconv *q, int bx, int64_t icg
   }
   /* once per word, not per byte: s8 -> u8 is x ^ 0x80808080 (= x + m -
    * 2 (x & m)), padding lanes take the zero point in every byte */
-  if (q->xdt == NCC_DT_I8) {
-    kir_expr *m = kir_cast(k, NCC_DT_I32, I((int64_t)(int32_t)0x80808080u));
-    x4 = kir_bin(k, KIR_SUB, kir_bin(k, KIR_ADD, x4, m),
-                 kir_bin(k, KIR_MUL, kir_bin(k, KIR_AND, x4, m), kir_cast(k, NCC_DT_I32, I(2))));
-  }
+  if (q->xdt == NCC_DT_I8) x4 = ncc_lower_s8_to_u8(k, x4);
   if (spatial)
     x4 = kir_select(k, spatial, x4,
                     kir_cast(k, NCC_DT_I32, I((int64_t)(int32_t)(uint32_t)(q->zx * 0x01010101u))));
@@ -308,11 +301,7 @@ static kir_expr *qconv_pack_x(kir_kernel *k, const qconv *q, int bx, int64_t icg
 static kir_expr *qconv_requant(kir_kernel *k, const qconv *q, int bc, int bm,
                                kir_expr *acc, kir_expr *oc) {
   kir_expr *v = kir_bin(k, KIR_ADD, acc, kir_load(k, bc, oc));
-  kir_expr *f = kir_bin(k, KIR_MUL, kir_cast(k, F32, v), kir_load(k, bm, oc));
-  f = kir_bin(k, KIR_ADD, kir_un(k, KIR_ROUND, f), kir_const_f(k, F32, (double)q->zy));
-  f = kir_bin(k, KIR_MIN, kir_bin(k, KIR_MAX, f, kir_const_f(k, F32, q->lo)),
-              kir_const_f(k, F32, q->hi));
-  return kir_cast(k, q->ydt, f);
+  return ncc_lower_requant(k, v, kir_load(k, bm, oc), (double)q->zy, q->ydt);
 }
 
 static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat,

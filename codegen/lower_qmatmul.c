@@ -154,11 +154,7 @@ static kir_expr *a_word(kir_kernel *k, const qmm *q, int ba, int ba32, kir_expr 
       w = w ? kir_bin(k, KIR_ADD, w, v) : v;
     }
   }
-  if (q->adt == NCC_DT_I8) { /* w ^ 0x80808080 = w + m - 2 (w & m) */
-    kir_expr *m = I32C((int64_t)(int32_t)0x80808080u);
-    w = kir_bin(k, KIR_SUB, kir_bin(k, KIR_ADD, w, m),
-                kir_bin(k, KIR_MUL, kir_bin(k, KIR_AND, w, m), I32C(2)));
-  }
+  if (q->adt == NCC_DT_I8) w = ncc_lower_s8_to_u8(k, w);
   return w;
 }
 
@@ -211,17 +207,9 @@ static ncc_status lower(const ncc_node *n, const qmm *q, int vw, kir_kernel *k) 
   } else if (!q->qlinear) {
     corr = kir_bin(k, KIR_MUL, I32C(q->adt == NCC_DT_I8 ? -128 : 0), corr);
   }
-  double lo = q->ydt == NCC_DT_U8 ? 0 : -128, hi = q->ydt == NCC_DT_U8 ? 255 : 127;
   for (int r = 0; r < MR; r++) {
     kir_expr *v = kir_bin(k, KIR_ADD, kir_local_ref(k, acc[r]), corr);
-    if (q->qlinear) {
-      kir_expr *f = kir_bin(k, KIR_MUL, kir_cast(k, NCC_DT_F32, v), kir_load(k, bm, col));
-      f = kir_bin(k, KIR_ADD, kir_un(k, KIR_ROUND, f),
-                  kir_const_f(k, NCC_DT_F32, at(n->in[7], 0)));
-      f = kir_bin(k, KIR_MIN, kir_bin(k, KIR_MAX, f, kir_const_f(k, NCC_DT_F32, lo)),
-                  kir_const_f(k, NCC_DT_F32, hi));
-      v = kir_cast(k, q->ydt, f);
-    }
+    if (q->qlinear) v = ncc_lower_requant(k, v, kir_load(k, bm, col), at(n->in[7], 0), q->ydt);
     kir_store(k, &bn, by, ADD(MUL(rows[r], I(N)), col), v, NULL);
   }
   kir_body_end(ln, &bn);

@@ -74,3 +74,21 @@ int ncc_lower_data_buf(kir_kernel *k, const char *name, ncc_dtype dt, void *data
   k->bufs[b].owned = data;
   return b;
 }
+
+kir_expr *ncc_lower_s8_to_u8(kir_kernel *k, kir_expr *w) {
+  /* w ^ m = w + m - 2 (w & m): the kernel IR has no xor */
+  kir_expr *m = kir_cast(k, NCC_DT_I32, kir_const_i(k, (int64_t)(int32_t)0x80808080u));
+  return kir_bin(k, KIR_SUB, kir_bin(k, KIR_ADD, w, m),
+                 kir_bin(k, KIR_MUL, kir_bin(k, KIR_AND, w, m),
+                         kir_cast(k, NCC_DT_I32, kir_const_i(k, 2))));
+}
+
+kir_expr *ncc_lower_requant(kir_kernel *k, kir_expr *acc, kir_expr *mult, double zy,
+                            ncc_dtype ydt) {
+  double lo = ydt == NCC_DT_U8 ? 0 : -128, hi = ydt == NCC_DT_U8 ? 255 : 127;
+  kir_expr *f = kir_bin(k, KIR_MUL, kir_cast(k, NCC_DT_F32, acc), mult);
+  f = kir_bin(k, KIR_ADD, kir_un(k, KIR_ROUND, f), kir_const_f(k, NCC_DT_F32, zy));
+  f = kir_bin(k, KIR_MIN, kir_bin(k, KIR_MAX, f, kir_const_f(k, NCC_DT_F32, lo)),
+              kir_const_f(k, NCC_DT_F32, hi));
+  return kir_cast(k, ydt, f);
+}

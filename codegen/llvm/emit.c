@@ -805,8 +805,8 @@ static LLVMValueRef call_math_fn(emitter *E, const char *name, math_body_fn body
  * vectors stay vectors: adding half an ulp of the narrow type (less one,
  * plus the kept lsb: ties to even) and clearing the dropped bits rounds to
  * nearest even, a carry stepping the exponent (up to inf). NaN is kept. */
-static LLVMValueRef rnd_ci(emitter *E, LLVMTypeRef like, uint32_t v) {
-  LLVMValueRef c = LLVMConstInt(E->t_i32, v, 0);
+/* Constant c in the shape of `like` (a scalar, or c in every lane). */
+static LLVMValueRef const_like(LLVMTypeRef like, LLVMValueRef c) {
   if (LLVMGetTypeKind(like) != LLVMVectorTypeKind) return c;
   unsigned n = LLVMGetVectorSize(like);
   LLVMValueRef el[64];
@@ -814,13 +814,12 @@ static LLVMValueRef rnd_ci(emitter *E, LLVMTypeRef like, uint32_t v) {
   return LLVMConstVector(el, n);
 }
 
+static LLVMValueRef rnd_ci(emitter *E, LLVMTypeRef like, uint32_t v) {
+  return const_like(like, LLVMConstInt(E->t_i32, v, 0));
+}
+
 static LLVMValueRef rnd_cf(emitter *E, LLVMTypeRef like, double v) {
-  LLVMValueRef c = LLVMConstReal(E->t_f32, v);
-  if (LLVMGetTypeKind(like) != LLVMVectorTypeKind) return c;
-  unsigned n = LLVMGetVectorSize(like);
-  LLVMValueRef el[64];
-  for (unsigned i = 0; i < n && i < 64; i++) el[i] = c;
-  return LLVMConstVector(el, n);
+  return const_like(like, LLVMConstReal(E->t_f32, v));
 }
 
 /* x's bits rounded to drop the low `bits` bits (ties to even). */

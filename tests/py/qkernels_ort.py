@@ -136,6 +136,7 @@ CASES = [
     qmatmul("mm_batched_3d", ashape=(2, 13, 32), N=48, seed=22),
     qmatmul("mm_u8_weights_per_tensor", ashape=(3, 20), N=70, bdt=U8, per_col=False, seed=23),
     qmatmul("mm_one_row", ashape=(1, 128), N=33, seed=24),
+    qmatmul("mm_k1", ashape=(6, 1), N=5, seed=31),
     dyn_matmulinteger("dyn_matmulinteger", seed=25),
     maxpool("maxpool_u8", seed=27),
     reshape8("flatten_u8", seed=29),

@@ -8,7 +8,7 @@ bool ncc_lower_supports(const ncc_node *n) {
   /* the lowerings below index plain row-major data only */
   if (!ncc_lower_plain(n)) return ncc_lower_blocked_supports(n);
   return ncc_lower_eltwise_supports(n) || ncc_lower_matmul_supports(n) ||
-         ncc_lower_qmatmul_supports(n) ||
+         ncc_lower_qmatmul_supports(n) || ncc_lower_qbmm_supports(n) ||
          ncc_lower_reduce_supports(n) || ncc_lower_conv_supports(n) ||
          ncc_lower_transpose_supports(n) || ncc_lower_reshape_supports(n) ||
          ncc_lower_concat_supports(n);
@@ -24,6 +24,7 @@ ncc_status ncc_lower_node(const ncc_node *n, const char *name,
   if (ncc_lower_eltwise_supports(n)) return ncc_lower_eltwise(n, name, o, out);
   if (ncc_lower_matmul_supports(n)) return ncc_lower_matmul(n, name, o, out);
   if (ncc_lower_qmatmul_supports(n)) return ncc_lower_qmatmul(n, name, o, out);
+  if (ncc_lower_qbmm_supports(n)) return ncc_lower_qbmm(n, name, o, out);
   if (ncc_lower_reduce_supports(n)) return ncc_lower_reduce(n, name, o, out);
   if (ncc_lower_conv_supports(n)) return ncc_lower_conv(n, name, o, out);
   if (ncc_lower_transpose_supports(n)) return ncc_lower_transpose(n, name, o, out);

@@ -74,6 +74,10 @@ ncc_status ncc_lower_matmul(const ncc_node *n, const char *name,
 bool ncc_lower_qmatmul_supports(const ncc_node *n);
 ncc_status ncc_lower_qmatmul(const ncc_node *n, const char *name,
                              const ncc_lower_opts *o, kir_kernel **out);
+/* QLinearMatMul / MatMulInteger of two activations, batched (lower_qbmm.c). */
+bool ncc_lower_qbmm_supports(const ncc_node *n);
+ncc_status ncc_lower_qbmm(const ncc_node *n, const char *name,
+                          const ncc_lower_opts *o, kir_kernel **out);
 
 bool ncc_lower_reduce_supports(const ncc_node *n);
 ncc_status ncc_lower_reduce(const ncc_node *n, const char *name,

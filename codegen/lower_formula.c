@@ -27,7 +27,14 @@ bool ncc_lower_eltwise_op_ok(const ncc_node *n) {
   case NCC_OP_EQUAL:
   case NCC_OP_LESS:
   case NCC_OP_GREATER:
+  case NCC_OP_LESSOREQUAL:
+  case NCC_OP_GREATEROREQUAL:
+  case NCC_OP_ISNAN:
     return od == NCC_DT_BOOL && all_f32_inputs(n);
+  case NCC_OP_ISINF: {
+    ncc_logic_attrs la;
+    return od == NCC_DT_BOOL && all_f32_inputs(n) && !ncc_attrs_logic(n, &la);
+  }
   case NCC_OP_WHERE:
     return od == NCC_DT_F32 && n->in[0] && n->in[0]->dtype == NCC_DT_BOOL &&
            n->in[1] && n->in[1]->dtype == NCC_DT_F32 && n->in[2] &&
@@ -199,6 +206,20 @@ kir_expr *ncc_lower_eltwise_formula(kir_kernel *k, const ncc_node *n,
   case NCC_OP_EQUAL: return B(EQ, a, x[1]);
   case NCC_OP_LESS: return B(LT, a, x[1]);
   case NCC_OP_GREATER: return B(GT, a, x[1]);
+  case NCC_OP_LESSOREQUAL: return B(LE, a, x[1]);
+  case NCC_OP_GREATEROREQUAL: return B(GE, a, x[1]);
+  case NCC_OP_ISNAN: return B(NE, a, a); /* unordered: true only for NaN */
+  case NCC_OP_ISINF: {
+    /* past the largest finite f32 (a constant every backend can print,
+     * unlike infinity); NaN compares false */
+    ncc_logic_attrs la;
+    ncc_attrs_logic(n, &la);
+    kir_expr *big = C(3.4028234663852886e38);
+    if (la.detect_positive && la.detect_negative) return B(GT, U(ABS, a), big);
+    if (la.detect_positive) return B(GT, a, big);
+    if (la.detect_negative) return B(LT, a, U(NEG, big));
+    return B(NE, C(0.0), C(0.0)); /* neither: always false */
+  }
   case NCC_OP_WHERE: return kir_select(k, a, x[1], x[2]);
   case NCC_OP_CLIP: {
     /* operands: x, then min and/or max in input order */

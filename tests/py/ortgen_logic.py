@@ -6,9 +6,10 @@ Ops: And Or Xor Not, Mod, BitShift, BitwiseAnd/Or/Xor/Not, LessOrEqual,
 GreaterOrEqual, IsNaN, IsInf, PRelu, Sum, Mean, Shrink, CastLike, Hardmax,
 Trilu, CumSum, Tile, OneHot, EyeLike, Size, Dropout.
 
-Every op runs through its reference kernel on every target (no cpu
-lowering), so against ref the cpu target is bit-exact: no TOL_CPU_REF
-entries.  Where ONNX Runtime lacks a kernel (Mod with fmod=0 on floats
+LessOrEqual, GreaterOrEqual, IsNaN and IsInf on f32 compile into
+elementwise kernels (codegen/lower_formula.c); the rest run through their
+reference kernel on every target. All are exact, so against ref the cpu
+target is bit-exact: no TOL_CPU_REF entries.  Where ONNX Runtime lacks a kernel (Mod with fmod=0 on floats
 before opset 28, IsInf on f16, Hardmax off f32, most OneHot dtype triples)
 the case is left out here; the ONNX node cases (numpy results) cover float
 Mod with fmod=0.

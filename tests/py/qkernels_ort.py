@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tests/py/qkernels_ort.py — the cpu target's integer kernels (QLinearConv and 8-bit MaxPool
-in codegen/lower_conv.c, QLinearMatMul and MatMulInteger in codegen/lower_qmatmul.c: u8/s8
+in codegen/lower_conv.c, QLinearMatMul and MatMulInteger in codegen/lower_qmatmul.c, and of two
+activations in codegen/lower_qbmm.c: u8/s8
 activations, KIR_E_DOT4, i32 accumulation, requantisation) against ONNX
 Runtime, at NCC_VECTOR_WIDTH 16, 8, 4 and 1: on a host with AVX512-VNNI
 that is vpdpbusd on zmm, ymm and xmm registers, and the portable shift-and-
@@ -117,6 +118,55 @@ def dyn_matmulinteger(name, ashape=(6, 48), N=24, seed=0):
     return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": x}
 
 
+def qbmm(name, ashape=(2, 3, 17, 24), bshape=(2, 3, 24, 19), adt=U8, bdt=U8, ydt=U8,
+         per_col=False, seed=0):
+    """QLinearMatMul of two activations (attention's Q.K^T and P.V), MatMul's
+    broadcasting over the batch dims; B's scale and zero point per tensor or
+    per column."""
+    r = np.random.default_rng(seed)
+    N = bshape[-1]
+    bs = (r.uniform(0.01, 0.03, N) if per_col else np.array(0.02)).astype(np.float32)
+    bz = np.array([zp(r, bdt) for _ in range(N)], bdt) if per_col else zp(r, bdt)
+    inits = [nh.from_array(np.array(0.02, np.float32), "as"), nh.from_array(zp(r, adt), "az"),
+             nh.from_array(bs, "bs"), nh.from_array(bz, "bz"),
+             # sums grow as sqrt(K): keep the output mostly unsaturated
+             nh.from_array(np.array(r.uniform(0.5, 2.0) * np.sqrt(ashape[-1] / 24), np.float32),
+                           "ys"),
+             nh.from_array(zp(r, ydt), "yz")]
+    node = h.make_node("QLinearMatMul", ["x", "as", "az", "x2", "bs", "bz", "ys", "yz"], ["y"])
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", TT[adt], list(ashape)),
+                                    h.make_tensor_value_info("x2", TT[bdt], list(bshape))],
+                     [h.make_tensor_value_info("y", TT[ydt], None)], inits)
+    return (name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]),
+            {"x": ints(r, adt, ashape), "x2": ints(r, bdt, bshape)})
+
+
+def bmm_integer(name, ashape=(4, 600), bshape=(600, 9), dynamic=False, seed=0):
+    """MatMulInteger of two activations, i32 out (exact). u8 near 255 against
+    zero points 0 make sums past 2^24 (the kernel's f32 chunks must stay
+    exact); dynamic: both quantized by DynamicQuantizeLinear, the zero
+    points arriving at run time."""
+    r = np.random.default_rng(seed)
+    if dynamic:
+        nodes = [h.make_node("DynamicQuantizeLinear", ["x"], ["qa", "sa", "za"]),
+                 h.make_node("DynamicQuantizeLinear", ["x2"], ["qb", "sb", "zb"]),
+                 h.make_node("MatMulInteger", ["qa", "qb", "za", "zb"], ["y"])]
+        vi = [h.make_tensor_value_info("x", T.FLOAT, list(ashape)),
+              h.make_tensor_value_info("x2", T.FLOAT, list(bshape))]
+        feeds = {"x": (r.standard_normal(ashape) * 2 + 1).astype(np.float32),
+                 "x2": (r.standard_normal(bshape) - 0.5).astype(np.float32)}
+        inits = []
+    else:
+        nodes = [h.make_node("MatMulInteger", ["x", "x2", "az", "bz"], ["y"])]
+        vi = [h.make_tensor_value_info("x", T.UINT8, list(ashape)),
+              h.make_tensor_value_info("x2", T.UINT8, list(bshape))]
+        feeds = {"x": r.integers(230, 256, ashape).astype(U8),
+                 "x2": r.integers(230, 256, bshape).astype(U8)}
+        inits = [nh.from_array(np.array(0, U8), "az"), nh.from_array(np.array(3, U8), "bz")]
+    g = h.make_graph(nodes, name, vi, [h.make_tensor_value_info("y", T.INT32, None)], inits)
+    return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), feeds
+
+
 CASES = [
     qconv("conv3x3_u8"),
     qconv("conv3x3_s8_in_out", xdt=I8, ydt=I8, seed=1),
@@ -143,6 +193,14 @@ CASES = [
     reshape8("flatten_s8", dt=I8, seed=30),
     maxpool("maxpool_s8_k2", dt=I8, k=2, stride=2, pad=0, shape=(2, 3, 10, 9), seed=28),
     dyn_matmulinteger("dyn_matmulinteger_k_odd", ashape=(2, 3, 21), N=17, seed=26),
+    qbmm("bmm_attention_qk", seed=40),
+    qbmm("bmm_s8_broadcast", ashape=(4, 1, 5, 33), bshape=(3, 33, 7), adt=I8, bdt=I8, ydt=I8,
+         seed=41),
+    qbmm("bmm_per_col_k300", ashape=(3, 300), bshape=(300, 21), bdt=I8, per_col=True, seed=42),
+    qbmm("bmm_m1_n_odd", ashape=(2, 1, 64), bshape=(2, 64, 35), seed=43),
+    bmm_integer("bmm_integer_k600", seed=44),
+    bmm_integer("bmm_integer_dynamic", ashape=(2, 9, 40), bshape=(2, 40, 30), dynamic=True,
+                seed=45),
 ]
 
 
@@ -157,9 +215,13 @@ def main():
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, model, feeds in CASES:
-            path, xp = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + ".x.npy")
+            path = os.path.join(tmp, name + ".onnx")
             onnx.save(model, path)
-            np.save(xp, feeds["x"])
+            args = []
+            for iname, arr in feeds.items():
+                ip = os.path.join(tmp, "%s.%s.npy" % (name, iname))
+                np.save(ip, arr)
+                args += ["--input", "%s=%s" % (iname, ip)]
             want = run_ort(model, feeds)
             chk = subprocess.run([NCC, "check", path, "--target=cpu", "--json"],
                                  capture_output=True, text=True)
@@ -175,8 +237,7 @@ def main():
                 continue
             for vw in ("16", "8", "4", "1"):
                 out = os.path.join(tmp, "out-" + name + vw)
-                p = subprocess.run([NCC, "run", path, "--target=cpu", "--input", "x=" + xp,
-                                    "--output-dir", out], capture_output=True, text=True,
+                p = subprocess.run([NCC, "run", path, "--target=cpu", "--output-dir", out] + args, capture_output=True, text=True,
                                    env=dict(os.environ, NCC_VECTOR_WIDTH=vw),
                                    timeout=nccutil.NCC_TIMEOUT)
                 if p.returncode != 0:

@@ -1,0 +1,261 @@
+/* codegen/lower_qbmm.c — QLinearMatMul and MatMulInteger whose B is an
+ * activation (attention's Q·Kᵀ and P·V in a quantized transformer): a
+ * batched product of two 8-bit tensors known only at run time.
+ *
+ * Weights are packed at compile time (lower_qmatmul.c); here nothing can
+ * be, so the kernel multiplies the zero-point-shifted integers as f32 on
+ * the FMA units. That is exact: |a - za| and |b - zb| are at most 255, so
+ * a sum of 256 products stays below 2^24 and every partial sum is an
+ * integer f32 represents exactly. The k loop therefore runs in chunks of
+ * 256, each chunk's f32 sum converted to i32 and added there, which keeps
+ * the result the exact integer sum for any K (the reference's semantics).
+ * Attention's products are a few percent of a transformer's MACs, so this
+ * simple register tile (MR rows x one vector of columns, B converted once
+ * per k and shared by the rows) is enough.
+ *
+ * Batch dims follow MatMul's broadcasting: each of A's and B's batch dims
+ * equals the output's or is a static 1 (stride 0). Zero points and scales:
+ * A's per tensor; B's per tensor or per output column; MatMulInteger's
+ * zero points may arrive at run time (per tensor). QLinearMatMul
+ * requantises as the reference does (ncc_lower_requant).
+ */
+#include <string.h>
+
+#include "../ir/index_data.h"
+#include "lower.h"
+
+#define I(v) kir_const_i(k, (v))
+#define ADD(a, b) kir_add(k, (a), (b))
+#define MUL(a, b) kir_mul(k, (a), (b))
+#define MR 8
+#define KCHUNK 256 /* 256 * 255 * 255 < 2^24: an exact f32 sum */
+
+typedef struct qbmm {
+  bool qlinear;
+  const ncc_value *a, *b, *y;
+  const ncc_value *za, *zb; /* NULL: zero */
+  const ncc_value *sa, *sb, *sy, *zy; /* QLinearMatMul */
+  int bi, zai, zbi;         /* node inputs of B and the zero points */
+} qbmm;
+
+static bool is8(const ncc_value *v) {
+  return v && (v->dtype == NCC_DT_U8 || v->dtype == NCC_DT_I8);
+}
+
+static bool is_const(const ncc_value *v) {
+  return v && v->kind == NCC_VAL_CONST && v->data && ncc_shape_is_static(&v->shape);
+}
+
+/* A scalar (one element), or with n > 0 also a 1-D constant of n. */
+static bool scalar_or(const ncc_value *v, int64_t n, bool need_const) {
+  if (!v || v->shape.rank > 1 || !ncc_shape_is_static(&v->shape)) return false;
+  if (need_const && !is_const(v)) return false;
+  int64_t e = ncc_shape_numel(&v->shape);
+  return e == 1 || (n > 0 && e == n && is_const(v));
+}
+
+static bool analyse(const ncc_node *n, qbmm *q) {
+  memset(q, 0, sizeof *q);
+  q->qlinear = n->op == NCC_OP_QLINEARMATMUL;
+  if ((!q->qlinear && n->op != NCC_OP_MATMULINTEGER) || n->n_out != 1 || !n->out[0])
+    return false;
+  q->bi = q->qlinear ? 3 : 1;
+  q->zai = 2;
+  q->zbi = q->qlinear ? 5 : 3;
+  if (n->n_in <= q->bi) return false;
+  q->a = n->in[0];
+  q->b = n->in[q->bi];
+  q->y = n->out[0];
+  const ncc_value *a = q->a, *b = q->b, *y = q->y;
+  /* a constant 2-D B is lower_qmatmul.c's (packed weights) */
+  if (!is8(a) || !is8(b) || a->shape.rank < 2 || b->shape.rank < 2 ||
+      (b->shape.rank == 2 && is_const(b)))
+    return false;
+  int r = y->shape.rank;
+  if (r != (a->shape.rank > b->shape.rank ? a->shape.rank : b->shape.rank)) return false;
+  int64_t M = a->shape.d[a->shape.rank - 2], K = a->shape.d[a->shape.rank - 1];
+  int64_t N = b->shape.d[b->shape.rank - 1];
+  if (b->shape.d[b->shape.rank - 2] != K || y->shape.d[r - 2] != M || y->shape.d[r - 1] != N)
+    return false;
+  for (int d = 0; d < r - 2; d++) { /* batch dims: the output's or a static 1 */
+    int da = d - (r - a->shape.rank), db = d - (r - b->shape.rank);
+    if (da >= 0 && a->shape.d[da] != 1 && a->shape.d[da] != y->shape.d[d]) return false;
+    if (db >= 0 && b->shape.d[db] != 1 && b->shape.d[db] != y->shape.d[d]) return false;
+  }
+  int64_t ncol = ncc_dim_is_sym(N) ? 0 : N; /* per-column needs a static N */
+  q->za = n->n_in > q->zai ? n->in[q->zai] : NULL;
+  q->zb = n->n_in > q->zbi ? n->in[q->zbi] : NULL;
+  if ((q->za && q->za->dtype != a->dtype) || (q->zb && q->zb->dtype != b->dtype)) return false;
+  if (q->qlinear) {
+    if (n->n_in < 8 || !is8(y)) return false;
+    q->sa = n->in[1];
+    q->sb = n->in[4];
+    q->sy = n->in[6];
+    q->zy = n->in[7];
+    if (!scalar_or(q->sa, 0, true) || !scalar_or(q->za, 0, true) ||
+        !scalar_or(q->sb, ncol, true) || !scalar_or(q->zb, ncol, true) ||
+        !scalar_or(q->sy, 0, true) || !scalar_or(q->zy, 0, true) ||
+        q->zy->dtype != y->dtype)
+      return false;
+  } else {
+    if (y->dtype != NCC_DT_I32) return false;
+    if ((q->za && !scalar_or(q->za, 0, false)) || (q->zb && !scalar_or(q->zb, ncol, false)))
+      return false;
+  }
+  return true;
+}
+
+bool ncc_lower_qbmm_supports(const ncc_node *n) {
+  qbmm q;
+  return ncc_lower_plain(n) && analyse(n, &q);
+}
+
+static double at(const ncc_value *v, int64_t i) {
+  return ncc_idx_read(v->dtype, v->data, ncc_shape_numel(&v->shape) == 1 ? 0 : i);
+}
+
+/* A zero point as an f32 expression: 0, a constant, a per-column constant
+ * (loaded at `col`) or a scalar read at run time. */
+static kir_expr *zero_point(kir_kernel *k, const ncc_value *z, int input,
+                            kir_expr *col) {
+  if (!z) return kir_const_f(k, NCC_DT_F32, 0);
+  int64_t e = ncc_shape_numel(&z->shape);
+  if (is_const(z) && e == 1) return kir_const_f(k, NCC_DT_F32, at(z, 0));
+  if (is_const(z)) {
+    float *zf = ncc_malloc((size_t)e * sizeof *zf);
+    if (!zf) {
+      k->oom = true;
+      return kir_const_f(k, NCC_DT_F32, 0);
+    }
+    for (int64_t i = 0; i < e; i++) zf[i] = (float)at(z, i);
+    int bz = ncc_lower_data_buf(k, "zero_point", NCC_DT_F32, zf, (size_t)e * sizeof *zf);
+    return kir_load(k, bz, col);
+  }
+  return kir_cast(k, NCC_DT_F32, kir_load(k, kir_buf_input(k, input, z->dtype), I(0)));
+}
+
+/* The requantisation multipliers sa * sb[j] / sy, in f32 as the reference
+ * combines them; one per column where sb is per column. */
+static kir_expr *multiplier(kir_kernel *k, const qbmm *q, kir_expr *col) {
+  int64_t e = ncc_shape_numel(&q->sb->shape);
+  float *m = ncc_malloc((size_t)e * sizeof *m);
+  if (!m) {
+    k->oom = true;
+    return kir_const_f(k, NCC_DT_F32, 0);
+  }
+  for (int64_t j = 0; j < e; j++) {
+    float p = (float)at(q->sa, 0) * (float)at(q->sb, j);
+    m[j] = p / (float)at(q->sy, 0);
+  }
+  if (e == 1) {
+    double v = m[0];
+    ncc_free(m, 0);
+    return kir_const_f(k, NCC_DT_F32, v);
+  }
+  int bm = ncc_lower_data_buf(k, "mult", NCC_DT_F32, m, (size_t)e * sizeof *m);
+  return kir_load(k, bm, col);
+}
+
+/* Element offsets of batch `bat` (flat over the output's batch dims) in
+ * A or B (v), whose matrices are `mat` elements; broadcast dims add 0. */
+static kir_expr *batch_offset(kir_kernel *k, const ncc_value *v, const ncc_value *y,
+                              kir_expr *bat, kir_expr *mat) {
+  int r = y->shape.rank, vr = v->shape.rank;
+  kir_expr *off = I(0), *rest = bat, *stride = mat;
+  for (int d = r - 3; d >= 0; d--) {
+    kir_expr *dim = ncc_lower_dim(k, y->shape.d[d]);
+    kir_expr *c = d > 0 ? kir_bin(k, KIR_REM, rest, dim) : rest;
+    if (d > 0) rest = kir_bin(k, KIR_DIV, rest, dim);
+    int dv = d - (r - vr);
+    if (dv < 0) continue;
+    if (v->shape.d[dv] != 1) off = ADD(off, MUL(c, stride));
+    stride = MUL(stride, ncc_lower_dim(k, v->shape.d[dv]));
+  }
+  return off;
+}
+
+static ncc_status lower(const qbmm *q, int vw, kir_kernel *k) {
+  const ncc_value *a = q->a, *b = q->b, *y = q->y;
+  int r = y->shape.rank;
+  kir_expr *M = ncc_lower_dim(k, a->shape.d[a->shape.rank - 2]);
+  kir_expr *K = ncc_lower_dim(k, a->shape.d[a->shape.rank - 1]);
+  kir_expr *N = ncc_lower_dim(k, b->shape.d[b->shape.rank - 1]);
+  kir_expr *nbat = I(1);
+  for (int d = 0; d < r - 2; d++) nbat = MUL(nbat, ncc_lower_dim(k, y->shape.d[d]));
+  int ba = kir_buf_input(k, 0, a->dtype), bb = kir_buf_input(k, q->bi, b->dtype);
+  int by = kir_buf_output(k, 0, y->dtype);
+  int facc[MR], iacc[MR], bv = kir_local_add(k, NCC_DT_F32, 1);
+  for (int i = 0; i < MR; i++) {
+    facc[i] = kir_local_add(k, NCC_DT_F32, 1);
+    iacc[i] = kir_local_add(k, NCC_DT_I32, 1);
+  }
+  /* tasks: batch x row tiles x column chunks of 4 vectors */
+  int64_t cn = 4 * (int64_t)vw;
+  kir_expr *chunks = kir_cdiv(k, N, cn), *tiles = kir_cdiv(k, M, MR);
+  kir_expr *per_b = MUL(tiles, chunks);
+  kir_block top = kir_body_begin();
+  int vt = kir_var_new(k), vn = kir_var_new(k), vc = kir_var_new(k), vk = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(nbat, per_b), KIR_PARALLEL, 0);
+  kir_block bt = kir_body_begin();
+  kir_expr *t = kir_var(k, vt);
+  kir_expr *bat = kir_bin(k, KIR_DIV, t, per_b), *rem = kir_bin(k, KIR_REM, t, per_b);
+  kir_expr *m0 = MUL(kir_bin(k, KIR_DIV, rem, chunks), I(MR));
+  kir_expr *n0 = MUL(kir_bin(k, KIR_REM, rem, chunks), I(cn));
+  kir_expr *aoff = batch_offset(k, a, y, bat, MUL(M, K));
+  kir_expr *boff = batch_offset(k, b, y, bat, MUL(K, N));
+  kir_expr *yoff = MUL(bat, MUL(M, N));
+  kir_stmt *ln = kir_for(k, &bt, vn, n0, kir_min(k, ADD(n0, I(cn)), N),
+                         vw > 1 ? KIR_VECTOR : KIR_SERIAL, vw);
+  kir_block bn = kir_body_begin();
+  kir_expr *col = kir_var(k, vn);
+  kir_expr *za = zero_point(k, q->za, q->zai, col);
+  kir_expr *zb = zero_point(k, q->zb, q->zbi, col);
+  kir_expr *rows[MR];
+  for (int i = 0; i < MR; i++) {
+    rows[i] = kir_min(k, ADD(m0, I(i)), ADD(M, I(-1))); /* past M: a duplicate of M-1 */
+    kir_assign(k, &bn, iacc[i], kir_cast(k, NCC_DT_I32, I(0)));
+  }
+  kir_stmt *lc = kir_for(k, &bn, vc, I(0), kir_cdiv(k, K, KCHUNK), KIR_SERIAL, 0);
+  kir_block bc = kir_body_begin();
+  kir_expr *k0 = MUL(kir_var(k, vc), I(KCHUNK));
+  for (int i = 0; i < MR; i++) kir_assign(k, &bc, facc[i], kir_const_f(k, NCC_DT_F32, 0));
+  kir_stmt *lk = kir_for(k, &bc, vk, k0, kir_min(k, ADD(k0, I(KCHUNK)), K), KIR_SERIAL, 0);
+  kir_block bk = kir_body_begin();
+  kir_expr *kk = kir_var(k, vk);
+  kir_expr *bval = kir_cast(k, NCC_DT_F32, kir_load(k, bb, ADD(boff, ADD(MUL(kk, N), col))));
+  kir_assign(k, &bk, bv, kir_bin(k, KIR_SUB, bval, zb));
+  for (int i = 0; i < MR; i++) {
+    kir_expr *av = kir_cast(k, NCC_DT_F32, kir_load(k, ba, ADD(aoff, ADD(MUL(rows[i], K), kk))));
+    kir_assign(k, &bk, facc[i], kir_fma(k, kir_bin(k, KIR_SUB, av, za), kir_local_ref(k, bv),
+                                        kir_local_ref(k, facc[i])));
+  }
+  kir_body_end(lk, &bk);
+  for (int i = 0; i < MR; i++)
+    kir_assign(k, &bc, iacc[i], kir_bin(k, KIR_ADD, kir_local_ref(k, iacc[i]),
+                                        kir_cast(k, NCC_DT_I32, kir_local_ref(k, facc[i]))));
+  kir_body_end(lc, &bc);
+  kir_expr *mult = q->qlinear ? multiplier(k, q, col) : NULL;
+  for (int i = 0; i < MR; i++) {
+    kir_expr *v = kir_local_ref(k, iacc[i]);
+    if (q->qlinear) v = ncc_lower_requant(k, v, mult, at(q->zy, 0), y->dtype);
+    kir_store(k, &bn, by, ADD(yoff, ADD(MUL(rows[i], N), col)), v, NULL);
+  }
+  kir_body_end(ln, &bn);
+  kir_body_end(lt, &bt);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 2.0 * (double)(ncc_dim_is_sym(a->shape.d[a->shape.rank - 1])
+                                        ? 64
+                                        : a->shape.d[a->shape.rank - 1]);
+  return NCC_OK;
+}
+
+ncc_status ncc_lower_qbmm(const ncc_node *n, const char *name, const ncc_lower_opts *o,
+                          kir_kernel **out) {
+  *out = NULL;
+  qbmm q;
+  if (!analyse(n, &q)) return NCC_ERR_UNSUPPORTED;
+  kir_kernel *k = kir_kernel_new(name);
+  if (!k) return NCC_ERR_NOMEM;
+  int vw = o->vector_width > 0 ? o->vector_width : 1;
+  return ncc_lower_finish(k, lower(&q, vw, k), ncc_op_name(n->op), out);
+}

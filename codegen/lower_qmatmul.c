@@ -3,14 +3,21 @@
  * products on i32 accumulators.
  *
  * Y[m][n] = sum_k (A[m][k] - za) (B[k][n] - zb[n]), A's leading dims folded
- * into M. B minus its zero point (must fit s8) is packed at compile time as
- * [K/4][N] i32 words, four consecutive k per word; A's four bytes at
- * (m, 4*k4) are one i32 (read through an i32 view of A when K % 4 == 0,
- * else packed from bytes), broadcast to every lane. KIR_E_DOT4 (vpdpbusd
- * with VNNI) multiplies them: a vector loop over n with MR rows of
- * accumulators, so per k4 one B vector feeds MR dot products. Rows past M
- * in the last tile recompute row M-1 (a harmless duplicate store). s8 A is
- * offset by 128 to u8 (a ^ 0x80808080, its zero point + 128);
+ * into M. The structure is lower_matmul.c's register-tiled GEMM:
+ * - B minus its zero point (must fit s8) is packed at compile time into
+ *   panels of NR = NV vectors of columns, k-major and zero-padded
+ *   ([N/NR][K/4][NR] i32 words, four consecutive k per word), so a panel
+ *   is one contiguous stream (read by column strides of N words it touched
+ *   a new page every k and ran at a tenth of the dot-product rate).
+ * - The micro-kernel keeps MR x NV vector accumulators; per k/4 it loads NV
+ *   vectors of B and broadcasts MR words of A's four bytes at (m, 4*k4)
+ *   (one i32 read through an i32 view of A when K % 4 == 0, else packed
+ *   from bytes); KIR_E_DOT4 (vpdpbusd with VNNI) does MR*NV dot products.
+ * - One parallel loop over panels x row tiles, panel-major, so a thread's
+ *   consecutive tiles reuse its B panel from cache. Rows past M in the last
+ *   tile recompute row M-1 (a harmless duplicate store); a static M below
+ *   MR gets a tile of M rows.
+ * s8 A is offset by 128 to u8 (a ^ 0x80808080, its zero point + 128);
  * sum_k za*(B - zb) is one correction per column: a constant for
  * QLinearMatMul, za times a constant column sum for MatMulInteger (whose
  * za is an input at run time). QLinearMatMul requantises in f32 as the
@@ -26,7 +33,8 @@
 #define ADD(a, b) kir_add(k, (a), (b))
 #define MUL(a, b) kir_mul(k, (a), (b))
 #define I32C(v) kir_cast(k, NCC_DT_I32, I(v))
-#define MR 8
+#define MR_MAX 8
+#define NV_MAX 3
 
 typedef struct qmm {
   bool qlinear;              /* QLinearMatMul (else MatMulInteger) */
@@ -101,14 +109,16 @@ bool ncc_lower_qmatmul_supports(const ncc_node *n) {
   return ncc_lower_plain(n) && analyse(n, &q);
 }
 
-/* Packed B [K4][N], the column sums of B - zb, and (QLinearMatMul) the
- * requantisation multipliers. */
-static bool pack(kir_kernel *k, const ncc_node *n, const qmm *q, int *bb, int *bs, int *bm) {
-  int64_t K4 = (q->K + 3) / 4, N = q->N;
+/* Packed B panels [P][K4][NR] (P = N/NR rounded up, zero-padded), the
+ * column sums of B - zb and (QLinearMatMul) the requantisation
+ * multipliers, both padded to P*NR columns so a tile reads whole vectors. */
+static bool pack(kir_kernel *k, const ncc_node *n, const qmm *q, int64_t nr, int *bb, int *bs,
+                 int *bm) {
+  int64_t K4 = (q->K + 3) / 4, N = q->N, P = (N + nr - 1) / nr, NP = P * nr;
   double t0 = ncc_ctime_pack_begin();
-  uint32_t *pb = ncc_calloc((size_t)(K4 * N), sizeof *pb);
-  int32_t *sum = ncc_calloc((size_t)N, sizeof *sum);
-  float *mult = q->qlinear ? ncc_malloc((size_t)N * sizeof *mult) : NULL;
+  uint32_t *pb = ncc_calloc((size_t)(P * K4 * nr), sizeof *pb);
+  int32_t *sum = ncc_calloc((size_t)NP, sizeof *sum);
+  float *mult = q->qlinear ? ncc_calloc((size_t)NP, sizeof *mult) : NULL;
   if (!pb || !sum || (q->qlinear && !mult)) {
     ncc_free(pb, 0);
     ncc_free(sum, 0);
@@ -118,7 +128,7 @@ static bool pack(kir_kernel *k, const ncc_node *n, const qmm *q, int *bb, int *b
   for (int64_t kk = 0; kk < q->K; kk++)
     for (int64_t j = 0; j < N; j++) {
       int64_t v = (int64_t)ncc_idx_read(q->b->dtype, q->b->data, kk * N + j) - (int64_t)at(q->zb, j);
-      pb[(kk / 4) * N + j] |= (uint32_t)(uint8_t)(int8_t)v << (8 * (kk % 4));
+      pb[((j / nr) * K4 + kk / 4) * nr + j % nr] |= (uint32_t)(uint8_t)(int8_t)v << (8 * (kk % 4));
       sum[j] += (int32_t)v;
     }
   if (q->qlinear) {
@@ -130,9 +140,9 @@ static bool pack(kir_kernel *k, const ncc_node *n, const qmm *q, int *bb, int *b
     }
   }
   ncc_ctime_pack_end(t0);
-  *bb = ncc_lower_data_buf(k, "packed_b", NCC_DT_I32, pb, (size_t)(K4 * N) * sizeof *pb);
-  *bs = ncc_lower_data_buf(k, "colsum", NCC_DT_I32, sum, (size_t)N * sizeof *sum);
-  *bm = q->qlinear ? ncc_lower_data_buf(k, "mult", NCC_DT_F32, mult, (size_t)N * sizeof *mult) : -1;
+  *bb = ncc_lower_data_buf(k, "packed_b", NCC_DT_I32, pb, (size_t)(P * K4 * nr) * sizeof *pb);
+  *bs = ncc_lower_data_buf(k, "colsum", NCC_DT_I32, sum, (size_t)NP * sizeof *sum);
+  *bm = q->qlinear ? ncc_lower_data_buf(k, "mult", NCC_DT_F32, mult, (size_t)NP * sizeof *mult) : -1;
   return true;
 }
 
@@ -158,61 +168,78 @@ static kir_expr *a_word(kir_kernel *k, const qmm *q, int ba, int ba32, kir_expr 
   return w;
 }
 
-static ncc_status lower(const ncc_node *n, const qmm *q, int vw, kir_kernel *k) {
+static ncc_status lower(const ncc_node *n, const qmm *q, int w, kir_kernel *k) {
   int64_t K4 = (q->K + 3) / 4, N = q->N;
+  /* the register tile of lower_matmul.c: 8 x 3 vectors with 32 registers
+   * (AVX-512), 6 x 2 with 16 */
+  int mr = w >= 16 ? 8 : 6, nv = w >= 16 ? 3 : 2;
+  const ncc_shape *as = &q->a->shape;
+  int64_t Ms = 1; /* static M, or -1 */
+  for (int i = 0; i < as->rank - 1; i++)
+    Ms = Ms < 0 || ncc_dim_is_sym(as->d[i]) ? -1 : Ms * as->d[i];
+  if (Ms > 0 && Ms < mr) mr = (int)Ms;
+  int64_t nr = (int64_t)nv * w, P = (N + nr - 1) / nr;
   int ba = kir_buf_input(k, 0, q->adt);
   int ba32 = q->K % 4 == 0 ? kir_buf_input(k, 0, NCC_DT_I32) : -1;
   int bza = !q->qlinear && q->za ? kir_buf_input(k, 2, q->adt) : -1;
   int bb, bs, bm;
-  if (!pack(k, n, q, &bb, &bs, &bm))
+  if (!pack(k, n, q, nr, &bb, &bs, &bm))
     return ncc_error(NCC_ERR_NOMEM, "out of memory packing %s weights", ncc_op_name(n->op));
   int by = kir_buf_output(k, 0, q->ydt);
   kir_expr *M = I(1);
-  for (int i = 0; i < q->a->shape.rank - 1; i++) M = MUL(M, ncc_lower_dim(k, q->a->shape.d[i]));
-  int acc[MR], nv = kir_local_add(k, NCC_DT_I32, 1);
-  for (int r = 0; r < MR; r++) acc[r] = kir_local_add(k, NCC_DT_I32, 1);
+  for (int i = 0; i < as->rank - 1; i++) M = MUL(M, ncc_lower_dim(k, as->d[i]));
+  int acc[MR_MAX][NV_MAX], bv[NV_MAX], av = kir_local_add(k, NCC_DT_I32, w);
+  for (int v = 0; v < nv; v++) bv[v] = kir_local_add(k, NCC_DT_I32, w);
+  for (int r = 0; r < mr; r++)
+    for (int v = 0; v < nv; v++) acc[r][v] = kir_local_add(k, NCC_DT_I32, w);
 
   kir_block top = kir_body_begin();
-  /* tasks: row tiles x column chunks of 4 vectors, chunks innermost */
-  int64_t cn = 4 * (int64_t)vw, chunks = (N + cn - 1) / cn;
-  int vt = kir_var_new(k), vn = kir_var_new(k), vk = kir_var_new(k);
-  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(kir_cdiv(k, M, MR), I(chunks)), KIR_PARALLEL, 0);
+  kir_expr *tiles = kir_cdiv(k, M, mr);
+  int vt = kir_var_new(k), vk = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(tiles, I(P)), KIR_PARALLEL, 0);
   kir_block bt = kir_body_begin();
   kir_expr *t = kir_var(k, vt);
-  kir_expr *m0 = MUL(kir_bin(k, KIR_DIV, t, I(chunks)), I(MR));
-  kir_expr *n0 = MUL(kir_bin(k, KIR_REM, t, I(chunks)), I(cn));
-  kir_stmt *ln = kir_for(k, &bt, vn, n0, kir_min(k, ADD(n0, I(cn)), I(N)),
-                         vw > 1 ? KIR_VECTOR : KIR_SERIAL, vw);
-  kir_block bn = kir_body_begin();
-  kir_expr *col = kir_var(k, vn);
-  kir_expr *rows[MR];
-  for (int r = 0; r < MR; r++) {
+  kir_expr *jp = kir_bin(k, KIR_DIV, t, tiles);
+  kir_expr *m0 = MUL(kir_bin(k, KIR_REM, t, tiles), I(mr));
+  kir_expr *rows[MR_MAX];
+  for (int r = 0; r < mr; r++) {
     rows[r] = kir_min(k, ADD(m0, I(r)), ADD(M, I(-1)));
-    kir_assign(k, &bn, acc[r], I32C(0));
+    for (int v = 0; v < nv; v++) kir_assign(k, &bt, acc[r][v], kir_splat(k, I32C(0), w));
   }
-  kir_stmt *lk = kir_for(k, &bn, vk, I(0), I(K4), KIR_SERIAL, 0);
+  kir_stmt *lk = kir_for(k, &bt, vk, I(0), I(K4), KIR_SERIAL, 0);
   kir_block bk = kir_body_begin();
   kir_expr *k4 = kir_var(k, vk);
-  kir_assign(k, &bk, nv, kir_load(k, bb, ADD(MUL(k4, I(N)), col)));
-  for (int r = 0; r < MR; r++)
-    kir_assign(k, &bk, acc[r], kir_dot4(k, a_word(k, q, ba, ba32, rows[r], k4),
-                                        kir_local_ref(k, nv), kir_local_ref(k, acc[r])));
+  for (int v = 0; v < nv; v++) /* panel jp, row k4: ((jp*K4 + k4)*NR + v*w) */
+    kir_assign(k, &bk, bv[v], kir_loadv(k, bb, ADD(MUL(ADD(MUL(jp, I(K4)), k4), I(nr)), I(v * w)),
+                                        w, NULL));
+  for (int r = 0; r < mr; r++) {
+    kir_assign(k, &bk, av, kir_splat(k, a_word(k, q, ba, ba32, rows[r], k4), w));
+    for (int v = 0; v < nv; v++)
+      kir_assign(k, &bk, acc[r][v], kir_dot4(k, kir_local_ref(k, av), kir_local_ref(k, bv[v]),
+                                             kir_local_ref(k, acc[r][v])));
+  }
   kir_body_end(lk, &bk);
-  kir_expr *corr = kir_load(k, bs, col);
-  if (bza >= 0) { /* MatMulInteger: -za * colsum, za read at run time */
-    kir_expr *za = kir_cast(k, NCC_DT_I32, kir_load(k, bza, I(0)));
+  kir_expr *za = NULL; /* MatMulInteger: -za (times colsum), za read at run time */
+  if (bza >= 0) {
+    za = kir_cast(k, NCC_DT_I32, kir_load(k, bza, I(0)));
     if (q->adt == NCC_DT_U8) za = kir_bin(k, KIR_AND, za, I32C(255));
     else za = kir_bin(k, KIR_ADD, za, I32C(128));
-    corr = kir_bin(k, KIR_MUL, kir_bin(k, KIR_SUB, I32C(0), za), corr);
+    za = kir_splat(k, kir_bin(k, KIR_SUB, I32C(0), za), w);
   } else if (!q->qlinear) {
-    corr = kir_bin(k, KIR_MUL, I32C(q->adt == NCC_DT_I8 ? -128 : 0), corr);
+    za = kir_splat(k, I32C(q->adt == NCC_DT_I8 ? -128 : 0), w);
   }
-  for (int r = 0; r < MR; r++) {
-    kir_expr *v = kir_bin(k, KIR_ADD, kir_local_ref(k, acc[r]), corr);
-    if (q->qlinear) v = ncc_lower_requant(k, v, kir_load(k, bm, col), at(n->in[7], 0), q->ydt);
-    kir_store(k, &bn, by, ADD(MUL(rows[r], I(N)), col), v, NULL);
+  for (int v = 0; v < nv; v++) {
+    kir_expr *col = ADD(MUL(jp, I(nr)), I(v * w));
+    kir_expr *cnt = kir_bin(k, KIR_SUB, I(N), col);
+    kir_expr *corr = kir_loadv(k, bs, col, w, NULL); /* padded: whole vectors */
+    if (za) corr = kir_bin(k, KIR_MUL, za, corr);
+    kir_expr *mult = q->qlinear ? kir_loadv(k, bm, col, w, NULL) : NULL;
+    for (int r = 0; r < mr; r++) {
+      kir_expr *y = kir_bin(k, KIR_ADD, kir_local_ref(k, acc[r][v]), corr);
+      if (q->qlinear) y = ncc_lower_requant(k, y, mult, at(n->in[7], 0), q->ydt);
+      kir_store(k, &bt, by, ADD(MUL(rows[r], I(N)), col), y, cnt);
+    }
   }
-  kir_body_end(ln, &bn);
   kir_body_end(lt, &bt);
   kir_kernel_set_body(k, &top);
   k->cost_per_elem = 2.0 * (double)q->K;

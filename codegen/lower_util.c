@@ -86,9 +86,11 @@ kir_expr *ncc_lower_s8_to_u8(kir_kernel *k, kir_expr *w) {
 kir_expr *ncc_lower_requant(kir_kernel *k, kir_expr *acc, kir_expr *mult, double zy,
                             ncc_dtype ydt) {
   double lo = ydt == NCC_DT_U8 ? 0 : -128, hi = ydt == NCC_DT_U8 ? 255 : 127;
+  int w = acc->lanes; /* explicit vectors (a register tile) or scalar code */
+#define CF(v) kir_splat(k, kir_const_f(k, NCC_DT_F32, (v)), w)
   kir_expr *f = kir_bin(k, KIR_MUL, kir_cast(k, NCC_DT_F32, acc), mult);
-  f = kir_bin(k, KIR_ADD, kir_un(k, KIR_ROUND, f), kir_const_f(k, NCC_DT_F32, zy));
-  f = kir_bin(k, KIR_MIN, kir_bin(k, KIR_MAX, f, kir_const_f(k, NCC_DT_F32, lo)),
-              kir_const_f(k, NCC_DT_F32, hi));
+  f = kir_bin(k, KIR_ADD, kir_un(k, KIR_ROUND, f), CF(zy));
+  f = kir_bin(k, KIR_MIN, kir_bin(k, KIR_MAX, f, CF(lo)), CF(hi));
+#undef CF
   return kir_cast(k, ydt, f);
 }

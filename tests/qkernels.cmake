@@ -10,3 +10,12 @@ if(NCC_LLVM)
     ENVIRONMENT "${NCC_TEST_ENV}" LABELS "python;cpu" TIMEOUT 600
     SKIP_RETURN_CODE 77)
 endif()
+# the two-activation kernels (lower_qbmm.c) through the OpenCL/CUDA C
+# renderer, on PoCL (skipped, 77, where no OpenCL device runs)
+if(NCC_OPENCL)
+  add_test(NAME python.qkernels_ort.opencl
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/qkernels_ort.py --target opencl)
+  set_tests_properties(python.qkernels_ort.opencl PROPERTIES
+    ENVIRONMENT "${NCC_TEST_ENV_OPENCL}" LABELS "python;opencl" TIMEOUT 600
+    SKIP_RETURN_CODE 77)
+endif()

@@ -14,6 +14,9 @@ after these substitutions:
   %t          a scratch path unique to the test   %T  its directory
   %%          a literal %
 
+`// REQUIRES: target=T` skips the test (exit 77) where `ncc targets` says
+target T cannot run (the cpu target in a build without LLVM).
+
 `not CMD` succeeds when CMD fails with an ordinary exit status (1..127) and
 fails when CMD succeeds or dies from a signal, as in lit, or when a
 sanitizer reported an error: ASan, UBSan and LeakSanitizer exit 1 by default
@@ -22,7 +25,8 @@ expected failure, so the runner gives them exit status SAN_EXIT
 (`exitcode=` in ASAN_OPTIONS, UBSAN_OPTIONS and LSAN_OPTIONS), which `not`
 refuses. The test passes
 when every RUN line exits 0; the first failing line is printed with its
-output. Exit status: 0 pass, 1 fail, 2 the test or environment is broken.
+output. Exit status: 0 pass, 1 fail, 2 the test or environment is broken,
+77 skipped (REQUIRES).
 """
 import os
 import re
@@ -31,6 +35,7 @@ import subprocess
 import sys
 
 RUN_RE = re.compile(r"^\s*//\s*RUN:\s?(.*?)\s*$")
+REQ_RE = re.compile(r"^\s*//\s*REQUIRES:\s*target=(\S+)\s*$")
 SUBST_RE = re.compile(r"%(FileCheck|ncc|%|s|S|t|T)")
 
 # The exit status of a sanitizer report in RUN lines: no ncc command,
@@ -77,6 +82,21 @@ def run_lines(path):
     return lines
 
 
+def required_targets(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return [m.group(1) for m in map(REQ_RE.match, f) if m]
+
+
+def target_usable(ncc, target):
+    """Whether `ncc targets` lists `target` as usable here."""
+    r = subprocess.run([ncc, "targets"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    for line in r.stdout.decode("utf-8", "replace").splitlines():
+        cols = line.split(None, 2)
+        if len(cols) >= 2 and cols[0] == target:
+            return cols[1] == "yes"
+    return False
+
+
 def find_filecheck():
     fc = os.environ.get("FILECHECK")
     if fc:
@@ -119,6 +139,10 @@ def main(argv):
         print(f"{test}: no RUN lines", file=sys.stderr)
         return 2
     ncc, fc = find_ncc(), find_filecheck()
+    for target in required_targets(test):
+        if not ncc or not target_usable(ncc, target):
+            print(f"{test}: skipped, target {target} is not usable here")
+            return 77
     tdir = scratch_dir()
     env = run_env()
     name = test.strip("/").replace("/", "_")  # unique per test path

@@ -125,6 +125,17 @@ typedef struct ncc_options {
    * rounding: give the pipeline the same value (ncc_pipeline_set_precision)
    * before compiling. Kernels accumulate in f32 either way. */
   int precision;
+  /* The LLVM cross targets' CPU (x86_64, aarch64; ncc_module_emit_opts):
+   * target_cpu, an LLVM CPU name, replaces the row's ("x86-64-v3",
+   * "generic"); target_features, LLVM's comma list ("+dotprod,+i8mm"), is
+   * added to the row's features. NULL or "": the row's baseline, whose
+   * code runs on every such CPU. ncc's kernels pick instructions (e.g. the
+   * int8 dot products: SDOT, USDOT, VPDPBUSD) from the feature list only,
+   * not from the CPU name. Target "cpu" always compiles for this host's
+   * own CPU and features: setting either for it is NCC_ERR_USAGE
+   * (docs/AOT.md, "Target CPU and features"). */
+  const char *target_cpu;
+  const char *target_features;
 } ncc_options;
 
 /* ncc_options.precision. BF16 and FP16 round the operands (weights once,

@@ -65,12 +65,61 @@ static ncc_status find_target(const char *target, const ncc_backend **out) {
   return not_built(t);
 }
 
+/* Whether the caller named a cross target's CPU or features. */
+static bool cross_cpu_set(const ncc_options *o) {
+  return (o->target_cpu && *o->target_cpu) || (o->target_features && *o->target_features);
+}
+
 #ifdef NCC_HAVE_LLVM
+/* An LLVM name: CPU ("neoverse-n1", "x86-64-v4") or feature ("dotprod",
+ * "avx512vnni", "v8.2a"). LLVM itself only warns about unknown ones. */
+static bool llvm_name_ok(const char *s, size_t n) {
+  if (n == 0 || n > 64) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+          (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_' || s[i] == '.'))
+      return false;
+  return true;
+}
+
+/* ncc_options.target_features checked (a comma list of +name / -name). */
+static ncc_status check_features(const char *f) {
+  for (const char *p = f; *p;) {
+    size_t len = strcspn(p, ",");
+    if (len < 2 || (p[0] != '+' && p[0] != '-') || !llvm_name_ok(p + 1, len - 1))
+      return ncc_error(NCC_ERR_USAGE,
+                       "target features '%s': expected a comma list of +NAME or -NAME "
+                       "(LLVM's names, e.g. +dotprod,+i8mm)", f);
+    p += len + (p[len] == ',');
+  }
+  return NCC_OK;
+}
+
 /* The CPU description codegen/llvm compiles for: the host (with the
- * caller's vector width, if any) or the row's cross target. */
-static ncc_status llvm_desc(const ncc_target_row *t, ncc_llvm_host *out) {
+ * caller's vector width, if any) or the row's cross target, with the
+ * caller's CPU and the row's features plus the caller's (written to
+ * `feat`, which must outlive *out). */
+static ncc_status llvm_desc(const ncc_target_row *t, ncc_llvm_host *out, char *feat,
+                            size_t cap) {
+  const ncc_options *o = ncc_opts();
   if (t->triple) {
     *out = (ncc_llvm_host){t->triple, t->cpu, t->features, t->vector_width};
+    if (o->target_cpu && *o->target_cpu) {
+      if (!llvm_name_ok(o->target_cpu, strlen(o->target_cpu)))
+        return ncc_error(NCC_ERR_USAGE, "target cpu '%s': expected an LLVM CPU name",
+                         o->target_cpu);
+      out->cpu = o->target_cpu;
+    }
+    if (o->target_features && *o->target_features) {
+      ncc_status st = check_features(o->target_features);
+      if (st) return st;
+      int n = snprintf(feat, cap, "%s%s%s", t->features, *t->features ? "," : "",
+                       o->target_features);
+      if (n < 0 || (size_t)n >= cap)
+        return ncc_error(NCC_ERR_USAGE, "target features '%s': too long",
+                         o->target_features);
+      out->features = feat;
+    }
     return NCC_OK;
   }
   const ncc_llvm_host *h;
@@ -79,9 +128,12 @@ static ncc_status llvm_desc(const ncc_target_row *t, ncc_llvm_host *out) {
   *out = *h;
   /* the caller's width (ncc_options.vector_width) for this host only:
    * a cross target's width is part of its description */
-  if (ncc_opts()->vector_width > 0) out->vector_width = ncc_opts()->vector_width;
+  if (o->vector_width > 0) out->vector_width = o->vector_width;
   return NCC_OK;
 }
+
+/* Room for a target's feature list with the caller's. */
+#define FEATURES_CAP 1024
 #endif
 
 ncc_status ncc_target_can_compile(const char *target, char *why, size_t cap) {
@@ -101,7 +153,8 @@ ncc_status ncc_target_can_compile(const char *target, char *why, size_t cap) {
 #ifdef NCC_HAVE_LLVM
   else if (t->kind == NCC_TARGET_LLVM) {
     ncc_llvm_host h;
-    st = llvm_desc(t, &h);
+    char feat[FEATURES_CAP];
+    st = llvm_desc(t, &h, feat, sizeof feat);
     if (!st) st = ncc_llvm_can_emit(&h);
   }
 #endif
@@ -149,6 +202,10 @@ ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
   if (!ncc_precision_name(o.precision))
     return ncc_error(NCC_ERR_USAGE, "precision %d: expected 0 (f32), 1 (bf16) or 2 (fp16)",
                      o.precision);
+  if (cross_cpu_set(&o))
+    return ncc_error(NCC_ERR_USAGE,
+                     "target_cpu and target_features describe a cross target's CPU "
+                     "(ncc_module_emit_opts); a module compiles for this host");
   const ncc_backend *be;
   char why[256];
   ncc_status st = find_target(target, &be);
@@ -396,12 +453,18 @@ static ncc_status emit(const ncc_graph *g, const char *target, const char *kind,
                        const char *path) {
   if (!target) target = "cpu";
   const ncc_target_row *t = ncc_target_row_find(target);
+  if (t && !t->triple && cross_cpu_set(ncc_opts()))
+    return ncc_error(NCC_ERR_USAGE,
+                     "target '%s' does not take a target CPU or features (the LLVM "
+                     "cross targets x86_64 and aarch64 do; cpu is this host's own)",
+                     target);
   /* a backend with its own emitter (the GPU targets) */
   if (t && t->built && t->backend && t->backend->emit) return t->backend->emit(g, kind, path);
 #ifdef NCC_HAVE_LLVM
   if (t && t->kind == NCC_TARGET_LLVM) {
     ncc_llvm_host h;
-    ncc_status st = llvm_desc(t, &h);
+    char feat[FEATURES_CAP];
+    ncc_status st = llvm_desc(t, &h, feat, sizeof feat);
     return st ? st : ncc_llvm_emit_file(g, target, &h, kind, path);
   }
   char names[128];

@@ -948,14 +948,81 @@ static LLVMValueRef emit_cast(emitter *E, ncc_dtype from, ncc_dtype to,
   return LLVMBuildIntCast2(B, v, tt, from != NCC_DT_U8, "");
 }
 
+/* Lanes [first, first + n) of vector v. */
+static LLVMValueRef lanes_of(emitter *E, LLVMValueRef v, int first, int n) {
+  LLVMValueRef idx[16];
+  NCC_ASSERT(n <= 16);
+  for (int i = 0; i < n; i++) idx[i] = LLVMConstInt(E->t_i32, (unsigned)(first + i), 0);
+  return LLVMBuildShuffleVector(E->b, v, LLVMGetPoison(LLVMTypeOf(v)),
+                                LLVMConstVector(idx, (unsigned)n), "");
+}
+
+/* The vector of x's lanes followed by y's (equal types). */
+static LLVMValueRef concat(emitter *E, LLVMValueRef x, LLVMValueRef y) {
+  unsigned n = LLVMGetVectorSize(LLVMTypeOf(x));
+  LLVMValueRef idx[32];
+  NCC_ASSERT(n <= 16);
+  for (unsigned i = 0; i < 2 * n; i++) idx[i] = LLVMConstInt(E->t_i32, i, 0);
+  return LLVMBuildShuffleVector(E->b, x, y, LLVMConstVector(idx, 2 * n), "");
+}
+
+/* One 4-lane (128-bit) AArch64 dot product, c + u8(a) . s8(b) per lane.
+ * USDOT (FEAT_I8MM) takes the unsigned and signed bytes as they are. SDOT
+ * (FEAT_DotProd) is signed by signed: a's bytes are flipped to s8,
+ * a ^ 0x80 = u8(a) - 128, and the 128 * (sum of b's bytes) this drops is
+ * added back, that sum being an SDOT of b against bytes of 1. All i32
+ * arithmetic wraps, as the portable sum does, so the result is exact. */
+static LLVMValueRef arm_dot4(emitter *E, bool usdot, LLVMValueRef a, LLVMValueRef b,
+                             LLVMValueRef c) {
+  LLVMTypeRef v16 = LLVMVectorType(E->t_i8, 16);
+  LLVMTypeRef ovl[2] = {LLVMTypeOf(c), v16};
+  LLVMValueRef b8 = LLVMBuildBitCast(E->b, b, v16, "");
+  if (usdot) {
+    LLVMValueRef args[3] = {c, LLVMBuildBitCast(E->b, a, v16, ""), b8};
+    return call_intrinsic(E, "llvm.aarch64.neon.usdot", ovl, 2, args, 3);
+  }
+  LLVMValueRef flip = splat(E, LLVMConstInt(E->t_i32, 0x80808080u, 0), 4);
+  LLVMValueRef args[3] = {c, LLVMBuildBitCast(E->b, LLVMBuildXor(E->b, a, flip, ""), v16, ""),
+                          b8};
+  LLVMValueRef dot = call_intrinsic(E, "llvm.aarch64.neon.sdot", ovl, 2, args, 3);
+  LLVMValueRef sum_args[3] = {LLVMConstNull(LLVMTypeOf(c)),
+                              splat(E, LLVMConstInt(E->t_i8, 1, 0), 16), b8};
+  LLVMValueRef sum_b = call_intrinsic(E, "llvm.aarch64.neon.sdot", ovl, 2, sum_args, 3);
+  return LLVMBuildAdd(E->b, dot,
+                      LLVMBuildShl(E->b, sum_b, splat(E, LLVMConstInt(E->t_i32, 7, 0), 4), ""),
+                      "");
+}
+
+/* KIR_E_DOT4 on AArch64 with FEAT_I8MM (USDOT) or FEAT_DotProd (SDOT),
+ * 4, 8 or 16 lanes as 128-bit slices; NULL when the target has neither or
+ * the lanes do not split so (the portable sum then). */
+static LLVMValueRef emit_dot4_arm(emitter *E, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c,
+                                  int lanes) {
+  const ncc_llvm_host *h = E->host;
+  bool arm = strncmp(h->triple, "aarch64", 7) == 0 || strncmp(h->triple, "arm64", 5) == 0;
+  bool usdot = ncc_llvm_has_feature(h, "i8mm");
+  if (!arm || (!usdot && !ncc_llvm_has_feature(h, "dotprod")) ||
+      (lanes != 4 && lanes != 8 && lanes != 16))
+    return NULL;
+  if (lanes == 4) return arm_dot4(E, usdot, a, b, c);
+  LLVMValueRef part[4];
+  for (int q = 0; q < lanes / 4; q++)
+    part[q] = arm_dot4(E, usdot, lanes_of(E, a, 4 * q, 4), lanes_of(E, b, 4 * q, 4),
+                       lanes_of(E, c, 4 * q, 4));
+  if (lanes == 8) return concat(E, part[0], part[1]);
+  return concat(E, concat(E, part[0], part[1]), concat(E, part[2], part[3]));
+}
+
 /* KIR_E_DOT4: x86's vpdpbusd where the target has it at this width
- * (AVX512-VNNI; AVX-VNNI or AVX512-VNNI+VL for 8 and 4 lanes), else the
- * same wrapping sum from shifts: byte j of a zero-extended, of b
- * sign-extended. */
+ * (AVX512-VNNI; AVX-VNNI or AVX512-VNNI+VL for 8 and 4 lanes), AArch64's
+ * USDOT or SDOT (emit_dot4_arm), else the same wrapping sum from shifts:
+ * byte j of a zero-extended, of b sign-extended. */
 static LLVMValueRef emit_dot4(emitter *E, const kir_expr *e, int lanes) {
   LLVMValueRef a = emit_widened(E, e->a, lanes), b = emit_widened(E, e->b, lanes),
                c = emit_widened(E, e->c, lanes);
   const ncc_llvm_host *h = E->host;
+  LLVMValueRef arm = emit_dot4_arm(E, a, b, c, lanes);
+  if (arm) return arm;
   bool vl = ncc_llvm_has_feature(h, "avx512vnni") && ncc_llvm_has_feature(h, "avx512vl");
   const char *name = NULL;
   if (lanes == 16 && ncc_llvm_has_feature(h, "avx512vnni"))

@@ -21,7 +21,7 @@ typedef enum opt_id {
   OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK, OPT_MAX_MEMORY,
   OPT_THREADS, OPT_CODEGEN_OPT, OPT_COMPILE_THREADS, OPT_CACHE_DIR, OPT_NO_CACHE,
   OPT_PROFILE, OPT_TRACE, OPT_PEAK_GFLOPS, OPT_PEAK_GBPS, OPT_PRECISION,
-  OPT_COMPARE_F32,
+  OPT_COMPARE_F32, OPT_TARGET_CPU, OPT_TARGET_FEATURES,
 } opt_id;
 
 typedef struct long_opt {
@@ -47,6 +47,8 @@ static const long_opt long_opts[] = {
     {"input", OPT_INPUT, CLI_F_INPUT, true},
     {"output-dir", OPT_OUTPUT_DIR, CLI_F_OUTDIR, true},
     {"emit", OPT_EMIT, CLI_F_EMIT, true},
+    {"target-cpu", OPT_TARGET_CPU, CLI_F_EMIT, true},
+    {"target-features", OPT_TARGET_FEATURES, CLI_F_EMIT, true},
     {"batch", OPT_BATCH, CLI_F_BENCH, true},
     {"warmup", OPT_WARMUP, CLI_F_BENCH, true},
     {"iters", OPT_ITERS, CLI_F_BENCH, true},
@@ -231,6 +233,9 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
     o->output_dir = v;
     break;
   case OPT_EMIT: o->emit = v; break;
+  /* checked by libncc (ncc_module_emit_opts), which knows the targets */
+  case OPT_TARGET_CPU: o->lib.target_cpu = v; break;
+  case OPT_TARGET_FEATURES: o->lib.target_features = v; break;
   case OPT_BATCH: return set_batches(o, v);
   case OPT_WARMUP: return set_count(a, "--warmup", v, 0, MAX_COUNT, &o->warmup);
   case OPT_ITERS:

@@ -158,9 +158,28 @@ static ncc_status emit_code(const ncc_graph *g, const cli_opts *o,
   return st;
 }
 
+/* --target-cpu / --target-features describe an LLVM cross target's CPU
+ * (one that compiles here but does not run in ncc): x86_64, aarch64. */
+static ncc_status check_cross_cpu(const cli_opts *o, const char *emit) {
+  const char *flag = o->lib.target_cpu ? "--target-cpu" : "--target-features";
+  if (!o->lib.target_cpu && !o->lib.target_features) return NCC_OK;
+  ncc_target_desc d;
+  for (int i = 0; i < ncc_target_count(); i++)
+    if (!ncc_target_get(i, &d) && strcmp(d.name, o->target) == 0 && is_llvm(&d) && !d.runs) {
+      if (strcmp(emit, "ir") == 0)
+        return ncc_error(NCC_ERR_USAGE, "%s changes the code, not the IR: use it with "
+                         "--emit=llvm, asm, obj or lib", flag);
+      return NCC_OK;
+    }
+  return ncc_error(NCC_ERR_USAGE,
+                   "%s is for the cross targets (x86_64, aarch64), not '%s' (cpu "
+                   "compiles for this host's own CPU and features)", flag, o->target);
+}
+
 ncc_status cmd_compile(const cli_opts *o) {
   const char *emit = o->emit ? o->emit : "obj";
   ncc_status st = check_request(emit, o->target);
+  if (!st) st = check_cross_cpu(o, emit);
   if (!st) st = cli_pipeline_check(o);
   if (st) return st;
   ncc_graph *g = NULL;

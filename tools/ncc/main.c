@@ -91,6 +91,12 @@ static const char usage_compile[] =
     "ptx, opencl\n"
     "                         lib: a self-contained library (NAME.so, or one\n"
     "                         relocatable NAME.o) and its C header NAME.h\n"
+    "  --target-cpu=NAME      cross targets x86_64, aarch64: the LLVM CPU to\n"
+    "                         compile for (default: x86-64-v3, generic)\n"
+    "  --target-features=LIST cross targets: LLVM features added to the\n"
+    "                         baseline, e.g. +dotprod or +i8mm (aarch64 int8\n"
+    "                         kernels use SDOT / USDOT), +avxvnni; the output\n"
+    "                         then needs a CPU that has them (docs/AOT.md)\n"
     "  -o FILE                output file (stdout for text kinds without "
     "-o;\n"
     "                         obj and lib default to the model's name)\n" MEMORY_HELP;

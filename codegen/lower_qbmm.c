@@ -27,7 +27,8 @@
 #define I(v) kir_const_i(k, (v))
 #define ADD(a, b) kir_add(k, (a), (b))
 #define MUL(a, b) kir_mul(k, (a), (b))
-#define MR 8
+#define MR 8 /* most rows and vectors of a register tile */
+#define NV 3
 #define KCHUNK 256 /* 256 * 255 * 255 < 2^24: an exact f32 sum */
 
 typedef struct qbmm {
@@ -114,34 +115,34 @@ static double at(const ncc_value *v, int64_t i) {
   return ncc_idx_read(v->dtype, v->data, ncc_shape_numel(&v->shape) == 1 ? 0 : i);
 }
 
-/* A zero point as an f32 expression: 0, a constant, a per-column constant
- * (loaded at `col`) or a scalar read at run time. */
-static kir_expr *zero_point(kir_kernel *k, const ncc_value *z, int input,
-                            kir_expr *col) {
-  if (!z) return kir_const_f(k, NCC_DT_F32, 0);
+/* A zero point as a `w`-lane f32 expression: 0, a constant, a per-column
+ * constant (loaded at `col`) or a scalar read at run time. */
+static kir_expr *zero_point(kir_kernel *k, const ncc_value *z, int input, kir_expr *col, int w) {
+  if (!z) return kir_splat(k, kir_const_f(k, NCC_DT_F32, 0), w);
   int64_t e = ncc_shape_numel(&z->shape);
-  if (is_const(z) && e == 1) return kir_const_f(k, NCC_DT_F32, at(z, 0));
-  if (is_const(z)) {
-    float *zf = ncc_malloc((size_t)e * sizeof *zf);
+  if (is_const(z) && e == 1) return kir_splat(k, kir_const_f(k, NCC_DT_F32, at(z, 0)), w);
+  if (is_const(z)) { /* padded past N so a whole vector loads */
+    float *zf = ncc_calloc((size_t)(e + w), sizeof *zf);
     if (!zf) {
       k->oom = true;
-      return kir_const_f(k, NCC_DT_F32, 0);
+      return kir_splat(k, kir_const_f(k, NCC_DT_F32, 0), w);
     }
     for (int64_t i = 0; i < e; i++) zf[i] = (float)at(z, i);
-    int bz = ncc_lower_data_buf(k, "zero_point", NCC_DT_F32, zf, (size_t)e * sizeof *zf);
-    return kir_load(k, bz, col);
+    int bz = ncc_lower_data_buf(k, "zero_point", NCC_DT_F32, zf, (size_t)(e + w) * sizeof *zf);
+    return kir_loadv(k, bz, col, w, NULL);
   }
-  return kir_cast(k, NCC_DT_F32, kir_load(k, kir_buf_input(k, input, z->dtype), I(0)));
+  kir_expr *v = kir_load(k, kir_buf_input(k, input, z->dtype), I(0));
+  return kir_splat(k, kir_cast(k, NCC_DT_F32, v), w);
 }
 
 /* The requantisation multipliers sa * sb[j] / sy, in f32 as the reference
  * combines them; one per column where sb is per column. */
-static kir_expr *multiplier(kir_kernel *k, const qbmm *q, kir_expr *col) {
+static kir_expr *multiplier(kir_kernel *k, const qbmm *q, kir_expr *col, int w) {
   int64_t e = ncc_shape_numel(&q->sb->shape);
-  float *m = ncc_malloc((size_t)e * sizeof *m);
+  float *m = ncc_calloc((size_t)(e + w), sizeof *m);
   if (!m) {
     k->oom = true;
-    return kir_const_f(k, NCC_DT_F32, 0);
+    return kir_splat(k, kir_const_f(k, NCC_DT_F32, 0), w);
   }
   for (int64_t j = 0; j < e; j++) {
     float p = (float)at(q->sa, 0) * (float)at(q->sb, j);
@@ -150,10 +151,10 @@ static kir_expr *multiplier(kir_kernel *k, const qbmm *q, kir_expr *col) {
   if (e == 1) {
     double v = m[0];
     ncc_free(m, 0);
-    return kir_const_f(k, NCC_DT_F32, v);
+    return kir_splat(k, kir_const_f(k, NCC_DT_F32, v), w);
   }
-  int bm = ncc_lower_data_buf(k, "mult", NCC_DT_F32, m, (size_t)e * sizeof *m);
-  return kir_load(k, bm, col);
+  int bm = ncc_lower_data_buf(k, "mult", NCC_DT_F32, m, (size_t)(e + w) * sizeof *m);
+  return kir_loadv(k, bm, col, w, NULL);
 }
 
 /* Element offsets of batch `bat` (flat over the output's batch dims) in
@@ -174,78 +175,106 @@ static kir_expr *batch_offset(kir_kernel *k, const ncc_value *v, const ncc_value
   return off;
 }
 
-static ncc_status lower(const qbmm *q, int vw, kir_kernel *k) {
+static ncc_status lower(const qbmm *q, int w, kir_kernel *k) {
   const ncc_value *a = q->a, *b = q->b, *y = q->y;
   int r = y->shape.rank;
+  int64_t Ks = a->shape.d[a->shape.rank - 1];
+  bool one_chunk = !ncc_dim_is_sym(Ks) && Ks <= KCHUNK; /* f32 sums stay exact */
+  /* register tile: MR rows x NV vectors of f32 sums (and of i32 totals
+   * when K runs in chunks), within 32 vector registers (16 below AVX-512) */
+  int mr = one_chunk ? (w >= 16 ? 8 : 6) : (w >= 16 ? 6 : 4);
+  int nv = one_chunk && w >= 16 ? 3 : 2;
   kir_expr *M = ncc_lower_dim(k, a->shape.d[a->shape.rank - 2]);
-  kir_expr *K = ncc_lower_dim(k, a->shape.d[a->shape.rank - 1]);
+  kir_expr *K = ncc_lower_dim(k, Ks);
   kir_expr *N = ncc_lower_dim(k, b->shape.d[b->shape.rank - 1]);
   kir_expr *nbat = I(1);
   for (int d = 0; d < r - 2; d++) nbat = MUL(nbat, ncc_lower_dim(k, y->shape.d[d]));
   int ba = kir_buf_input(k, 0, a->dtype), bb = kir_buf_input(k, q->bi, b->dtype);
   int by = kir_buf_output(k, 0, y->dtype);
-  int facc[MR], iacc[MR], bv = kir_local_add(k, NCC_DT_F32, 1);
-  for (int i = 0; i < MR; i++) {
-    facc[i] = kir_local_add(k, NCC_DT_F32, 1);
-    iacc[i] = kir_local_add(k, NCC_DT_I32, 1);
-  }
-  /* tasks: batch x row tiles x column chunks of 4 vectors */
-  int64_t cn = 4 * (int64_t)vw;
-  kir_expr *chunks = kir_cdiv(k, N, cn), *tiles = kir_cdiv(k, M, MR);
-  kir_expr *per_b = MUL(tiles, chunks);
+  int facc[MR][NV], iacc[MR][NV], bv[NV], av = kir_local_add(k, NCC_DT_F32, w);
+  for (int v = 0; v < nv; v++) bv[v] = kir_local_add(k, NCC_DT_F32, w);
+  for (int i = 0; i < mr; i++)
+    for (int v = 0; v < nv; v++) {
+      facc[i][v] = kir_local_add(k, NCC_DT_F32, w);
+      iacc[i][v] = one_chunk ? -1 : kir_local_add(k, NCC_DT_I32, w);
+    }
+  /* tasks: batch x column panels x row tiles (a panel's B rows stay in
+   * cache across its row tiles) */
+  int64_t nr = (int64_t)nv * w;
+  kir_expr *panels = kir_cdiv(k, N, nr), *tiles = kir_cdiv(k, M, mr);
+  kir_expr *per_b = MUL(panels, tiles);
   kir_block top = kir_body_begin();
-  int vt = kir_var_new(k), vn = kir_var_new(k), vc = kir_var_new(k), vk = kir_var_new(k);
+  int vt = kir_var_new(k), vc = kir_var_new(k), vk = kir_var_new(k);
   kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(nbat, per_b), KIR_PARALLEL, 0);
   kir_block bt = kir_body_begin();
   kir_expr *t = kir_var(k, vt);
   kir_expr *bat = kir_bin(k, KIR_DIV, t, per_b), *rem = kir_bin(k, KIR_REM, t, per_b);
-  kir_expr *m0 = MUL(kir_bin(k, KIR_DIV, rem, chunks), I(MR));
-  kir_expr *n0 = MUL(kir_bin(k, KIR_REM, rem, chunks), I(cn));
+  kir_expr *n0 = MUL(kir_bin(k, KIR_DIV, rem, tiles), I(nr));
+  kir_expr *m0 = MUL(kir_bin(k, KIR_REM, rem, tiles), I(mr));
   kir_expr *aoff = batch_offset(k, a, y, bat, MUL(M, K));
   kir_expr *boff = batch_offset(k, b, y, bat, MUL(K, N));
   kir_expr *yoff = MUL(bat, MUL(M, N));
-  kir_stmt *ln = kir_for(k, &bt, vn, n0, kir_min(k, ADD(n0, I(cn)), N),
-                         vw > 1 ? KIR_VECTOR : KIR_SERIAL, vw);
-  kir_block bn = kir_body_begin();
-  kir_expr *col = kir_var(k, vn);
-  kir_expr *za = zero_point(k, q->za, q->zai, col);
-  kir_expr *zb = zero_point(k, q->zb, q->zbi, col);
-  kir_expr *rows[MR];
-  for (int i = 0; i < MR; i++) {
-    rows[i] = kir_min(k, ADD(m0, I(i)), ADD(M, I(-1))); /* past M: a duplicate of M-1 */
-    kir_assign(k, &bn, iacc[i], kir_cast(k, NCC_DT_I32, I(0)));
+  kir_expr *rows[MR], *cols[NV], *cnt[NV], *zb[NV];
+  kir_expr *za = zero_point(k, q->za, q->zai, NULL, 1);
+  for (int v = 0; v < nv; v++) {
+    cols[v] = ADD(n0, I(v * w));
+    cnt[v] = kir_bin(k, KIR_SUB, N, cols[v]); /* lanes left; <= 0: none */
+    zb[v] = zero_point(k, q->zb, q->zbi, cols[v], w);
   }
-  kir_stmt *lc = kir_for(k, &bn, vc, I(0), kir_cdiv(k, K, KCHUNK), KIR_SERIAL, 0);
-  kir_block bc = kir_body_begin();
-  kir_expr *k0 = MUL(kir_var(k, vc), I(KCHUNK));
-  for (int i = 0; i < MR; i++) kir_assign(k, &bc, facc[i], kir_const_f(k, NCC_DT_F32, 0));
-  kir_stmt *lk = kir_for(k, &bc, vk, k0, kir_min(k, ADD(k0, I(KCHUNK)), K), KIR_SERIAL, 0);
+  for (int i = 0; i < mr; i++) {
+    rows[i] = kir_min(k, ADD(m0, I(i)), ADD(M, I(-1))); /* past M: a duplicate of M-1 */
+    if (!one_chunk)
+      for (int v = 0; v < nv; v++)
+        kir_assign(k, &bt, iacc[i][v], kir_splat(k, kir_cast(k, NCC_DT_I32, I(0)), w));
+  }
+  kir_block *bc = &bt, chunk;
+  kir_stmt *lc = NULL;
+  kir_expr *k0 = I(0), *k1 = K;
+  if (!one_chunk) {
+    lc = kir_for(k, &bt, vc, I(0), kir_cdiv(k, K, KCHUNK), KIR_SERIAL, 0);
+    chunk = kir_body_begin();
+    bc = &chunk;
+    k0 = MUL(kir_var(k, vc), I(KCHUNK));
+    k1 = kir_min(k, ADD(k0, I(KCHUNK)), K);
+  }
+  for (int i = 0; i < mr; i++)
+    for (int v = 0; v < nv; v++)
+      kir_assign(k, bc, facc[i][v], kir_splat(k, kir_const_f(k, NCC_DT_F32, 0), w));
+  kir_stmt *lk = kir_for(k, bc, vk, k0, k1, KIR_SERIAL, 0);
   kir_block bk = kir_body_begin();
   kir_expr *kk = kir_var(k, vk);
-  kir_expr *bval = kir_cast(k, NCC_DT_F32, kir_load(k, bb, ADD(boff, ADD(MUL(kk, N), col))));
-  kir_assign(k, &bk, bv, kir_bin(k, KIR_SUB, bval, zb));
-  for (int i = 0; i < MR; i++) {
-    kir_expr *av = kir_cast(k, NCC_DT_F32, kir_load(k, ba, ADD(aoff, ADD(MUL(rows[i], K), kk))));
-    kir_assign(k, &bk, facc[i], kir_fma(k, kir_bin(k, KIR_SUB, av, za), kir_local_ref(k, bv),
-                                        kir_local_ref(k, facc[i])));
+  for (int v = 0; v < nv; v++) { /* B's row kk, masked past N */
+    kir_expr *ld = kir_loadv(k, bb, ADD(boff, ADD(MUL(kk, N), cols[v])), w, cnt[v]);
+    kir_assign(k, &bk, bv[v], kir_bin(k, KIR_SUB, kir_cast(k, NCC_DT_F32, ld), zb[v]));
+  }
+  for (int i = 0; i < mr; i++) {
+    kir_expr *ai = kir_cast(k, NCC_DT_F32, kir_load(k, ba, ADD(aoff, ADD(MUL(rows[i], K), kk))));
+    kir_assign(k, &bk, av, kir_splat(k, kir_bin(k, KIR_SUB, ai, za), w));
+    for (int v = 0; v < nv; v++)
+      kir_assign(k, &bk, facc[i][v], kir_fma(k, kir_local_ref(k, av), kir_local_ref(k, bv[v]),
+                                             kir_local_ref(k, facc[i][v])));
   }
   kir_body_end(lk, &bk);
-  for (int i = 0; i < MR; i++)
-    kir_assign(k, &bc, iacc[i], kir_bin(k, KIR_ADD, kir_local_ref(k, iacc[i]),
-                                        kir_cast(k, NCC_DT_I32, kir_local_ref(k, facc[i]))));
-  kir_body_end(lc, &bc);
-  kir_expr *mult = q->qlinear ? multiplier(k, q, col) : NULL;
-  for (int i = 0; i < MR; i++) {
-    kir_expr *v = kir_local_ref(k, iacc[i]);
-    if (q->qlinear) v = ncc_lower_requant(k, v, mult, at(q->zy, 0), y->dtype);
-    kir_store(k, &bn, by, ADD(yoff, ADD(MUL(rows[i], N), col)), v, NULL);
+  if (!one_chunk) {
+    for (int i = 0; i < mr; i++)
+      for (int v = 0; v < nv; v++)
+        kir_assign(k, bc, iacc[i][v],
+                   kir_bin(k, KIR_ADD, kir_local_ref(k, iacc[i][v]),
+                           kir_cast(k, NCC_DT_I32, kir_local_ref(k, facc[i][v]))));
+    kir_body_end(lc, &chunk);
   }
-  kir_body_end(ln, &bn);
+  for (int v = 0; v < nv; v++) {
+    kir_expr *mult = q->qlinear ? multiplier(k, q, cols[v], w) : NULL;
+    for (int i = 0; i < mr; i++) {
+      kir_expr *s = one_chunk ? kir_cast(k, NCC_DT_I32, kir_local_ref(k, facc[i][v]))
+                              : kir_local_ref(k, iacc[i][v]);
+      if (q->qlinear) s = ncc_lower_requant(k, s, mult, at(q->zy, 0), y->dtype);
+      kir_store(k, &bt, by, ADD(yoff, ADD(MUL(rows[i], N), cols[v])), s, cnt[v]);
+    }
+  }
   kir_body_end(lt, &bt);
   kir_kernel_set_body(k, &top);
-  k->cost_per_elem = 2.0 * (double)(ncc_dim_is_sym(a->shape.d[a->shape.rank - 1])
-                                        ? 64
-                                        : a->shape.d[a->shape.rank - 1]);
+  k->cost_per_elem = 2.0 * (double)(ncc_dim_is_sym(Ks) ? 64 : Ks);
   return NCC_OK;
 }
 

@@ -171,8 +171,27 @@ def inf_multiplier(name, adt=U8, K=24, N=12, seed=40):
     return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": a}, want
 
 
+def conv_inf_multiplier(name, C=8, OC=12, H=5, W=6, seed=42):
+    """1x1 QLinearConv (u8) with y_scale 1e-45; the pixels of row 2 equal
+    x's zero point in every channel, so their sums are 0."""
+    r = np.random.default_rng(seed)
+    x, w, xz, yz = ints(r, U8, (1, C, H, W)), ints(r, I8, (OC, C, 1, 1)), zp(r, U8), np.array(100, U8)
+    x[:, :, 2, :] = xz
+    inits = [nh.from_array(np.array(0.02, np.float32), "xs"), nh.from_array(xz, "xz"),
+             nh.from_array(w, "w"), nh.from_array(np.array(0.01, np.float32), "ws"),
+             nh.from_array(np.array(0, I8), "wz"), nh.from_array(np.array(1e-45, np.float32), "ys"),
+             nh.from_array(yz, "yz")]
+    node = h.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"])
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", T.UINT8, [1, C, H, W])],
+                     [h.make_tensor_value_info("y", T.UINT8, None)], inits)
+    acc = np.einsum("nchw,mc->nmhw", x.astype(np.int64) - int(xz), w[:, :, 0, 0].astype(np.int64))
+    want = np.where(acc == 0, 100, np.where(acc > 0, 255, 0)).astype(U8)
+    return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": x}, want
+
+
 DEGENERATE = [inf_multiplier("mm_inf_multiplier_u8"),
-              inf_multiplier("mm_inf_multiplier_s8", adt=I8, seed=41)]
+              inf_multiplier("mm_inf_multiplier_s8", adt=I8, seed=41),
+              conv_inf_multiplier("conv_inf_multiplier")]
 
 
 def run_ort(model, feeds):

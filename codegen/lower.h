@@ -125,6 +125,13 @@ int ncc_lower_data_buf(kir_kernel *k, const char *name, ncc_dtype dt, void *data
  * zy, saturate to the u8/s8 range of ydt, convert (the reference's formula,
  * in f32). */
 kir_expr *ncc_lower_s8_to_u8(kir_kernel *k, kir_expr *w);
+/* Whether every multiplier (f32) sa * sb[j] / sy, j < n, is finite: the
+ * compiled requantisation saturates a NaN product to the bottom of the
+ * range where the reference takes it as 0, so a zero, infinite or NaN
+ * scale (constants of 1 or n f32 values) leaves the node to the reference
+ * kernel and both targets agree. */
+bool ncc_lower_requant_finite(const ncc_value *sa, const ncc_value *sb, const ncc_value *sy,
+                              int64_t n);
 kir_expr *ncc_lower_requant(kir_kernel *k, kir_expr *acc, kir_expr *mult, double zy,
                             ncc_dtype ydt);
 

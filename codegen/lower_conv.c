@@ -108,6 +108,7 @@ static bool qconv_ok(const ncc_node *n, win *w, qconv *q) {
       (!qconst(n->in[8], oc) || n->in[8]->dtype != NCC_DT_I32 ||
        ncc_shape_numel(&n->in[8]->shape) != oc))
     return false;
+  if (!ncc_lower_requant_finite(n->in[1], n->in[4], n->in[6], oc)) return false;
   int64_t taps = wt->shape.d[1] * wt->shape.d[2] * wt->shape.d[3];
   for (int64_t o = 0; o < oc; o++) { /* w - zw must fit the s8 operand */
     double zw = qread(n->in[5], o);

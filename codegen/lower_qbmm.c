@@ -96,8 +96,9 @@ static bool analyse(const ncc_node *n, qbmm *q) {
     if (!scalar_or(q->sa, 0, true) || !scalar_or(q->za, 0, true) ||
         !scalar_or(q->sb, ncol, true) || !scalar_or(q->zb, ncol, true) ||
         !scalar_or(q->sy, 0, true) || !scalar_or(q->zy, 0, true) ||
-        q->zy->dtype != y->dtype)
-      return false;
+        q->zy->dtype != y->dtype ||
+        !ncc_lower_requant_finite(q->sa, q->sb, q->sy, ncc_shape_numel(&q->sb->shape)))
+      return false; /* a non-finite multiplier: the reference's NaN rules */
   } else {
     if (y->dtype != NCC_DT_I32) return false;
     if ((q->za && !scalar_or(q->za, 0, false)) || (q->zb && !scalar_or(q->zb, ncol, false)))

@@ -81,7 +81,8 @@ static bool analyse(const ncc_node *n, qmm *q) {
   if (q->qlinear) {
     if (n->n_in < 8 || !is8(y) || !small_const(n->in[1], 1) || !small_const(n->in[2], 1) ||
         !small_const(n->in[4], q->N) || !small_const(n->in[5], q->N) ||
-        !small_const(n->in[6], 1) || !small_const(n->in[7], 1))
+        !small_const(n->in[6], 1) || !small_const(n->in[7], 1) ||
+        !ncc_lower_requant_finite(n->in[1], n->in[4], n->in[6], q->N))
       return false;
     q->za = n->in[2];
     q->zb = n->in[5];

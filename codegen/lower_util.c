@@ -1,6 +1,8 @@
 /* codegen/lower_util.c — small helpers every kind of lowering uses: dims
  * as expressions, the end of a lowering, layout and window checks, operand
  * strides over a view of the output. */
+#include <math.h>
+
 #include "lower.h"
 
 kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d) {
@@ -81,6 +83,22 @@ kir_expr *ncc_lower_s8_to_u8(kir_kernel *k, kir_expr *w) {
   return kir_bin(k, KIR_SUB, kir_bin(k, KIR_ADD, w, m),
                  kir_bin(k, KIR_MUL, kir_bin(k, KIR_AND, w, m),
                          kir_cast(k, NCC_DT_I32, kir_const_i(k, 2))));
+}
+
+static float f32_at(const ncc_value *v, int64_t i) {
+  return ((const float *)v->data)[ncc_shape_numel(&v->shape) == 1 ? 0 : i];
+}
+
+bool ncc_lower_requant_finite(const ncc_value *sa, const ncc_value *sb, const ncc_value *sy,
+                              int64_t n) {
+  const ncc_value *s[3] = {sa, sb, sy};
+  for (int i = 0; i < 3; i++)
+    if (s[i]->dtype != NCC_DT_F32 || !s[i]->data) return false;
+  for (int64_t j = 0; j < n; j++) {
+    float m = f32_at(sa, 0) * f32_at(sb, j); /* in f32, as the kernels compute it */
+    if (!isfinite(m / f32_at(sy, 0))) return false;
+  }
+  return true;
 }
 
 kir_expr *ncc_lower_requant(kir_kernel *k, kir_expr *acc, kir_expr *mult, double zy,

@@ -730,7 +730,7 @@ static ncc_status check_arity(const onnx_node_build *b) {
     return arity_error(b->label, b->op, "input", info->min_in, info->max_in,
                        b->n_in);
   for (int j = 0; j < info->min_in; j++)
-    if (!b->in[j])
+    if (!b->in[j] && ncc_op_input_required(b->op, j))
       return ncc_error(NCC_ERR_INPUT, "%s: required input %d of %s is empty",
                        b->label, j, ncc_op_name(b->op));
   if (b->n_out < info->min_out ||

@@ -112,6 +112,9 @@ extern const ncc_op_info ncc_op_table[NCC_OP_COUNT];
 /* NCC_OP_COUNT when the name is unknown. */
 ncc_op ncc_op_lookup(const char *name, size_t len);
 static inline const char *ncc_op_name(ncc_op op) { return ncc_op_table[op].name; }
+/* Whether input i of op may not be left empty: those below min_in but for
+ * ops.def's NCC_OP_OPTIONAL rows, and every input of a variadic op. */
+bool ncc_op_input_required(ncc_op op, int i);
 /* Ops whose output is their data input's bytes under another shape
  * (Reshape, Flatten, Squeeze, Unsqueeze, Identity): backends may alias. */
 bool ncc_op_is_view(ncc_op op);

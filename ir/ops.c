@@ -15,6 +15,23 @@ const ncc_op_info ncc_op_table[NCC_OP_COUNT] = {
  * so a new row needs no count bumped here. Lowerings that do not know an op
  * report it unsupported (docs/ADDING-AN-OP.md). */
 
+bool ncc_op_input_required(ncc_op op, int i) {
+  const ncc_op_info *oi = &ncc_op_table[op];
+  if (oi->max_in < 0) return true;
+  if (i >= oi->min_in) return false;
+  unsigned opt = 0;
+  switch (op) {
+#define NCC_OP(id, nm, mi, ma, mo, mao, fl, rule)
+#define NCC_OP_OPTIONAL(id, mask)                                                            \
+  case NCC_OP_##id: opt = (mask); break;
+#include "ops.def"
+#undef NCC_OP_OPTIONAL
+#undef NCC_OP
+  default: break;
+  }
+  return i >= 32 || !(opt >> i & 1u);
+}
+
 bool ncc_op_is_view(ncc_op op) {
   switch (op) {
   case NCC_OP_RESHAPE:

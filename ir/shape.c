@@ -49,10 +49,9 @@ static ncc_status check_arity(ictx *c, const char *what, int have, int lo,
 /* Inputs are well-formed: required ones present, valid dtypes, ranks and
  * dims, content consistent with the shape. */
 static ncc_status check_inputs(ictx *c) {
-  const ncc_op_info *info = &ncc_op_table[c->n->op];
   for (int i = 0; i < c->n->n_in; i++) {
     const ncc_tinfo *t = &c->in[i];
-    bool required = i < info->min_in || info->max_in < 0;
+    bool required = ncc_op_input_required(c->n->op, i);
     if (t->dtype == NCC_DT_UNDEF) {
       if (required) return ncc_si_fail(c, NCC_ERR_INPUT, "input %d is missing", i);
       continue;

@@ -41,6 +41,9 @@ static ncc_status check_qparam(ictx *c, int x, int i, int axis, int64_t block) {
   int64_t n = ncc_shape_numel(s);
   if (block == 0) {
     if (s->rank == 0 || (s->rank == 1 && n == 1)) return NCC_OK;
+    /* a scalar x has no axis: its parameters hold one value */
+    if (xs->rank == 0)
+      return ncc_si_fail(c, NCC_ERR_INPUT, "input %d of a scalar x must hold one value", i);
     if (s->rank == 1 && (!is_static(s->d[0]) || !is_static(xs->d[axis]) ||
                          s->d[0] == xs->d[axis]))
       return NCC_OK;
@@ -53,7 +56,7 @@ static ncc_status check_qparam(ictx *c, int x, int i, int axis, int64_t block) {
   for (int d = 0; d < s->rank; d++) {
     int64_t want = xs->d[d];
     if (!is_static(want) || !is_static(s->d[d])) continue;
-    if (d == axis) want = (want + block - 1) / block;
+    if (d == axis) want = want / block + (want % block != 0); /* no overflow near 2^63 */
     if (s->d[d] != want)
       return ncc_si_fail(c, NCC_ERR_INPUT, "blocked input %d has dim %d = %lld, expected %lld",
                          i, d, (long long)s->d[d], (long long)want);
@@ -110,7 +113,8 @@ ncc_status ncc_rule_quantize(ictx *c) {
   return NCC_OK;
 }
 
-/* DequantizeLinear: y = (x - zero_point) * scale, in the scale's dtype. */
+/* DequantizeLinear: y = (x - zero_point) * scale, in the scale's dtype or
+ * output_dtype's. */
 ncc_status ncc_rule_dequantize(ictx *c) {
   ncc_status st;
   ncc_quant_attrs qa;
@@ -121,15 +125,14 @@ ncc_status ncc_rule_dequantize(ictx *c) {
     return st;
   if (has_in(c, 2) && (st = ncc_si_check_same_dtype(c, 0, 2))) return st;
   ncc_dtype out = IN(c, 1)->dtype;
-  if (qa.output_dtype) {
-    ncc_dtype od;
-    if ((st = ncc_attrs_onnx_dtype(c->n, qa.output_dtype, &od))) return st;
-    if (od != out)
-      return ncc_si_fail(c, NCC_ERR_INPUT, "output_dtype %s differs from the scale's %s",
-                         ncc_dtype_name(od), ncc_dtype_name(out));
-  }
   if (!is_float_dt(out))
     return ncc_si_fail(c, NCC_ERR_INPUT, "scale must be a float, got %s", ncc_dtype_name(out));
+  if (qa.output_dtype) { /* opset 23: any float type, whatever the scale's */
+    if ((st = ncc_attrs_onnx_dtype(c->n, qa.output_dtype, &out))) return st;
+    if (!is_float_dt(out))
+      return ncc_si_fail(c, NCC_ERR_INPUT, "output_dtype must be a float type, not %s",
+                         ncc_dtype_name(out));
+  }
   set_out(c, 0, out, &IN(c, 0)->shape);
   return NCC_OK;
 }
@@ -265,7 +268,14 @@ ncc_status ncc_rule_qlinearconv(ictx *c) {
       (st = check_count(c, 4, m, true)) || (st = check_count(c, 5, m, true)) ||
       (st = check_count(c, 6, 1, false)) || (st = check_count(c, 7, 1, false)))
     return st;
-  if (has_in(c, 8) && (st = ncc_si_check_dtype(c, 8, DT(I32)))) return st;
+  if (has_in(c, 8)) { /* the kernels read one i32 per output channel */
+    int64_t r;
+    if ((st = ncc_si_check_dtype(c, 8, DT(I32))) || (st = ncc_si_check_rank(c, 8, 1)))
+      return st;
+    if (!ncc_si_merge_dim(c->g, IN(c, 8)->shape.d[0], m, &r))
+      return ncc_si_fail(c, NCC_ERR_INPUT, "bias has %lld entries, expected %lld",
+                         (long long)IN(c, 8)->shape.d[0], (long long)m);
+  }
   c->out[0].dtype = IN(c, 7)->dtype;
   return NCC_OK;
 }
@@ -326,8 +336,13 @@ ncc_status ncc_rule_qlineargap(ictx *c) {
     return st;
   ncc_shape s = IN(c, 0)->shape;
   int r = s.rank;
-  for (int d = 1; d < r; d++)
-    if (d != (last ? r - 1 : 1)) s.d[d] = 1;
+  for (int d = 1; d < r; d++) {
+    if (d == (last ? r - 1 : 1)) continue;
+    /* the mean of an empty image (onnxruntime refuses it at run time) */
+    if (s.d[d] == 0)
+      return ncc_si_fail(c, NCC_ERR_INPUT, "spatial dim %d is 0: no values to average", d);
+    s.d[d] = 1;
+  }
   set_out(c, 0, IN(c, 0)->dtype, &s);
   return NCC_OK;
 }

@@ -953,7 +953,7 @@ static bool check_arity(parser *p, ncc_op op, const tok *optok, int n_in,
                    want, n_res);
   }
   for (int i = 0; i < n_in; i++)
-    if (!p->ins[i] && (i < oi->min_in || oi->max_in < 0))
+    if (!p->ins[i] && ncc_op_input_required(op, i))
       return fail_at(p, p->in_toks[i].line, p->in_toks[i].col,
                      "input %d of %s is required and cannot be '_'", i,
                      oi->name);

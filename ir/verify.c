@@ -166,7 +166,7 @@ static ncc_status check_arity(const ncc_node *n) {
     return ncc_node_error(n, NCC_ERR_INPUT, "has %d outputs, %s has %s", n->n_out, oi->name,
                      range_text(oi->min_out, oi->max_out, r, sizeof r));
   for (int i = 0; i < n->n_in; i++)
-    if (!n->in[i] && (i < oi->min_in || oi->max_in < 0))
+    if (!n->in[i] && ncc_op_input_required(n->op, i))
       return ncc_node_error(n, NCC_ERR_INPUT, "required input %d is missing", i);
   for (int j = 0; j < n->n_out; j++)
     if (!n->out[j] && (j < oi->min_out || oi->max_out < 0))

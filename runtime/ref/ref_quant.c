@@ -113,7 +113,11 @@ ncc_status ncc_ref_DYNAMICQUANTIZELINEAR(const ncc_node *n, const ncc_tensor *co
   }
   float scale = mx == mn ? 1.0f : (mx - mn) / 255.0f;
   float zpf = 0.0f - mn / scale;
-  zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf;
+  /* clamped as ONNX Runtime's max(0, min(255, zpf)) does, so the NaN of a
+   * range below the smallest scale (0 / 0) or of an infinite one (inf /
+   * inf) becomes 255 */
+  zpf = zpf < 255 ? zpf : 255;
+  zpf = 0 < zpf ? zpf : 0;
   double zp = nearbyint(zpf);
   for (int64_t i = 0; i < numel; i++)
     ncc_ref_set_i(&out[0], i, requant((float)(ncc_ref_get_f(x, i) / scale), zp, 0, 255));

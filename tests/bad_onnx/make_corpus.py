@@ -378,6 +378,40 @@ def entries():
     add("sum_empty_input", BAD, "Sum with an omitted input",
         one_node(helper.make_node("Sum", ["x", "", "x"], ["y"], name="sum"),
                  [vi("x", F32, [2])], [vi("y", F32, [2])]))
+    # ---- quantization (ir/shape_quant.c) ----
+    U8 = TensorProto.UINT8
+    ms = [helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)]
+    add("quant_scalar_axis_scale", BAD, "QuantizeLinear of a scalar with a [0] scale",
+        one_node(helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q"),
+                 [vi("x", F32, [])], [vi("y", U8, None)],
+                 [init("s", np.zeros(0, np.float32))]))
+    add("quant_block_size_huge", BAD, "QuantizeLinear block_size 2^63-1, scale of 2 blocks",
+        one_node(helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q", axis=1,
+                                  block_size=(1 << 63) - 1),
+                 [vi("x", F32, [3, 4])], [vi("y", U8, None)],
+                 [init("s", np.ones((3, 2), np.float32))]))
+    add("quant_axis_opset10", BAD, "QuantizeLinear axis in opset 10",
+        one_node(helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q", axis=1),
+                 [vi("x", F32, [2, 3])], [vi("y", U8, None)],
+                 [init("s", np.float32(0.1))], opset=10))
+    qc_in = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
+    qc_inits = [init("xs", np.float32(0.1)), init("xz", np.uint8(3)),
+                init("w", np.ones((6, 4, 3, 3), np.int8)), init("ws", np.float32(0.05)),
+                init("wz", np.int8(0)), init("ys", np.float32(0.3)), init("yz", np.uint8(4))]
+    add("qlinearconv_bias_short", BAD, "QLinearConv bias of 3 for 6 output channels",
+        one_node(helper.make_node("QLinearConv", qc_in, ["y"], name="qc"),
+                 [vi("x", U8, [1, 4, 5, 5])], [vi("y", U8, None)],
+                 qc_inits + [init("b", np.arange(3, dtype=np.int32))]))
+    add("qlinearconv_bias_2d", BAD, "QLinearConv bias of shape [1,6]",
+        one_node(helper.make_node("QLinearConv", qc_in, ["y"], name="qc"),
+                 [vi("x", U8, [1, 4, 5, 5])], [vi("y", U8, None)],
+                 qc_inits + [init("b", np.zeros((1, 6), np.int32))]))
+    add("qgap_empty_image", BAD, "QLinearGlobalAveragePool over a 0x5 image",
+        one_node(helper.make_node("QLinearGlobalAveragePool", ["x", "xs", "xz", "ys", "yz"],
+                                  ["y"], name="gap", domain="com.microsoft"),
+                 [vi("x", U8, [2, 3, 0, 5])], [vi("y", U8, None)],
+                 [init("xs", np.float32(0.1)), init("xz", np.uint8(3)),
+                  init("ys", np.float32(0.05)), init("yz", np.uint8(4))], opsets=ms))
     add("attr_graph", BAD, "Relu with a GRAPH attribute",
         relu_model(nodes=[helper.make_node(
             "Relu", ["x"], ["y"], name="r",
@@ -479,6 +513,13 @@ REASONS = {
     "dropout_training_ratio": "Dropout in training mode (training_mode=true, ratio=0.25)",
     "dropout_training": "Dropout in training mode (training_mode=true, ratio=0.5)",
     "sum_empty_input": "(Sum): input 1 is missing",
+    "quant_scalar_axis_scale": "(QuantizeLinear): input 1 of a scalar x must hold one value",
+    "quant_block_size_huge": "(QuantizeLinear): blocked input 1 has dim 1 = 2, expected 1",
+    "quant_axis_opset10": "QuantizeLinear has no attribute 'axis' in opset 10 (it exists from "
+                          "opset 13)",
+    "qlinearconv_bias_short": "(QLinearConv): bias has 3 entries, expected 6",
+    "qlinearconv_bias_2d": "(QLinearConv): input 8 has 2 dims, expected 1",
+    "qgap_empty_image": "(QLinearGlobalAveragePool): spatial dim 2 is 0: no values to average",
     # a GRAPH attribute only control flow has: refused by the schema check
     "attr_graph": "Relu has no attribute 'body'",
 }

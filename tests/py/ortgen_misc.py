@@ -85,6 +85,11 @@ def gen_dequantize(g, ns):
     _q(g, ns, "scale_f16", [g.ints(0, 256, 6, dtype=U8), C(np.array(0.125, np.float16)),
                             C(np.array(7, U8))])
     _q(g, ns, "opset13", [g.ints(0, 256, 5, dtype=U8), C(np.array(0.5, F32))], opset=13)
+    # opset 23's output_dtype need not be the scale's type (a power-of-two
+    # scale: exact in f16 whichever precision the product is taken in)
+    _q(g, ns, "output_dtype_f16", [g.ints(0, 256, 2, 5, dtype=U8), C(np.array(0.125, F32)),
+                                   C(np.array(100, U8))],
+       {"output_dtype": TensorProto.FLOAT16}, opset=23)
 
 
 def wide_dequantize(g, ns):
@@ -100,6 +105,9 @@ def gen_dynquant(g, ns):
                            g.uniform(-4.0, -0.5, 2, 3), np.zeros((4,), F32),
                            np.array([-1.0, 0.0, 0.5, 1.0, 254.0], F32)]):
         _q(g, ns, "case%d" % k, [x], n_out=3)
+    # a range below f32's smallest scale: scale 0, zero point 0 / 0 (NaN),
+    # which ONNX Runtime's clamp makes 255
+    _q(g, ns, "denormal_range", [np.array([1e-45, 1.4e-45], F32)], n_out=3)
 
 
 def wide_dynquant(g, ns):

@@ -14,7 +14,7 @@ adds in f32 or, on long rows with AVX2, in fixed point, which rounds a value
 near a tie differently, so ncc's result (runtime/ref/ref_qlinear.c follows
 the f32 path) may be one unit off there: TOL_INT. (ONNX Runtime 1.32 rejects QLinearAdd/Mul with an
 omitted input zero point and aborts on QLinearSigmoid without Y's: no
-case omits them.)
+case omits them; an omitted X zero point of QLinearSigmoid/LeakyRelu runs.)
 """
 import numpy as np
 import onnx
@@ -112,6 +112,10 @@ def gen_unary(g, ns, alpha=False):
                                 C(_s(1 / 255.0 if g.op == "QLinearSigmoid" else 0.1)),
                                 C(np.array(0 if g.op == "QLinearSigmoid" else 128, U8))],
           U8, (256,))
+    # X's zero point omitted (optional in onnxruntime's schema: 0), Y's given
+    x = _q(g, U8, 4, 5)
+    _case(g, ns, "no_x_zero_point", [x, C(_s(0.05)), None, C(_s(0.01)), C(np.array(3, U8))],
+          U8, (4, 5))
 
 
 def wide_unary(g, ns):

@@ -17,6 +17,11 @@ With --target opencl, the kernels the GPU renderer takes (two-activation
 QLinearMatMul and MatMulInteger with per-tensor B, the bmm_* cases) run
 once on OpenCL;
 exit 77 there when no OpenCL device runs.
+DEGENERATE: a tiny (denormal) output scale makes the requantisation
+multiplier infinite, and its product with a zero sum NaN; ncc's reference takes a NaN
+as 0 (the output zero point) and saturates +-inf, which numpy computes
+exactly here (onnxruntime's NaN is the bottom of the range), and the cpu
+target must give the same (it leaves such a node to the reference kernel).
 Exit 77 when numpy/onnx/onnxruntime are missing.
 Usage: NCC=build/ncc python3 tests/py/qkernels_ort.py [-v] [--target cpu|opencl]
 """
@@ -209,6 +214,49 @@ CASES = [
 ]
 
 
+def inf_multiplier(name, adt=U8, K=24, N=12, seed=40):
+    """QLinearMatMul with y_scale 1e-45 (a_scale b_scale / y_scale is inf in
+    f32); rows 0 and 3 of A equal its zero point, so their sums are 0:
+    (name, model, feeds, expected)."""
+    r = np.random.default_rng(seed)
+    a, b, az, yz = ints(r, adt, (6, K)), ints(r, I8, (K, N)), zp(r, adt), np.array(100, adt)
+    a[[0, 3]] = az
+    inits = [nh.from_array(np.array(0.02, np.float32), "as"), nh.from_array(az, "az"),
+             nh.from_array(b, "b"), nh.from_array(np.array(0.01, np.float32), "bs"),
+             nh.from_array(np.array(0, I8), "bz"), nh.from_array(np.array(1e-45, np.float32), "ys"),
+             nh.from_array(yz, "yz")]
+    node = h.make_node("QLinearMatMul", ["x", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", TT[adt], [6, K])],
+                     [h.make_tensor_value_info("y", TT[adt], None)], inits)
+    acc = (a.astype(np.int64) - int(az)) @ b.astype(np.int64)
+    lo, hi = (0, 255) if adt == U8 else (-128, 127)
+    want = np.where(acc == 0, int(yz), np.where(acc > 0, hi, lo)).astype(adt)
+    return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": a}, want
+
+
+def conv_inf_multiplier(name, C=8, OC=12, H=5, W=6, seed=42):
+    """1x1 QLinearConv (u8) with y_scale 1e-45; the pixels of row 2 equal
+    x's zero point in every channel, so their sums are 0."""
+    r = np.random.default_rng(seed)
+    x, w, xz, yz = ints(r, U8, (1, C, H, W)), ints(r, I8, (OC, C, 1, 1)), zp(r, U8), np.array(100, U8)
+    x[:, :, 2, :] = xz
+    inits = [nh.from_array(np.array(0.02, np.float32), "xs"), nh.from_array(xz, "xz"),
+             nh.from_array(w, "w"), nh.from_array(np.array(0.01, np.float32), "ws"),
+             nh.from_array(np.array(0, I8), "wz"), nh.from_array(np.array(1e-45, np.float32), "ys"),
+             nh.from_array(yz, "yz")]
+    node = h.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"])
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", T.UINT8, [1, C, H, W])],
+                     [h.make_tensor_value_info("y", T.UINT8, None)], inits)
+    acc = np.einsum("nchw,mc->nmhw", x.astype(np.int64) - int(xz), w[:, :, 0, 0].astype(np.int64))
+    want = np.where(acc == 0, 100, np.where(acc > 0, 255, 0)).astype(U8)
+    return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": x}, want
+
+
+DEGENERATE = [inf_multiplier("mm_inf_multiplier_u8"),
+              inf_multiplier("mm_inf_multiplier_s8", adt=I8, seed=41),
+              conv_inf_multiplier("conv_inf_multiplier")]
+
+
 def run_ort(model, feeds):
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -269,8 +317,24 @@ def main():
                     print("%s %s w%s: max diff %d, %.2f%% of %d elements differ"
                           % ("PASS" if ok else "FAIL", name, vw, d.max(), 100 * frac, d.size))
                 failed += not ok
-    print("qkernels_ort (%s): %d cases x %d vector widths, %d failed"
-          % (TARGET, len(cases), len(widths), failed))
+        for name, model, feeds, want in (DEGENERATE if TARGET == "cpu" else []):
+            path, xp = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + ".x.npy")
+            onnx.save(model, path)
+            np.save(xp, feeds["x"])
+            out = os.path.join(tmp, "out-" + name)
+            p = subprocess.run([NCC, "run", path, "--target=cpu", "--input", "x=" + xp,
+                                "--output-dir", out], capture_output=True, text=True,
+                               timeout=nccutil.NCC_TIMEOUT)
+            got = np.load(os.path.join(out, "y.npy")) if p.returncode == 0 else None
+            ok = got is not None and got.dtype == want.dtype and np.array_equal(got, want)
+            if not ok or VERBOSE:
+                print("%s %s: %s" % ("PASS" if ok else "FAIL", name,
+                                     "exit %d %s" % (p.returncode, p.stderr[-300:]) if got is None
+                                     else "%d of %d elements differ" % (
+                                         int((got != want).sum()), want.size)))
+            failed += not ok
+    print("qkernels_ort (%s): %d cases x %d vector widths, %d degenerate, %d failed"
+          % (TARGET, len(cases), len(widths), len(DEGENERATE) if TARGET == "cpu" else 0, failed))
     return 1 if failed else 0
 
 

@@ -125,6 +125,12 @@ int ncc_lower_data_buf(kir_kernel *k, const char *name, ncc_dtype dt, void *data
  * zy, saturate to the u8/s8 range of ydt, convert (the reference's formula,
  * in f32). */
 kir_expr *ncc_lower_s8_to_u8(kir_kernel *k, kir_expr *w);
+/* Element i of constant u8/s8 data, read by type: weight scans touch
+ * millions of bytes, where a conversion through double per element
+ * (ncc_idx_read) cost a BERT-base int8 compile seconds. */
+static inline int32_t ncc_lower_byte(const ncc_value *v, int64_t i) {
+  return v->dtype == NCC_DT_U8 ? ((const uint8_t *)v->data)[i] : ((const int8_t *)v->data)[i];
+}
 /* Whether every multiplier (f32) sa * sb[j] / sy, j < n, is finite: the
  * compiled requantisation saturates a NaN product to the bottom of the
  * range where the reference takes it as 0, so a zero, infinite or NaN

@@ -111,9 +111,10 @@ static bool qconv_ok(const ncc_node *n, win *w, qconv *q) {
   if (!ncc_lower_requant_finite(n->in[1], n->in[4], n->in[6], oc)) return false;
   int64_t taps = wt->shape.d[1] * wt->shape.d[2] * wt->shape.d[3];
   for (int64_t o = 0; o < oc; o++) { /* w - zw must fit the s8 operand */
-    double zw = qread(n->in[5], o);
+    int32_t zw = (int32_t)qread(n->in[5], o);
+    if (wt->dtype == NCC_DT_I8 && zw == 0) continue; /* fits whatever the values */
     for (int64_t t = 0; t < taps; t++) {
-      double v = ncc_idx_read(wt->dtype, wt->data, o * taps + t) - zw;
+      int32_t v = ncc_lower_byte(wt, o * taps + t) - zw;
       if (v < -128 || v > 127) return false;
     }
   }
@@ -256,7 +257,7 @@ static bool pack_qconv(kir_kernel *k, const ncc_node *n, const qconv *q, int ob,
     int64_t zw = (int64_t)qread(n->in[5], o), sum = 0;
     for (int64_t c = 0; c < icg; c++)
       for (int64_t t = 0; t < kk; t++) {
-        int64_t v = (int64_t)ncc_idx_read(wt->dtype, wt->data, (o * icg + c) * kk + t) - zw;
+        int64_t v = ncc_lower_byte(wt, (o * icg + c) * kk + t) - zw;
         sum += v;
         int64_t slot = ((o / ob) * taps + (c / 4) * kk + t) * ob + o % ob;
         pw[slot] |= (uint32_t)(uint8_t)(int8_t)v << (8 * (c % 4));

@@ -58,6 +58,36 @@ static double at(const ncc_value *v, int64_t i) {
   return ncc_idx_read(v->dtype, v->data, ncc_shape_numel(&v->shape) == 1 ? 0 : i);
 }
 
+/* B's zero point per column (0 without one); NULL on OOM. */
+static int32_t *zb_columns(const qmm *q) {
+  int32_t *z = ncc_calloc((size_t)q->N, sizeof *z);
+  if (z && q->zb)
+    for (int64_t j = 0; j < q->N; j++) z[j] = (int32_t)at(q->zb, j);
+  return z;
+}
+
+/* B[kk][j] - zb[j]. The weights are scanned by type (a 768x3072 Linear
+ * is 2.4M bytes; through double per element the supports check alone, which
+ * every dispatch repeats, cost 85 ms a layer). */
+static inline int32_t b_minus_zb(const qmm *q, const int32_t *zb, int64_t kk, int64_t j) {
+  return ncc_lower_byte(q->b, kk * q->N + j) - zb[j];
+}
+
+static bool b_fits_s8(const qmm *q) {
+  int32_t *zb = zb_columns(q);
+  if (!zb) return false;
+  bool s8_around_0 = q->b->dtype == NCC_DT_I8; /* fits whatever the values */
+  for (int64_t j = 0; j < q->N; j++) s8_around_0 = s8_around_0 && zb[j] == 0;
+  bool ok = true;
+  for (int64_t kk = 0; kk < q->K && ok && !s8_around_0; kk++)
+    for (int64_t j = 0; j < q->N && ok; j++) {
+      int32_t v = b_minus_zb(q, zb, kk, j);
+      ok = v >= -128 && v <= 127;
+    }
+  ncc_free(zb, 0);
+  return ok;
+}
+
 static bool analyse(const ncc_node *n, qmm *q) {
   memset(q, 0, sizeof *q);
   q->qlinear = n->op == NCC_OP_QLINEARMATMUL;
@@ -97,12 +127,7 @@ static bool analyse(const ncc_node *n, qmm *q) {
       return false;
     if (q->zb && !small_const(q->zb, q->N)) return false;
   }
-  for (int64_t kk = 0; kk < q->K; kk++) /* B - zb must fit the s8 operand */
-    for (int64_t j = 0; j < q->N; j++) {
-      double v = ncc_idx_read(b->dtype, b->data, kk * q->N + j) - at(q->zb, j);
-      if (v < -128 || v > 127) return false;
-    }
-  return true;
+  return b_fits_s8(q); /* B - zb must fit the s8 operand */
 }
 
 bool ncc_lower_qmatmul_supports(const ncc_node *n) {
@@ -126,12 +151,20 @@ static bool pack(kir_kernel *k, const ncc_node *n, const qmm *q, int64_t nr, int
     ncc_free(mult, 0);
     return false;
   }
+  int32_t *zb = zb_columns(q);
+  if (!zb) {
+    ncc_free(pb, 0);
+    ncc_free(sum, 0);
+    ncc_free(mult, 0);
+    return false;
+  }
   for (int64_t kk = 0; kk < q->K; kk++)
     for (int64_t j = 0; j < N; j++) {
-      int64_t v = (int64_t)ncc_idx_read(q->b->dtype, q->b->data, kk * N + j) - (int64_t)at(q->zb, j);
+      int32_t v = b_minus_zb(q, zb, kk, j);
       pb[((j / nr) * K4 + kk / 4) * nr + j % nr] |= (uint32_t)(uint8_t)(int8_t)v << (8 * (kk % 4));
-      sum[j] += (int32_t)v;
+      sum[j] += v;
     }
+  ncc_free(zb, 0);
   if (q->qlinear) {
     float sa = (float)at(n->in[1], 0), sy = (float)at(n->in[6], 0);
     for (int64_t j = 0; j < N; j++) {

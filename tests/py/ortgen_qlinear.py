@@ -233,6 +233,16 @@ def _conv_ref(x, w, group, stride, pad, dil):
 def sweep_qlinearconv(g, ns):
     C = ns.Const
     I32 = np.int32
+    # u8 weights: channels around 128 fit the kernel's s8 operand, a
+    # channel with zero point 0 and weights past 127 does not, so the node
+    # must stay on the reference kernel (codegen/lower_conv.c's fit check)
+    x = _q(g, U8, 1, 4, 6, 7)
+    w = g.ints(100, 156, 3, 4, 3, 3, dtype=U8)
+    w[2] = g.ints(0, 256, 4, 3, 3, dtype=U8)
+    zw = np.array([128, 120, 0], U8)
+    g.add("u8_weights_one_channel_unfit",
+          [x, C(_s(0.02)), C(np.array(_zp(g, U8), U8)), C(w), C(np.full(3, 0.01, F32)),
+           C(zw), C(_s(0.5)), C(np.array(_zp(g, U8), U8))], {"pads": [1] * 4}, opset=OPSET)
     for k in range(10):
         dt = (U8, I8)[k % 2]
         N = 1 + k % 2

@@ -1305,7 +1305,6 @@ def parse_oracles(text):
 # compiled kernels) and the rest would repeat the ref run; --all-host-cases
 # runs them all.
 HOST_OP_CASES = 3
-HOST_PROBE_CASES = 4  # cases probed before an op counts as a host op
 
 
 def runs_on_host(ncc, case, workdir, target):
@@ -1367,12 +1366,8 @@ def main():
                 continue
             c = results[op] = collections.Counter()
             cases = cases_of(op, wide, a.wide_only)
-            # an op compiled in some forms only (QLinearConv: weights that
-            # fit s8) is a host op only if none of its first HOST_PROBE_CASES compiles
             if a.target != "ref" and not a.all_host_cases and cases and \
-                    all(runs_on_host(ncc, cs, nccutil.subdir(root, "%s.probe%d" % (op, i)),
-                                     a.target)
-                        for i, cs in enumerate(cases[:HOST_PROBE_CASES])):
+                    runs_on_host(ncc, cases[0], nccutil.subdir(root, op + ".probe"), a.target):
                 cases = cases[:HOST_OP_CASES]
                 c["host"] = 1
             for case in cases:

@@ -252,9 +252,34 @@ def conv_inf_multiplier(name, C=8, OC=12, H=5, W=6, seed=42):
     return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": x}, want
 
 
+def conv_unfit_weights(name, C=4, OC=3, H=6, W=7, seed=43):
+    """1x1 QLinearConv whose u8 weights do not fit the kernel's s8 operand in
+    one channel (zero point 0, weights up to 255): lower_conv.c must leave it
+    to the reference kernel, whose exact result numpy repeats (integer sums,
+    the f32 multiplier applied in double, half-even rounding)."""
+    r = np.random.default_rng(seed)
+    x, xz = ints(r, U8, (1, C, H, W)), zp(r, U8)
+    w = r.integers(100, 156, (OC, C, 1, 1)).astype(U8)
+    w[OC - 1] = r.integers(0, 256, (C, 1, 1)).astype(U8)
+    wz = np.array([128] * (OC - 1) + [0], U8)
+    xs, ws, ys, yz = np.float32(0.02), np.full(OC, 0.01, np.float32), np.float32(2.0), np.array(7, U8)
+    inits = [nh.from_array(np.array(xs), "xs"), nh.from_array(xz, "xz"), nh.from_array(w, "w"),
+             nh.from_array(ws, "ws"), nh.from_array(wz, "wz"), nh.from_array(np.array(ys), "ys"),
+             nh.from_array(yz, "yz")]
+    node = h.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"])
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", T.UINT8, [1, C, H, W])],
+                     [h.make_tensor_value_info("y", T.UINT8, None)], inits)
+    wi = w[:, :, 0, 0].astype(np.int64) - wz.astype(np.int64)[:, None]
+    acc = np.einsum("nchw,mc->nmhw", x.astype(np.int64) - int(xz), wi)
+    mult = (xs * ws / ys).astype(np.float32).astype(np.float64)  # in f32, as the reference
+    want = np.clip(np.rint(acc * mult[None, :, None, None]) + int(yz), 0, 255).astype(U8)
+    return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": x}, want
+
+
 DEGENERATE = [inf_multiplier("mm_inf_multiplier_u8"),
               inf_multiplier("mm_inf_multiplier_s8", adt=I8, seed=41),
-              conv_inf_multiplier("conv_inf_multiplier")]
+              conv_inf_multiplier("conv_inf_multiplier"),
+              conv_unfit_weights("conv_unfit_u8_weights")]
 
 
 def run_ort(model, feeds):

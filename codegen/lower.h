@@ -131,6 +131,20 @@ kir_expr *ncc_lower_s8_to_u8(kir_kernel *k, kir_expr *w);
 static inline int32_t ncc_lower_byte(const ncc_value *v, int64_t i) {
   return v->dtype == NCC_DT_U8 ? ((const uint8_t *)v->data)[i] : ((const int8_t *)v->data)[i];
 }
+/* Element i of a constant (element 0 of a one-element constant, which
+ * broadcasts; 0 for an absent one): zero points, scales, bias. */
+double ncc_lower_const_at(const ncc_value *v, int64_t i);
+/* The requantisation multiplier of column (channel) j: sa * sb[j] / sy,
+ * computed in f32 as the reference combines the scales. */
+float ncc_lower_requant_mult(const ncc_value *sa, const ncc_value *sb, const ncc_value *sy,
+                             int64_t j);
+/* A quantization parameter the kernel bakes in: a constant of one value,
+ * or (n > 0) of n values, one per channel or column. */
+bool ncc_lower_qparam(const ncc_value *v, int64_t n);
+/* 8-bit integer data (the operands of the QLinear kernels). */
+static inline bool ncc_lower_is8(const ncc_value *v) {
+  return v && (v->dtype == NCC_DT_U8 || v->dtype == NCC_DT_I8);
+}
 /* Whether every multiplier (f32) sa * sb[j] / sy, j < n, is finite: the
  * compiled requantisation saturates a NaN product to the bottom of the
  * range where the reference takes it as 0, so a zero, infinite or NaN

@@ -27,7 +27,6 @@
 
 #include "../ir/attrs.h"
 #include "../ir/ctime.h"
-#include "../ir/index_data.h"
 #include "lower.h"
 
 #define F32 NCC_DT_F32
@@ -72,16 +71,6 @@ typedef struct qconv {
   int64_t ic4;     /* groups of 4 input channels per group */
 } qconv;
 
-static bool qconst(const ncc_value *v, int64_t max_numel) {
-  return v && v->kind == NCC_VAL_CONST && v->data && ncc_shape_is_static(&v->shape) &&
-         ncc_shape_numel(&v->shape) >= 1 && ncc_shape_numel(&v->shape) <= max_numel &&
-         v->shape.rank <= 1;
-}
-
-static double qread(const ncc_value *v, int64_t i) {
-  return ncc_idx_read(v->dtype, v->data, ncc_shape_numel(&v->shape) == 1 ? 0 : i);
-}
-
 static bool qconv_ok(const ncc_node *n, win *w, qconv *q) {
   if (n->op != NCC_OP_QLINEARCONV || n->n_out != 1 || n->n_in < 8) return false;
   const ncc_value *x = n->in[0], *wt = n->in[3], *y = n->out[0];
@@ -103,15 +92,15 @@ static bool qconv_ok(const ncc_node *n, win *w, qconv *q) {
       y->shape.d[1] != oc)
     return false;
   for (int i = 1; i < 8; i++)
-    if (i != 3 && !qconst(n->in[i], i == 4 || i == 5 ? oc : 1)) return false;
+    if (i != 3 && !ncc_lower_qparam(n->in[i], i == 4 || i == 5 ? oc : 1)) return false;
   if (n->n_in > 8 && n->in[8] &&
-      (!qconst(n->in[8], oc) || n->in[8]->dtype != NCC_DT_I32 ||
+      (!ncc_lower_qparam(n->in[8], oc) || n->in[8]->dtype != NCC_DT_I32 ||
        ncc_shape_numel(&n->in[8]->shape) != oc))
     return false;
   if (!ncc_lower_requant_finite(n->in[1], n->in[4], n->in[6], oc)) return false;
   int64_t taps = wt->shape.d[1] * wt->shape.d[2] * wt->shape.d[3];
   for (int64_t o = 0; o < oc; o++) { /* w - zw must fit the s8 operand */
-    int32_t zw = (int32_t)qread(n->in[5], o);
+    int32_t zw = (int32_t)ncc_lower_const_at(n->in[5], o);
     if (wt->dtype == NCC_DT_I8 && zw == 0) continue; /* fits whatever the values */
     for (int64_t t = 0; t < taps; t++) {
       int32_t v = ncc_lower_byte(wt, o * taps + t) - zw;
@@ -120,8 +109,8 @@ static bool qconv_ok(const ncc_node *n, win *w, qconv *q) {
   }
   q->xdt = x->dtype;
   q->ydt = y->dtype;
-  q->zx = (int64_t)qread(n->in[2], 0) + (x->dtype == NCC_DT_I8 ? 128 : 0);
-  q->zy = (int64_t)qread(n->in[7], 0);
+  q->zx = (int64_t)ncc_lower_const_at(n->in[2], 0) + (x->dtype == NCC_DT_I8 ? 128 : 0);
+  q->zy = (int64_t)ncc_lower_const_at(n->in[7], 0);
   q->ic4 = (wt->shape.d[1] + 3) / 4;
   return true;
 }
@@ -252,9 +241,8 @@ static bool pack_qconv(kir_kernel *k, const ncc_node *n, const qconv *q, int ob,
     ncc_free(mult, 0);
     return false;
   }
-  float sx = (float)qread(n->in[1], 0), sy = (float)qread(n->in[6], 0);
   for (int64_t o = 0; o < oc; o++) {
-    int64_t zw = (int64_t)qread(n->in[5], o), sum = 0;
+    int64_t zw = (int64_t)ncc_lower_const_at(n->in[5], o), sum = 0;
     for (int64_t c = 0; c < icg; c++)
       for (int64_t t = 0; t < kk; t++) {
         int64_t v = ncc_lower_byte(wt, (o * icg + c) * kk + t) - zw;
@@ -262,10 +250,9 @@ static bool pack_qconv(kir_kernel *k, const ncc_node *n, const qconv *q, int ob,
         int64_t slot = ((o / ob) * taps + (c / 4) * kk + t) * ob + o % ob;
         pw[slot] |= (uint32_t)(uint8_t)(int8_t)v << (8 * (c % 4));
       }
-    int64_t b = bias && bias->kind == NCC_VAL_CONST ? (int64_t)qread(bias, o) : 0;
+    int64_t b = bias && bias->kind == NCC_VAL_CONST ? (int64_t)ncc_lower_const_at(bias, o) : 0;
     corr[o] = (int32_t)(b - q->zx * sum);
-    float m = sx * (float)qread(n->in[4], o); /* as the reference: in f32 */
-    mult[o] = m / sy;
+    mult[o] = ncc_lower_requant_mult(n->in[1], n->in[4], n->in[6], o);
   }
   ncc_ctime_pack_end(t0);
   *bw = ncc_lower_data_buf(k, "packed_w", NCC_DT_I32, pw, (size_t)(oc * taps) * sizeof *pw);

@@ -21,7 +21,6 @@
  */
 #include <string.h>
 
-#include "../ir/index_data.h"
 #include "lower.h"
 
 #define I(v) kir_const_i(k, (v))
@@ -39,20 +38,16 @@ typedef struct qbmm {
   int bi, zai, zbi;         /* node inputs of B and the zero points */
 } qbmm;
 
-static bool is8(const ncc_value *v) {
-  return v && (v->dtype == NCC_DT_U8 || v->dtype == NCC_DT_I8);
-}
-
 static bool is_const(const ncc_value *v) {
   return v && v->kind == NCC_VAL_CONST && v->data && ncc_shape_is_static(&v->shape);
 }
 
-/* A scalar (one element), or with n > 0 also a 1-D constant of n. */
-static bool scalar_or(const ncc_value *v, int64_t n, bool need_const) {
-  if (!v || v->shape.rank > 1 || !ncc_shape_is_static(&v->shape)) return false;
-  if (need_const && !is_const(v)) return false;
-  int64_t e = ncc_shape_numel(&v->shape);
-  return e == 1 || (n > 0 && e == n && is_const(v));
+/* MatMulInteger's zero point: ncc_lower_qparam, or one value read at run
+ * time. */
+static bool zero_point_ok(const ncc_value *v, int64_t n) {
+  return ncc_lower_qparam(v, n) ||
+         (v && v->shape.rank <= 1 && ncc_shape_is_static(&v->shape) &&
+          ncc_shape_numel(&v->shape) == 1);
 }
 
 static bool analyse(const ncc_node *n, qbmm *q) {
@@ -69,7 +64,7 @@ static bool analyse(const ncc_node *n, qbmm *q) {
   q->y = n->out[0];
   const ncc_value *a = q->a, *b = q->b, *y = q->y;
   /* a constant 2-D B is lower_qmatmul.c's (packed weights) */
-  if (!is8(a) || !is8(b) || a->shape.rank < 2 || b->shape.rank < 2 ||
+  if (!ncc_lower_is8(a) || !ncc_lower_is8(b) || a->shape.rank < 2 || b->shape.rank < 2 ||
       (b->shape.rank == 2 && is_const(b)))
     return false;
   int r = y->shape.rank;
@@ -88,20 +83,20 @@ static bool analyse(const ncc_node *n, qbmm *q) {
   q->zb = n->n_in > q->zbi ? n->in[q->zbi] : NULL;
   if ((q->za && q->za->dtype != a->dtype) || (q->zb && q->zb->dtype != b->dtype)) return false;
   if (q->qlinear) {
-    if (n->n_in < 8 || !is8(y)) return false;
+    if (n->n_in < 8 || !ncc_lower_is8(y)) return false;
     q->sa = n->in[1];
     q->sb = n->in[4];
     q->sy = n->in[6];
     q->zy = n->in[7];
-    if (!scalar_or(q->sa, 0, true) || !scalar_or(q->za, 0, true) ||
-        !scalar_or(q->sb, ncol, true) || !scalar_or(q->zb, ncol, true) ||
-        !scalar_or(q->sy, 0, true) || !scalar_or(q->zy, 0, true) ||
+    if (!ncc_lower_qparam(q->sa, 0) || !ncc_lower_qparam(q->za, 0) ||
+        !ncc_lower_qparam(q->sb, ncol) || !ncc_lower_qparam(q->zb, ncol) ||
+        !ncc_lower_qparam(q->sy, 0) || !ncc_lower_qparam(q->zy, 0) ||
         q->zy->dtype != y->dtype ||
         !ncc_lower_requant_finite(q->sa, q->sb, q->sy, ncc_shape_numel(&q->sb->shape)))
       return false; /* a non-finite multiplier: the reference's NaN rules */
   } else {
     if (y->dtype != NCC_DT_I32) return false;
-    if ((q->za && !scalar_or(q->za, 0, false)) || (q->zb && !scalar_or(q->zb, ncol, false)))
+    if ((q->za && !zero_point_ok(q->za, 0)) || (q->zb && !zero_point_ok(q->zb, ncol)))
       return false;
   }
   return true;
@@ -112,50 +107,50 @@ bool ncc_lower_qbmm_supports(const ncc_node *n) {
   return ncc_lower_plain(n) && analyse(n, &q);
 }
 
-static double at(const ncc_value *v, int64_t i) {
-  return ncc_idx_read(v->dtype, v->data, ncc_shape_numel(&v->shape) == 1 ? 0 : i);
+/* A per-column f32 parameter: its `e` values padded past N so a whole
+ * vector loads, as a data buffer made on first use (*buf < 0) and shared by
+ * every vector of the tile. */
+static int column_buf(kir_kernel *k, const char *name, float *vals, int64_t e, int w, int *buf) {
+  if (*buf < 0) *buf = ncc_lower_data_buf(k, name, NCC_DT_F32, vals, (size_t)(e + w) * sizeof *vals);
+  else ncc_free(vals, 0);
+  return *buf;
 }
 
 /* A zero point as a `w`-lane f32 expression: 0, a constant, a per-column
  * constant (loaded at `col`) or a scalar read at run time. */
-static kir_expr *zero_point(kir_kernel *k, const ncc_value *z, int input, kir_expr *col, int w) {
+static kir_expr *zero_point(kir_kernel *k, const ncc_value *z, int input, kir_expr *col, int w,
+                            int *buf) {
   if (!z) return kir_splat(k, kir_const_f(k, NCC_DT_F32, 0), w);
   int64_t e = ncc_shape_numel(&z->shape);
-  if (is_const(z) && e == 1) return kir_splat(k, kir_const_f(k, NCC_DT_F32, at(z, 0)), w);
-  if (is_const(z)) { /* padded past N so a whole vector loads */
-    float *zf = ncc_calloc((size_t)(e + w), sizeof *zf);
-    if (!zf) {
+  if (is_const(z) && e == 1)
+    return kir_splat(k, kir_const_f(k, NCC_DT_F32, ncc_lower_const_at(z, 0)), w);
+  if (is_const(z)) {
+    float *zf = *buf < 0 ? ncc_calloc((size_t)(e + w), sizeof *zf) : NULL;
+    if (*buf < 0 && !zf) {
       k->oom = true;
       return kir_splat(k, kir_const_f(k, NCC_DT_F32, 0), w);
     }
-    for (int64_t i = 0; i < e; i++) zf[i] = (float)at(z, i);
-    int bz = ncc_lower_data_buf(k, "zero_point", NCC_DT_F32, zf, (size_t)(e + w) * sizeof *zf);
-    return kir_loadv(k, bz, col, w, NULL);
+    for (int64_t i = 0; zf && i < e; i++) zf[i] = (float)ncc_lower_const_at(z, i);
+    return kir_loadv(k, column_buf(k, "zero_point", zf, e, w, buf), col, w, NULL);
   }
   kir_expr *v = kir_load(k, kir_buf_input(k, input, z->dtype), I(0));
   return kir_splat(k, kir_cast(k, NCC_DT_F32, v), w);
 }
 
-/* The requantisation multipliers sa * sb[j] / sy, in f32 as the reference
- * combines them; one per column where sb is per column. */
-static kir_expr *multiplier(kir_kernel *k, const qbmm *q, kir_expr *col, int w) {
+/* The requantisation multipliers (ncc_lower_requant_mult); one per column
+ * where sb is per column. */
+static kir_expr *multiplier(kir_kernel *k, const qbmm *q, kir_expr *col, int w, int *buf) {
   int64_t e = ncc_shape_numel(&q->sb->shape);
-  float *m = ncc_calloc((size_t)(e + w), sizeof *m);
-  if (!m) {
+  if (e == 1)
+    return kir_splat(k, kir_const_f(k, NCC_DT_F32, ncc_lower_requant_mult(q->sa, q->sb, q->sy, 0)),
+                     w);
+  float *m = *buf < 0 ? ncc_calloc((size_t)(e + w), sizeof *m) : NULL;
+  if (*buf < 0 && !m) {
     k->oom = true;
     return kir_splat(k, kir_const_f(k, NCC_DT_F32, 0), w);
   }
-  for (int64_t j = 0; j < e; j++) {
-    float p = (float)at(q->sa, 0) * (float)at(q->sb, j);
-    m[j] = p / (float)at(q->sy, 0);
-  }
-  if (e == 1) {
-    double v = m[0];
-    ncc_free(m, 0);
-    return kir_splat(k, kir_const_f(k, NCC_DT_F32, v), w);
-  }
-  int bm = ncc_lower_data_buf(k, "mult", NCC_DT_F32, m, (size_t)(e + w) * sizeof *m);
-  return kir_loadv(k, bm, col, w, NULL);
+  for (int64_t j = 0; m && j < e; j++) m[j] = ncc_lower_requant_mult(q->sa, q->sb, q->sy, j);
+  return kir_loadv(k, column_buf(k, "mult", m, e, w, buf), col, w, NULL);
 }
 
 /* Element offsets of batch `bat` (flat over the output's batch dims) in
@@ -216,11 +211,12 @@ static ncc_status lower(const qbmm *q, int w, kir_kernel *k) {
   kir_expr *boff = batch_offset(k, b, y, bat, MUL(K, N));
   kir_expr *yoff = MUL(bat, MUL(M, N));
   kir_expr *rows[MR], *cols[NV], *cnt[NV], *zb[NV];
-  kir_expr *za = zero_point(k, q->za, q->zai, NULL, 1);
+  int za_buf = -1, zb_buf = -1, mult_buf = -1; /* per-column data, made once */
+  kir_expr *za = zero_point(k, q->za, q->zai, NULL, 1, &za_buf); /* per tensor */
   for (int v = 0; v < nv; v++) {
     cols[v] = ADD(n0, I(v * w));
     cnt[v] = kir_bin(k, KIR_SUB, N, cols[v]); /* lanes left; <= 0: none */
-    zb[v] = zero_point(k, q->zb, q->zbi, cols[v], w);
+    zb[v] = zero_point(k, q->zb, q->zbi, cols[v], w, &zb_buf);
   }
   for (int i = 0; i < mr; i++) {
     rows[i] = kir_min(k, ADD(m0, I(i)), ADD(M, I(-1))); /* past M: a duplicate of M-1 */
@@ -265,11 +261,11 @@ static ncc_status lower(const qbmm *q, int w, kir_kernel *k) {
     kir_body_end(lc, &chunk);
   }
   for (int v = 0; v < nv; v++) {
-    kir_expr *mult = q->qlinear ? multiplier(k, q, cols[v], w) : NULL;
+    kir_expr *mult = q->qlinear ? multiplier(k, q, cols[v], w, &mult_buf) : NULL;
     for (int i = 0; i < mr; i++) {
       kir_expr *s = one_chunk ? kir_cast(k, NCC_DT_I32, kir_local_ref(k, facc[i][v]))
                               : kir_local_ref(k, iacc[i][v]);
-      if (q->qlinear) s = ncc_lower_requant(k, s, mult, at(q->zy, 0), y->dtype);
+      if (q->qlinear) s = ncc_lower_requant(k, s, mult, ncc_lower_const_at(q->zy, 0), y->dtype);
       kir_store(k, &bt, by, ADD(yoff, ADD(MUL(rows[i], N), cols[v])), s, cnt[v]);
     }
   }

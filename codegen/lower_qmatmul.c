@@ -26,7 +26,6 @@
 #include <string.h>
 
 #include "../ir/ctime.h"
-#include "../ir/index_data.h"
 #include "lower.h"
 
 #define I(v) kir_const_i(k, (v))
@@ -44,25 +43,11 @@ typedef struct qmm {
   int64_t za_c;              /* QLinearMatMul: A's zero point (+128 for s8) */
 } qmm;
 
-static bool is8(const ncc_value *v) {
-  return v && (v->dtype == NCC_DT_U8 || v->dtype == NCC_DT_I8);
-}
-
-static bool small_const(const ncc_value *v, int64_t n) {
-  return v && v->kind == NCC_VAL_CONST && v->data && ncc_shape_is_static(&v->shape) &&
-         v->shape.rank <= 1 && (ncc_shape_numel(&v->shape) == 1 || ncc_shape_numel(&v->shape) == n);
-}
-
-static double at(const ncc_value *v, int64_t i) {
-  if (!v) return 0;
-  return ncc_idx_read(v->dtype, v->data, ncc_shape_numel(&v->shape) == 1 ? 0 : i);
-}
-
 /* B's zero point per column (0 without one); NULL on OOM. */
 static int32_t *zb_columns(const qmm *q) {
   int32_t *z = ncc_calloc((size_t)q->N, sizeof *z);
   if (z && q->zb)
-    for (int64_t j = 0; j < q->N; j++) z[j] = (int32_t)at(q->zb, j);
+    for (int64_t j = 0; j < q->N; j++) z[j] = (int32_t)ncc_lower_const_at(q->zb, j);
   return z;
 }
 
@@ -96,7 +81,7 @@ static bool analyse(const ncc_node *n, qmm *q) {
   q->a = n->in[0];
   q->b = n->in[q->qlinear ? 3 : 1];
   const ncc_value *a = q->a, *b = q->b, *y = n->out[0];
-  if (!is8(a) || !is8(b) || a->shape.rank < 2 || b->shape.rank != 2 ||
+  if (!ncc_lower_is8(a) || !ncc_lower_is8(b) || a->shape.rank < 2 || b->shape.rank != 2 ||
       b->kind != NCC_VAL_CONST || !b->data || !ncc_shape_is_static(&b->shape))
     return false;
   q->K = b->shape.d[0];
@@ -109,14 +94,14 @@ static bool analyse(const ncc_node *n, qmm *q) {
   q->adt = a->dtype;
   q->ydt = y->dtype;
   if (q->qlinear) {
-    if (n->n_in < 8 || !is8(y) || !small_const(n->in[1], 1) || !small_const(n->in[2], 1) ||
-        !small_const(n->in[4], q->N) || !small_const(n->in[5], q->N) ||
-        !small_const(n->in[6], 1) || !small_const(n->in[7], 1) ||
+    if (n->n_in < 8 || !ncc_lower_is8(y) || !ncc_lower_qparam(n->in[1], 1) || !ncc_lower_qparam(n->in[2], 1) ||
+        !ncc_lower_qparam(n->in[4], q->N) || !ncc_lower_qparam(n->in[5], q->N) ||
+        !ncc_lower_qparam(n->in[6], 1) || !ncc_lower_qparam(n->in[7], 1) ||
         !ncc_lower_requant_finite(n->in[1], n->in[4], n->in[6], q->N))
       return false;
     q->za = n->in[2];
     q->zb = n->in[5];
-    q->za_c = (int64_t)at(q->za, 0) + (a->dtype == NCC_DT_I8 ? 128 : 0);
+    q->za_c = (int64_t)ncc_lower_const_at(q->za, 0) + (a->dtype == NCC_DT_I8 ? 128 : 0);
   } else {
     if (y->dtype != NCC_DT_I32) return false;
     q->za = n->n_in > 2 ? n->in[2] : NULL;
@@ -125,7 +110,7 @@ static bool analyse(const ncc_node *n, qmm *q) {
     if (q->za && (q->za->dtype != a->dtype || !ncc_shape_is_static(&q->za->shape) ||
                   ncc_shape_numel(&q->za->shape) != 1))
       return false;
-    if (q->zb && !small_const(q->zb, q->N)) return false;
+    if (q->zb && !ncc_lower_qparam(q->zb, q->N)) return false;
   }
   return b_fits_s8(q); /* B - zb must fit the s8 operand */
 }
@@ -166,10 +151,8 @@ static bool pack(kir_kernel *k, const ncc_node *n, const qmm *q, int64_t nr, int
     }
   ncc_free(zb, 0);
   if (q->qlinear) {
-    float sa = (float)at(n->in[1], 0), sy = (float)at(n->in[6], 0);
     for (int64_t j = 0; j < N; j++) {
-      float m = sa * (float)at(n->in[4], j); /* as the reference: in f32 */
-      mult[j] = m / sy;
+      mult[j] = ncc_lower_requant_mult(n->in[1], n->in[4], n->in[6], j);
       sum[j] = (int32_t)(-q->za_c * sum[j]); /* the whole correction */
     }
   }
@@ -270,7 +253,7 @@ static ncc_status lower(const ncc_node *n, const qmm *q, int w, kir_kernel *k) {
     kir_expr *mult = q->qlinear ? kir_loadv(k, bm, col, w, NULL) : NULL;
     for (int r = 0; r < mr; r++) {
       kir_expr *y = kir_bin(k, KIR_ADD, kir_local_ref(k, acc[r][v]), corr);
-      if (q->qlinear) y = ncc_lower_requant(k, y, mult, at(n->in[7], 0), q->ydt);
+      if (q->qlinear) y = ncc_lower_requant(k, y, mult, ncc_lower_const_at(n->in[7], 0), q->ydt);
       kir_store(k, &bt, by, ADD(MUL(rows[r], I(N)), col), y, cnt);
     }
   }

@@ -3,6 +3,7 @@
  * strides over a view of the output. */
 #include <math.h>
 
+#include "../ir/index_data.h"
 #include "lower.h"
 
 kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d) {
@@ -85,8 +86,23 @@ kir_expr *ncc_lower_s8_to_u8(kir_kernel *k, kir_expr *w) {
                          kir_cast(k, NCC_DT_I32, kir_const_i(k, 2))));
 }
 
-static float f32_at(const ncc_value *v, int64_t i) {
-  return ((const float *)v->data)[ncc_shape_numel(&v->shape) == 1 ? 0 : i];
+bool ncc_lower_qparam(const ncc_value *v, int64_t n) {
+  if (!v || v->kind != NCC_VAL_CONST || !v->data || !ncc_shape_is_static(&v->shape) ||
+      v->shape.rank > 1)
+    return false;
+  int64_t e = ncc_shape_numel(&v->shape);
+  return e == 1 || (n > 0 && e == n);
+}
+
+double ncc_lower_const_at(const ncc_value *v, int64_t i) {
+  if (!v) return 0;
+  return ncc_idx_read(v->dtype, v->data, ncc_shape_numel(&v->shape) == 1 ? 0 : i);
+}
+
+float ncc_lower_requant_mult(const ncc_value *sa, const ncc_value *sb, const ncc_value *sy,
+                             int64_t j) {
+  float m = (float)ncc_lower_const_at(sa, 0) * (float)ncc_lower_const_at(sb, j);
+  return m / (float)ncc_lower_const_at(sy, 0);
 }
 
 bool ncc_lower_requant_finite(const ncc_value *sa, const ncc_value *sb, const ncc_value *sy,
@@ -94,10 +110,8 @@ bool ncc_lower_requant_finite(const ncc_value *sa, const ncc_value *sb, const nc
   const ncc_value *s[3] = {sa, sb, sy};
   for (int i = 0; i < 3; i++)
     if (s[i]->dtype != NCC_DT_F32 || !s[i]->data) return false;
-  for (int64_t j = 0; j < n; j++) {
-    float m = f32_at(sa, 0) * f32_at(sb, j); /* in f32, as the kernels compute it */
-    if (!isfinite(m / f32_at(sy, 0))) return false;
-  }
+  for (int64_t j = 0; j < n; j++)
+    if (!isfinite(ncc_lower_requant_mult(sa, sb, sy, j))) return false;
   return true;
 }
 

@@ -228,19 +228,25 @@ ncc_status ncc_rule_qlinearmatmul(ictx *c) {
   return NCC_OK;
 }
 
-/* The Conv rule (window, channels, output dims) on x and w seen as f32, on
- * a copy of the node posing as a Conv (ncc_window_decode reads a Conv's
- * attributes so). */
-static ncc_status conv_dims(ictx *c, int x, int w) {
-  ncc_tinfo in[2] = {*IN(c, x), *IN(c, w)};
+/* `rule` of the float op `op` on inputs a and b seen as f32 with no known
+ * content, on a copy of the node posing as that op (ncc_window_decode reads
+ * a Conv's attributes so): the shapes a quantized op shares with it. */
+static ncc_status rule_as(ictx *c, ncc_op op, int a, int b, ncc_status (*rule)(ictx *)) {
+  ncc_tinfo in[2] = {*IN(c, a), *IN(c, b)};
   in[0].dtype = in[1].dtype = NCC_DT_F32;
+  in[0].content_len = in[1].content_len = -1;
   ncc_node node = *c->n;
-  node.op = NCC_OP_CONV;
+  node.op = op;
   node.n_in = 2;
   ictx t = *c;
   t.in = in;
   t.n = &node;
-  return ncc_rule_conv(&t);
+  return rule(&t);
+}
+
+/* The Conv rule (window, channels, output dims) on x and w. */
+static ncc_status conv_dims(ictx *c, int x, int w) {
+  return rule_as(c, NCC_OP_CONV, x, w, ncc_rule_conv);
 }
 
 /* ConvInteger(x, w, x_zero_point, w_zero_point) -> i32. */
@@ -300,16 +306,7 @@ ncc_status ncc_rule_qlinearbinary(ictx *c) {
       (st = tensor_qparams(c, 1, 2, 0)) || (st = tensor_qparams(c, 4, 5, 3)) ||
       (st = tensor_qparams(c, 6, 7, 0)))
     return st;
-  ncc_tinfo in[2] = {*IN(c, 0), *IN(c, 3)};
-  in[0].dtype = in[1].dtype = NCC_DT_F32;
-  in[0].content_len = in[1].content_len = -1;
-  ncc_node node = *c->n;
-  node.op = NCC_OP_ADD;
-  node.n_in = 2;
-  ictx t = *c;
-  t.in = in;
-  t.n = &node;
-  if ((st = ncc_rule_binary(&t))) return st;
+  if ((st = rule_as(c, NCC_OP_ADD, 0, 3, ncc_rule_binary))) return st;
   c->out[0].dtype = IN(c, 0)->dtype;
   c->out[0].content_len = -1;
   return NCC_OK;

@@ -214,9 +214,11 @@ class Gen:
         return side(), side()
 
     # ---- models ----
-    def add(self, name, ins, attrs=None, n_out=1, opset=DEFAULT_OPSET, op=None, oracles=None):
-        """One node of `op` (default: this op) whose inputs are arrays (graph
-        inputs), Const (initializers) or None (an omitted optional input)."""
+    @staticmethod
+    def node_inputs(ins):
+        """(feeds, inits, names) of a node's inputs: arrays are graph inputs
+        x<i>, Const initializers c<i>, None an omitted optional input (""),
+        trailing omitted ones dropped."""
         feeds, inits, names = {}, {}, []
         for i, x in enumerate(ins):
             if x is None:
@@ -229,6 +231,12 @@ class Gen:
                 feeds["x%d" % i] = np.asarray(x)
         while names and names[-1] == "":
             names.pop()
+        return feeds, inits, names
+
+    def add(self, name, ins, attrs=None, n_out=1, opset=DEFAULT_OPSET, op=None, oracles=None):
+        """One node of `op` (default: this op) whose inputs are arrays (graph
+        inputs), Const (initializers) or None (an omitted optional input)."""
+        feeds, inits, names = self.node_inputs(ins)
         outs = ["y%d" % i for i in range(n_out)]
         node = helper.make_node(op or self.op, names, outs, **(attrs or {}))
         self.graph(name, [node], feeds, inits, outs, opset, oracles)

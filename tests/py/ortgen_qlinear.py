@@ -32,18 +32,7 @@ def _vi(name, dtype, shape):
 def _case(g, ns, name, ins, out_dtype, out_shape, attrs=None):
     """One com.microsoft node of g.op; ins as diff_ort's Gen.add (arrays are
     graph inputs, Const initializers, None an omitted input)."""
-    feeds, inits, names = {}, {}, []
-    for i, x in enumerate(ins):
-        if x is None:
-            names.append("")
-        elif isinstance(x, ns.Const):
-            names.append("c%d" % i)
-            inits["c%d" % i] = x.value
-        else:
-            names.append("x%d" % i)
-            feeds["x%d" % i] = np.asarray(x)
-    while names and names[-1] == "":
-        names.pop()
+    feeds, inits, names = g.node_inputs(ins)
     node = helper.make_node(g.op, names, ["y0"], domain="com.microsoft", **(attrs or {}))
     graph = helper.make_graph(
         [node], "g", [_vi(k, v.dtype, v.shape) for k, v in feeds.items()],

@@ -412,6 +412,18 @@ def entries():
                  [vi("x", U8, [2, 3, 0, 5])], [vi("y", U8, None)],
                  [init("xs", np.float32(0.1)), init("xz", np.uint8(3)),
                   init("ys", np.float32(0.05)), init("yz", np.uint8(4))], opsets=ms))
+    qg_in = ["a", "as", "az", "b", "bs", "bz", "c", "ys", "yz"]
+    qg_inits = [init("as", np.float32(0.1)), init("az", np.uint8(3)), init("bs", np.float32(0.05)),
+                init("bz", np.uint8(128)), init("ys", np.float32(0.3)), init("yz", np.uint8(4))]
+    add("qgemm_b_rank3", BAD, "QGemm with a 3-D B",
+        one_node(helper.make_node("QGemm", qg_in[:6], ["y"], name="qg", domain="com.microsoft"),
+                 [vi("a", U8, [2, 4])], [vi("y", F32, None)],
+                 qg_inits[:4] + [init("b", np.ones((4, 3, 2), np.uint8))], opsets=ms))
+    add("qgemm_a_scale_vector", BAD, "QGemm with a per-row a_scale",
+        one_node(helper.make_node("QGemm", qg_in[:6], ["y"], name="qg", domain="com.microsoft"),
+                 [vi("a", U8, [2, 4])], [vi("y", F32, None)],
+                 [init("as", np.full(2, 0.1, np.float32))] + qg_inits[1:4] +
+                 [init("b", np.ones((4, 3), np.uint8))], opsets=ms))
     add("attr_graph", BAD, "Relu with a GRAPH attribute",
         relu_model(nodes=[helper.make_node(
             "Relu", ["x"], ["y"], name="r",
@@ -520,6 +532,8 @@ REASONS = {
     "qlinearconv_bias_short": "(QLinearConv): bias has 3 entries, expected 6",
     "qlinearconv_bias_2d": "(QLinearConv): input 8 has 2 dims, expected 1",
     "qgap_empty_image": "(QLinearGlobalAveragePool): spatial dim 2 is 0: no values to average",
+    "qgemm_b_rank3": "(QGemm): input 3 has 3 dims, expected 2",
+    "qgemm_a_scale_vector": "(QGemm): input 1 has 2 values, expected 1",
     # a GRAPH attribute only control flow has: refused by the schema check
     "attr_graph": "Relu has no attribute 'body'",
 }

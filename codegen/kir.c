@@ -197,6 +197,55 @@ kir_expr *kir_dot4(kir_kernel *k, kir_expr *a, kir_expr *b, kir_expr *c) {
   return e;
 }
 
+static int64_t tile_shape(int rows, int colsb) {
+  NCC_ASSERT(rows >= 1 && rows <= 16 && colsb >= 4 && colsb <= 64 && colsb % 4 == 0);
+  return (int64_t)rows | (int64_t)colsb << 16;
+}
+
+kir_expr *kir_tile_load(kir_kernel *k, int buf, kir_expr *index, kir_expr *stride, int rows,
+                        int colsb) {
+  NCC_ASSERT(buf >= 0 && buf < k->n_bufs);
+  kir_expr *e = leaf(k, KIR_E_TILE_LOAD, NCC_DT_I32, 256, buf);
+  if (e != &poison) {
+    e->i = tile_shape(rows, colsb);
+    e->a = index;
+    e->b = stride;
+  }
+  return e;
+}
+
+kir_expr *kir_tile_zero(kir_kernel *k, int rows, int colsb) {
+  kir_expr *e = node(k, KIR_E_TILE_ZERO, NCC_DT_I32, 256);
+  if (e != &poison) e->i = tile_shape(rows, colsb);
+  return e;
+}
+
+kir_expr *kir_tile_dp(kir_kernel *k, kir_tile_op op, kir_expr *a, kir_expr *b, kir_expr *c,
+                      int rows, int colsb, int kbytes) {
+  kir_expr *e = node(k, KIR_E_TILE_DP, NCC_DT_I32, 256);
+  if (e != &poison) {
+    NCC_ASSERT(kbytes >= 4 && kbytes <= 64 && kbytes % 4 == 0);
+    e->id = (int)op;
+    e->i = tile_shape(rows, colsb) | (int64_t)kbytes << 32;
+    e->a = a;
+    e->b = b;
+    e->c = c;
+  }
+  return e;
+}
+
+kir_expr *kir_tile_row(kir_kernel *k, kir_expr *tile, int rows, int colsb, int row, ncc_dtype dt,
+                       int lanes) {
+  NCC_ASSERT(row >= 0 && row < rows && (size_t)lanes * ncc_dtype_size(dt) <= (size_t)colsb);
+  kir_expr *e = node(k, KIR_E_TILE_ROW, dt, lanes);
+  if (e != &poison) {
+    e->id = (int)tile_shape(rows, colsb);
+    e->i = row;
+    e->a = tile;
+  }
+  return e;
+}
+
 kir_expr *kir_select(kir_kernel *k, kir_expr *c, kir_expr *a, kir_expr *b) {
   kir_expr *e = node(k, KIR_E_SELECT, a->dt, a->lanes);
   if (e != &poison) {
@@ -343,6 +392,18 @@ static void print_type(ncc_dtype dt, int lanes, FILE *f) {
     fprintf(f, "%s", ncc_dtype_name(dt));
 }
 
+static void print_expr(const kir_kernel *k, const kir_expr *e, FILE *f);
+
+/* "a, b, c)": the operands of a three-operand node. */
+static void print_abc(const kir_kernel *k, const kir_expr *e, FILE *f) {
+  print_expr(k, e->a, f);
+  fprintf(f, ", ");
+  print_expr(k, e->b, f);
+  fprintf(f, ", ");
+  print_expr(k, e->c, f);
+  fprintf(f, ")");
+}
+
 static void print_expr(const kir_kernel *k, const kir_expr *e, FILE *f) {
   switch (e->k) {
   case KIR_E_CONST:
@@ -386,12 +447,7 @@ static void print_expr(const kir_kernel *k, const kir_expr *e, FILE *f) {
   case KIR_E_SELECT:
   case KIR_E_DOT4:
     fprintf(f, "%s(", e->k == KIR_E_FMA ? "fma" : e->k == KIR_E_DOT4 ? "dot4" : "select");
-    print_expr(k, e->a, f);
-    fprintf(f, ", ");
-    print_expr(k, e->b, f);
-    fprintf(f, ", ");
-    print_expr(k, e->c, f);
-    fprintf(f, ")");
+    print_abc(k, e, f);
     break;
   case KIR_E_CAST:
     fprintf(f, "cast<");
@@ -407,6 +463,31 @@ static void print_expr(const kir_kernel *k, const kir_expr *e, FILE *f) {
     break;
   case KIR_E_HREDUCE:
     fprintf(f, "reduce_%s(", kir_op_name(e->op));
+    print_expr(k, e->a, f);
+    fprintf(f, ")");
+    break;
+  case KIR_E_TILE_LOAD:
+    fprintf(f, "tile<%dx%d>(%s[", (int)(e->i & 0xffff), (int)(e->i >> 16 & 0xffff),
+            k->bufs[e->id].name);
+    print_expr(k, e->a, f);
+    fprintf(f, "], stride ");
+    print_expr(k, e->b, f);
+    fprintf(f, ")");
+    break;
+  case KIR_E_TILE_ZERO:
+    fprintf(f, "tile<%dx%d>(0)", (int)(e->i & 0xffff), (int)(e->i >> 16 & 0xffff));
+    break;
+  case KIR_E_TILE_DP: {
+    static const char *const dp[] = {"tdpbusd", "tdpbssd", "tdpbf16ps"};
+    fprintf(f, "%s<%dx%d, k %d>(", dp[e->id], (int)(e->i & 0xffff),
+            (int)(e->i >> 16 & 0xffff), (int)(e->i >> 32));
+    print_abc(k, e, f);
+    break;
+  }
+  case KIR_E_TILE_ROW:
+    fprintf(f, "row<%d, ", (int)e->i);
+    print_type(e->dt, e->lanes, f);
+    fprintf(f, ">(");
     print_expr(k, e->a, f);
     fprintf(f, ")");
     break;
@@ -552,7 +633,7 @@ bool kir_kernel_equal(const kir_kernel *a, const kir_kernel *b) {
   for (int i = 0; i < a->n_bufs; i++) {
     const kir_buf *x = &a->bufs[i], *y = &b->bufs[i];
     if (x->dt != y->dt || x->is_output != y->is_output || x->bind != y->bind ||
-        x->index != y->index)
+        x->index != y->index || x->local_elems != y->local_elems)
       return false;
   }
   for (int l = 0; l < a->n_locals; l++)

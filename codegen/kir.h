@@ -41,10 +41,29 @@ typedef enum kir_ek {
   KIR_E_CAST,   /* a converted to dt */
   KIR_E_SPLAT,  /* scalar a repeated `lanes` times */
   KIR_E_HREDUCE, /* op (ADD or MAX) over the lanes of a, a scalar */
-  KIR_E_DOT4    /* i32: c + sum over the 4 bytes j of each i32 lane of
+  KIR_E_DOT4,   /* i32: c + sum over the 4 bytes j of each i32 lane of
                    u8(a byte j) * s8(b byte j) (wrapping): the int8 dot
                    product instructions (x86 VNNI vpdpbusd) */
+  /* Matrix tiles (x86 AMX; the LLVM emitter only, where the lowering was
+   * told the host has them: ncc_lower_opts.amx). A tile value is 16 rows
+   * of 64 bytes, typed <256 x i32>; its shape (rows, bytes per row) is a
+   * static part of the node, i = rows | colsb << 16 (| k << 32 for DP). */
+  KIR_E_TILE_LOAD, /* rows of buffer `id` from element index a, row stride
+                      b elements */
+  KIR_E_TILE_ZERO, /* a zero tile */
+  KIR_E_TILE_DP,   /* c + a * b: id = kir_tile_op (k = bytes of a's rows) */
+  KIR_E_TILE_ROW   /* row i of tile a (its shape in id): `lanes` elements
+                      of dt (its bytes) */
 } kir_ek;
+
+/* The tile dot products (KIR_E_TILE_DP's id): a's rows hold k bytes of
+ * quads (int8) or pairs (bf16); b is k/4 (k/2) rows of 16 such groups,
+ * one per column of c (the "VNNI" layout); c is i32 or f32. */
+typedef enum kir_tile_op {
+  KIR_TILE_DPBUSD,  /* u8 a x s8 b -> i32 */
+  KIR_TILE_DPBSSD,  /* s8 a x s8 b -> i32 */
+  KIR_TILE_DPBF16PS /* bf16 a x bf16 b -> f32 */
+} kir_tile_op;
 
 typedef enum kir_op {
   /* binary */
@@ -190,6 +209,17 @@ kir_expr *kir_hreduce(kir_kernel *k, kir_op op, kir_expr *a);
 /* c + the u8 x s8 dot products of the 4 bytes packed in each i32 of a and
  * b (every operand i32, lanes of c). */
 kir_expr *kir_dot4(kir_kernel *k, kir_expr *a, kir_expr *b, kir_expr *c);
+/* Tiles (KIR_E_TILE_*): a rows x colsb-byte tile of buffer `buf` at
+ * element `index`, rows `stride` elements apart; a zero tile; c + a * b
+ * with c's shape (rows, colsb) and a's bytes per row k; row `row` of a tile
+ * (of shape rows x colsb) as `lanes` elements of dt. */
+kir_expr *kir_tile_load(kir_kernel *k, int buf, kir_expr *index, kir_expr *stride, int rows,
+                        int colsb);
+kir_expr *kir_tile_zero(kir_kernel *k, int rows, int colsb);
+kir_expr *kir_tile_dp(kir_kernel *k, kir_tile_op op, kir_expr *a, kir_expr *b, kir_expr *c,
+                      int rows, int colsb, int kbytes);
+kir_expr *kir_tile_row(kir_kernel *k, kir_expr *tile, int rows, int colsb, int row, ncc_dtype dt,
+                       int lanes);
 /* i64 index helpers that fold constants (x*1, x+0, c1*c2, ...). */
 kir_expr *kir_add(kir_kernel *k, kir_expr *a, kir_expr *b);
 kir_expr *kir_mul(kir_kernel *k, kir_expr *a, kir_expr *b);

@@ -23,6 +23,10 @@
 
 typedef struct ncc_lower_opts {
   int vector_width; /* f32 lanes the target prefers: 16, 8, 4 or 1 */
+  /* The target runs x86 AMX tile kernels (KIR_E_TILE_*): int8 dot
+   * products (amx-int8), bf16 (amx-bf16). Set only for the in-process cpu
+   * target whose OS granted the tile state (codegen/llvm/amx.c). */
+  bool amx_int8, amx_bf16;
 } ncc_lower_opts;
 
 /* ---- dispatch (lower.c) ---- */
@@ -154,6 +158,38 @@ bool ncc_lower_requant_finite(const ncc_value *sa, const ncc_value *sb, const nc
                               int64_t n);
 kir_expr *ncc_lower_requant(kir_kernel *k, kir_expr *acc, kir_expr *mult, double zy,
                             ncc_dtype ydt);
+
+/* ---- x86 AMX tile GEMM (lower_amx.c) ----
+ * C = A (M x K, rows lda elements apart, from memory) times B (K x N,
+ * packed: panels of 16 columns, each K*a_esize/4 rows of 16 i32 words
+ * holding a column's 4 bytes of k), as one parallel loop appended to
+ * `top`; `row` writes the epilogue of each row of C: its 16 sums (acc_dt),
+ * row index, first column and how many columns to store (0: none). */
+typedef struct ncc_amx_gemm {
+  int a_buf, b_buf;
+  int64_t lda, K, N;
+  int a_esize;     /* bytes per element of A: 1 (int8) or 2 (bf16) */
+  bool a_f32;      /* A is f32 (a_esize 2): converted per task to bf16
+                      scratch rows of K elements (K a multiple of 32) */
+  int64_t a_cols;  /* a_f32: A's own columns (<= K: the rest are zeros) */
+  kir_expr *M;     /* rows at run time */
+  int64_t m_static; /* M when static, else 0 */
+  int64_t m_min;   /* M's least non-zero value (symbolic M) */
+  kir_tile_op dp;
+  ncc_dtype acc_dt; /* I32 or F32 */
+  void (*row)(kir_kernel *k, kir_block *blk, void *ctx, kir_expr *sums, kir_expr *row,
+              kir_expr *col, kir_expr *count);
+  void *ctx;
+} ncc_amx_gemm;
+/* Whether the skeleton handles g's sizes (K's bytes a multiple of 4; M
+ * static or never between 1 and 15). */
+bool ncc_lower_amx_fits(const ncc_amx_gemm *g);
+/* B packed for g (b_buf's data): word(ctx, q, n) is column n's 4 bytes
+ * at k bytes 4q..4q+3 of B. NULL on OOM; *bytes: its size. */
+typedef uint32_t (*ncc_amx_word)(const void *ctx, int64_t q, int64_t n);
+uint32_t *ncc_lower_amx_pack(const ncc_amx_gemm *g, ncc_amx_word word, const void *ctx,
+                             size_t *bytes);
+void ncc_lower_amx_gemm(kir_kernel *k, kir_block *top, const ncc_amx_gemm *g);
 
 /* Whether every input and output of n has the plain layout. */
 bool ncc_lower_plain(const ncc_node *n);

@@ -173,6 +173,41 @@ static kir_expr *a_index(mmk *g, kir_expr *b, kir_expr *row, kir_expr *kk) {
   return kir_add(k, base, off);
 }
 
+/* Y(b, rr, col .. col+w) = alpha*val + beta*C and the fused elementwise
+ * chain, stored masked to cnt columns. */
+static void epilogue(mmk *g, kir_block *blk, kir_expr *b, kir_expr *rr, kir_expr *col,
+                     kir_expr *cnt, kir_expr *val) {
+  kir_kernel *k = g->k;
+  int w = val->lanes;
+  if (g->p->alpha != 1.0f)
+    val = kir_bin(k, KIR_MUL, val, kir_splat(k, kir_const_f(k, NCC_DT_F32, g->p->alpha), w));
+  if (g->bc >= 0 && g->p->beta != 0.0f) {
+    const ncc_shape *cs = &g->p->c->shape;
+    bool row_vec = !g->p->bias_rows && cs->rank >= 1 && cs->d[cs->rank - 1] != 1;
+    bool has_m = g->p->bias_rows || (cs->rank == 2 && cs->d[0] != 1);
+    kir_expr *cidx = has_m ? kir_mul(k, rr, row_vec ? g->N : I(1)) : I(0);
+    kir_expr *cv = row_vec ? kir_loadv(k, g->bc, kir_add(k, cidx, col), w, cnt)
+                           : kir_splat(k, kir_load(k, g->bc, cidx), w);
+    if (g->p->beta != 1.0f)
+      cv = kir_bin(k, KIR_MUL, cv, kir_splat(k, kir_const_f(k, NCC_DT_F32, g->p->beta), w));
+    val = kir_bin(k, KIR_ADD, val, cv);
+  }
+  if (g->ep) {
+    /* the fused elementwise chain, on the tile still in registers */
+    ncc_epilogue *ep = g->ep;
+    int nv = 0;
+    if (ep->n_view == 3) ep->coord[nv++] = b;
+    ep->coord[nv++] = rr;
+    ep->coord[nv++] = col;
+    ep->acc = val;
+    ep->count = cnt;
+    val = ncc_epilogue_apply(ep, blk);
+  }
+  kir_expr *base = kir_mul(k, b, kir_mul(k, g->M, g->N));
+  kir_expr *yidx = kir_add(k, base, kir_add(k, kir_mul(k, rr, g->N), col));
+  kir_store(k, blk, g->by, yidx, val, cnt);
+}
+
 /* One tile of `mr` rows at `row`, NR columns of panel `jp`, batch `b`. */
 static void emit_tile(mmk *g, kir_block *blk, int mr, kir_expr *b,
                       kir_expr *row, kir_expr *jp) {
@@ -216,39 +251,97 @@ static void emit_tile(mmk *g, kir_block *blk, int mr, kir_expr *b,
     kir_expr *rr = kir_add(k, row, I(r));
     for (int v = 0; v < g->nv; v++) {
       kir_expr *col = kir_add(k, col0, I(v * w));
-      kir_expr *cnt = kir_bin(k, KIR_SUB, g->N, col);
-      kir_expr *val = kir_local_ref(k, g->acc[r][v]);
-      if (g->p->alpha != 1.0f)
-        val = kir_bin(k, KIR_MUL, val,
-                      kir_splat(k, kir_const_f(k, NCC_DT_F32, g->p->alpha), w));
-      if (g->bc >= 0 && g->p->beta != 0.0f) {
-        const ncc_shape *cs = &g->p->c->shape;
-        bool row_vec = !g->p->bias_rows && cs->rank >= 1 && cs->d[cs->rank - 1] != 1;
-        bool has_m = g->p->bias_rows || (cs->rank == 2 && cs->d[0] != 1);
-        kir_expr *cidx = has_m ? kir_mul(k, rr, row_vec ? g->N : I(1)) : I(0);
-        kir_expr *cv = row_vec ? kir_loadv(k, g->bc, kir_add(k, cidx, col), w, cnt)
-                               : kir_splat(k, kir_load(k, g->bc, cidx), w);
-        if (g->p->beta != 1.0f)
-          cv = kir_bin(k, KIR_MUL, cv,
-                       kir_splat(k, kir_const_f(k, NCC_DT_F32, g->p->beta), w));
-        val = kir_bin(k, KIR_ADD, val, cv);
-      }
-      if (g->ep) {
-        /* the fused elementwise chain, on the tile still in registers */
-        ncc_epilogue *ep = g->ep;
-        int nv = 0;
-        if (ep->n_view == 3) ep->coord[nv++] = b;
-        ep->coord[nv++] = rr;
-        ep->coord[nv++] = col;
-        ep->acc = val;
-        ep->count = cnt;
-        val = ncc_epilogue_apply(ep, blk);
-      }
-      kir_expr *base = kir_mul(k, b, kir_mul(k, g->M, g->N));
-      kir_expr *yidx = kir_add(k, base, kir_add(k, kir_mul(k, rr, g->N), col));
-      kir_store(k, blk, g->by, yidx, val, cnt);
+      epilogue(g, blk, b, rr, col, kir_bin(k, KIR_SUB, g->N, col),
+               kir_local_ref(k, g->acc[r][v]));
     }
   }
+}
+/* ---- bf16 products on AMX tiles (lower_amx.c) ----
+ * At --precision=bf16 the precision pass rounds the weights to bf16
+ * values and A through a RoundBF16 node, so a product of them is exact in
+ * bf16: tdpbf16ps gives the f32 kernel's numbers up to the order of the
+ * f32 sums. Taken only where both operands are known exact (A made by
+ * RoundBF16, every weight with zero low 16 bits): a model at f32 keeps
+ * its f32 products. */
+
+static bool bf16_bits(float v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  return (u & 0xffffu) == 0;
+}
+
+/* The AMX bf16 GEMM fits: a MatMul/Gemm (no batch dims, A not
+ * transposed) with constant bf16-exact weights and A from RoundBF16. */
+static bool amx_bf16_fits(const mm *p, const ncc_lower_opts *o, int w, ncc_amx_gemm *ag) {
+  const ncc_node *n = p->n;
+  const ncc_value *a = n->in[p->a_in];
+  if (!o->amx_bf16 || w != 16 || n->op == NCC_OP_CONV || !p->b_const || p->trans_a ||
+      p->n_batch || !a->producer || a->producer->op != NCC_OP_ROUNDBF16 ||
+      ncc_dim_is_sym(p->K) || p->K <= 0)
+    return false;
+  int64_t kp = (p->K + 31) / 32 * 32;
+  if (kp > 4096) return false; /* the scratch rows: 32 x K bf16 on the stack */
+  const float *b = n->in[1]->data;
+  for (int64_t i = 0; i < p->K * p->N; i++)
+    if (!bf16_bits(b[i])) return false;
+  memset(ag, 0, sizeof *ag);
+  ag->K = kp;
+  ag->a_cols = p->K;
+  ag->lda = p->K;
+  ag->N = p->N;
+  ag->a_esize = 2;
+  ag->a_f32 = true;
+  int64_t ms = ncc_dim_is_sym(p->M) ? 0 : p->M, mm_ = ncc_dim_is_sym(p->M) ? 1 : p->M;
+  for (int j = 0; j < p->n_fold; j++) {
+    if (ncc_dim_is_sym(p->fold[j])) ms = 0;
+    else {
+      ms *= p->fold[j];
+      mm_ *= p->fold[j];
+    }
+  }
+  ag->m_static = ms;
+  ag->m_min = mm_;
+  return ncc_lower_amx_fits(ag);
+}
+
+/* Column n's bf16 pair at k = 2q, 2q+1 (the weights' high halves). */
+static uint32_t bf16_word(const void *ctx, int64_t q, int64_t n) {
+  const mm *p = ctx;
+  const float *b = p->n->in[1]->data;
+  uint32_t w = 0;
+  for (int64_t i = 0; i < 2 && 2 * q + i < p->K; i++) {
+    int64_t kk = 2 * q + i;
+    uint32_t u;
+    memcpy(&u, &b[p->trans_b ? n * p->K + kk : kk * p->N + n], sizeof u);
+    w |= (u >> 16) << (16 * i);
+  }
+  return w;
+}
+
+static void amx_row(kir_kernel *k, kir_block *blk, void *ctx, kir_expr *sums, kir_expr *row,
+                    kir_expr *col, kir_expr *count) {
+  (void)k;
+  epilogue(ctx, blk, I(0), row, col, count, sums);
+}
+
+static ncc_status lower_amx_bf16(mmk *g, ncc_amx_gemm *ag) {
+  kir_kernel *k = g->k;
+  double t0 = ncc_ctime_pack_begin();
+  size_t bytes = 0;
+  uint32_t *pb = ncc_lower_amx_pack(ag, bf16_word, g->p, &bytes);
+  ncc_ctime_pack_end(t0);
+  if (!pb) return ncc_error(NCC_ERR_NOMEM, "out of memory packing MatMul weights");
+  ag->b_buf = ncc_lower_data_buf(k, "tiles_b", NCC_DT_I32, pb, bytes);
+  ag->a_buf = g->ba;
+  ag->M = g->M;
+  ag->dp = KIR_TILE_DPBF16PS;
+  ag->acc_dt = NCC_DT_F32;
+  ag->row = amx_row;
+  ag->ctx = g;
+  kir_block top = kir_body_begin();
+  ncc_lower_amx_gemm(k, &top, ag);
+  kir_kernel_set_body(k, &top);
+  return NCC_OK;
 }
 
 /* The output's dims as the epilogue's view: [batch], rows, columns (see
@@ -298,7 +391,11 @@ ncc_status ncc_lower_matmul_ep(const ncc_node *n, const char *name,
   g.nv = g.w >= 16 ? 3 : 2;
   g.nr = g.nv * g.w;
   g.ba = kir_buf_input(k, ncc_lower_bind_index(g.ep, n, p.a_in), NCC_DT_F32);
-  if (p.b_const) {
+  ncc_amx_gemm ag;
+  bool use_amx = amx_bf16_fits(&p, o, g.w, &ag); /* packs its own B */
+  if (use_amx) {
+    g.bb = -1;
+  } else if (p.b_const) {
     void *owned = NULL;
     double t0 = ncc_ctime_pack_begin();
     float *packed = pack_b(&p, g.nr, &owned);
@@ -330,6 +427,11 @@ ncc_status ncc_lower_matmul_ep(const ncc_node *n, const char *name,
   g.K = ncc_lower_dim(k, p.K);
   kir_expr *nb = I(1);
   for (int j = 0; j < p.n_batch; j++) nb = kir_mul(k, nb, ncc_lower_dim(k, p.batch[j]));
+  if (use_amx) {
+    ncc_status st = lower_amx_bf16(&g, &ag);
+    k->cost_per_elem = 2.0 * (double)p.K;
+    return ncc_lower_finish(k, st, ncc_op_name(n->op), out);
+  }
   for (int r = 0; r < g.mr; r++)
     for (int v = 0; v < g.nv; v++) g.acc[r][v] = kir_local_add(k, NCC_DT_F32, g.w);
   for (int v = 0; v < g.nv; v++) g.bv[v] = kir_local_add(k, NCC_DT_F32, g.w);

@@ -136,6 +136,11 @@ typedef struct ncc_options {
    * (docs/AOT.md, "Target CPU and features"). */
   const char *target_cpu;
   const char *target_features;
+  /* cpu target: 1 keeps every kernel off the host's AMX tile unit (for
+   * ablation: the vector dot-product kernels instead). 0 (default): int8
+   * and bf16 matrix products use the tiles where the host has them and
+   * the OS grants them (docs/PRECISION.md, "Matrix tiles"). */
+  int no_amx;
 } ncc_options;
 
 /* ncc_options.precision. BF16 and FP16 round the operands (weights once,

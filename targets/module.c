@@ -103,7 +103,7 @@ static ncc_status llvm_desc(const ncc_target_row *t, ncc_llvm_host *out, char *f
                             size_t cap) {
   const ncc_options *o = ncc_opts();
   if (t->triple) {
-    *out = (ncc_llvm_host){t->triple, t->cpu, t->features, t->vector_width};
+    *out = (ncc_llvm_host){t->triple, t->cpu, t->features, t->vector_width, false};
     if (o->target_cpu && *o->target_cpu) {
       if (!llvm_name_ok(o->target_cpu, strlen(o->target_cpu)))
         return ncc_error(NCC_ERR_USAGE, "target cpu '%s': expected an LLVM CPU name",

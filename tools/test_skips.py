@@ -11,7 +11,8 @@ The reason of a skip is the test's own "skipped: ..." / "SKIP ...: ..."
 lines (every suite prints one before exiting 77), else its last output
 line. In strict mode (--strict; tools/test.sh is strict unless
 NCC_STRICT_TESTS=0) a skip is allowed only when its reason matches one of
-HARDWARE_REASONS: the machine has no GPU or no CUDA driver. Anything else
+HARDWARE_REASONS: the machine has no GPU or no CUDA driver, or its CPU lacks
+a feature a kernel test needs. Anything else
 (a missing Python package, a missing tool, no reason at all) fails.
 
   test_skips.py [--strict] [--stage NAME] JUNIT.xml...
@@ -38,6 +39,9 @@ HARDWARE_REASONS = [
     # Debian's or PyPI's registries that tools/setup.sh installs from
     r"no ptxas at ",
     r"no NVRTC here",
+    # a CPU feature a test of its kernels needs (tests/filecheck/run.py's
+    # REQUIRES: host-feature=F), e.g. AMX on an older x86 or on AArch64
+    r"the host CPU has no \w+",
 ]
 HARDWARE_RE = re.compile("|".join(HARDWARE_REASONS), re.I)
 SKIP_LINE_RE = re.compile(r"^\s*(skipped\b|skip\b)", re.I)

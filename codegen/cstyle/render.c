@@ -398,6 +398,10 @@ static void expr(R *r, const kir_expr *e, int lane) {
   case KIR_E_CAST: emit_cast(r, e, lane); return;
   case KIR_E_SPLAT: expr(r, e->a, 0); return;
   case KIR_E_HREDUCE: emit_hreduce(r, e); return;
+  case KIR_E_TILE_LOAD:
+  case KIR_E_TILE_ZERO:
+  case KIR_E_TILE_DP:
+  case KIR_E_TILE_ROW: break; /* CPU matrix tiles: lowered for the LLVM emitter only */
   }
   NCC_ASSERT(!"unknown kernel IR expression");
 }

@@ -21,6 +21,7 @@
 
 #include "../../ir/atomic_file.h"
 #include "../../ir/ctime.h"
+#include "../../ir/options.h"
 #include "aot.h"
 
 static pthread_once_t all_once = PTHREAD_ONCE_INIT;
@@ -145,9 +146,15 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
   if (strcmp(kind, "lib") == 0) return ncc_aot_emit_lib(g, target, h, path);
   kir_kernel **list = ncc_calloc((size_t)g->n_nodes + 1, sizeof *list);
   if (!list) return NCC_ERR_NOMEM;
-  /* named as the JIT names them (codegen/llvm/cpu_backend.c) */
+  /* named as the JIT names them (codegen/llvm/cpu_backend.c), and for
+   * the host lowered as the JIT lowers them (tiles included), so kir,
+   * llvm and asm show the code `ncc run` runs (an object runs in a
+   * process that never asked the OS for the tile state: no tiles) */
+  bool amx = !ncc_opts()->no_amx && strcmp(kind, "obj") != 0;
   ncc_lower_request rq = {.target = &ncc_lower_target_generic,
-                          .opts = {.vector_width = h->vector_width},
+                          .opts = {.vector_width = h->vector_width,
+                                   .amx_int8 = amx && ncc_llvm_amx_usable(h, "amx-int8"),
+                                   .amx_bf16 = amx && ncc_llvm_amx_usable(h, "amx-bf16")},
                           .name_by_anchor = true,
                           .dump = true};
   ncc_lowered low;

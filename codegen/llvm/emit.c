@@ -46,6 +46,12 @@ typedef struct emitter {
   LLVMValueRef *vlocals;       /* per-lane shadows inside a vector loop */
   bool *vlocal;                /* local is per-lane in the current loop */
   LLVMValueRef entry_first;    /* allocas go before this instruction */
+  /* the tile whose rows KIR_E_TILE_ROW reads: stored to tile_mem by the
+   * first row read in block tile_bb, while no assignment intervened */
+  const kir_expr *tile_src;
+  LLVMBasicBlockRef tile_bb;
+  unsigned tile_gen, assign_gen;
+  LLVMValueRef tile_mem;
   int vvar;                    /* variable being vectorized, -1: none */
   int vw;                      /* its lanes */
   bool vmode;                  /* evaluating in vector mode */
@@ -61,6 +67,9 @@ static LLVMTypeRef scalar_type(emitter *E, ncc_dtype dt) {
   switch (dt) {
   case NCC_DT_F32: return E->t_f32;
   case NCC_DT_F64: return E->t_f64;
+  /* bf16: a storage type (scratch rows of the AMX bf16 GEMM); casts to
+   * and from f32 are fptrunc (vcvtneps2bf16, ties to even) and fpext */
+  case NCC_DT_BF16: return LLVMBFloatTypeInContext(E->ctx);
   case NCC_DT_I64: return E->t_i64;
   case NCC_DT_I32: return E->t_i32;
   case NCC_DT_I8:
@@ -80,7 +89,7 @@ static LLVMTypeRef vtype(LLVMTypeRef t, int lanes) {
 }
 
 static bool is_float(ncc_dtype dt) {
-  return dt == NCC_DT_F32 || dt == NCC_DT_F64 || dt == NCC_DT_F16;
+  return dt == NCC_DT_F32 || dt == NCC_DT_F64 || dt == NCC_DT_F16 || dt == NCC_DT_BF16;
 }
 
 static LLVMValueRef i64c(emitter *E, int64_t v) {
@@ -1055,6 +1064,87 @@ static LLVMValueRef emit_dot4(emitter *E, const kir_expr *e, int lanes) {
   return acc;
 }
 
+/* ---- matrix tiles (x86 AMX) ----
+ * A KIR tile is a <256 x i32> value (locals are allocas of it, promoted by
+ * sroa); each tile instruction bitcasts its operands to x86_amx and its
+ * result back, the form clang's AMX API emits: X86's AMX lowering folds
+ * the casts through loop phis, so accumulators stay in tile registers,
+ * and turns a cast feeding ordinary vector code into a tile store. The
+ * shapes are constants, from which LLVM writes the tile configuration. */
+
+static LLVMTypeRef tile_vtype(emitter *E) { return LLVMVectorType(E->t_i32, 256); }
+
+static LLVMValueRef i16c(emitter *E, int64_t v) {
+  return LLVMConstInt(LLVMInt16TypeInContext(E->ctx), (unsigned long long)v, 0);
+}
+
+static LLVMValueRef to_amx(emitter *E, LLVMValueRef v) {
+  return LLVMBuildBitCast(E->b, v, LLVMX86AMXTypeInContext(E->ctx), "");
+}
+
+static LLVMValueRef from_amx(emitter *E, LLVMValueRef t) {
+  return LLVMBuildBitCast(E->b, t, tile_vtype(E), "");
+}
+
+static LLVMValueRef emit_tile(emitter *E, const kir_expr *e) {
+  NCC_ASSERT(!E->vmode); /* tiles live outside vector loops */
+  LLVMValueRef rows = i16c(E, e->i & 0xffff), colsb = i16c(E, e->i >> 16 & 0xffff); /* not ROW */
+  switch (e->k) {
+  case KIR_E_TILE_LOAD: {
+    /* byte addressing: a bf16 buffer has no LLVM element type here */
+    LLVMValueRef es = i64c(E, (int64_t)ncc_dtype_size(E->k->bufs[e->id].dt));
+    LLVMValueRef stride = LLVMBuildMul(E->b, emit_scalar(E, e->b), es, "");
+    LLVMValueRef off = LLVMBuildMul(E->b, emit_scalar(E, e->a), es, "");
+    LLVMValueRef p = LLVMBuildGEP2(E->b, E->t_i8, E->bufs[e->id], &off, 1, "");
+    LLVMValueRef args[4] = {rows, colsb, p, stride};
+    return from_amx(E, call_intrinsic(E, "llvm.x86.tileloadd64.internal", NULL, 0, args, 4));
+  }
+  case KIR_E_TILE_ZERO: {
+    LLVMValueRef args[2] = {rows, colsb};
+    return from_amx(E, call_intrinsic(E, "llvm.x86.tilezero.internal", NULL, 0, args, 2));
+  }
+  case KIR_E_TILE_DP: {
+    static const char *const names[] = {"llvm.x86.tdpbusd.internal",
+                                        "llvm.x86.tdpbssd.internal",
+                                        "llvm.x86.tdpbf16ps.internal"};
+    NCC_ASSERT(e->id >= 0 && e->id < 3);
+    LLVMValueRef c = to_amx(E, emit_expr(E, e->c));
+    LLVMValueRef a = to_amx(E, emit_expr(E, e->a));
+    LLVMValueRef b = to_amx(E, emit_expr(E, e->b));
+    LLVMValueRef args[6] = {rows, colsb, i16c(E, e->i >> 32), c, a, b};
+    return from_amx(E, call_intrinsic(E, names[e->id], NULL, 0, args, 6));
+  }
+  default: { /* KIR_E_TILE_ROW */
+    /* A tile's rows are read through memory: one tile store, then a
+     * vector load per row (a cast of the tile to a vector, split by
+     * shuffles, fails in instruction selection when the tile comes from a
+     * loop phi). The lowering reads all rows of a tile through one node
+     * a, in one block, so the store is made once. */
+    LLVMBasicBlockRef bb = LLVMGetInsertBlock(E->b);
+    if (E->tile_src != e->a || E->tile_bb != bb || E->tile_gen != E->assign_gen) {
+      if (!E->tile_mem) {
+        LLVMBuilderRef ab = LLVMCreateBuilderInContext(E->ctx);
+        LLVMPositionBuilderBefore(ab, E->entry_first);
+        E->tile_mem = LLVMBuildAlloca(ab, tile_vtype(E), "tile");
+        LLVMSetAlignment(E->tile_mem, 64);
+        LLVMDisposeBuilder(ab);
+      }
+      LLVMValueRef args[5] = {i16c(E, e->id & 0xffff), i16c(E, e->id >> 16), E->tile_mem, i64c(E, 64),
+                              to_amx(E, emit_expr(E, e->a))};
+      call_intrinsic(E, "llvm.x86.tilestored64.internal", NULL, 0, args, 5);
+      E->tile_src = e->a;
+      E->tile_bb = bb;
+      E->tile_gen = E->assign_gen;
+    }
+    LLVMValueRef off = i64c(E, e->i * 64);
+    LLVMValueRef p = LLVMBuildGEP2(E->b, E->t_i8, E->tile_mem, &off, 1, "");
+    LLVMValueRef v = LLVMBuildLoad2(E->b, vtype(scalar_type(E, e->dt), e->lanes), p, "");
+    LLVMSetAlignment(v, 64);
+    return v;
+  }
+  }
+}
+
 static LLVMValueRef emit_var(emitter *E, const kir_expr *e) {
   LLVMValueRef base = E->vars[e->id];
   NCC_ASSERT(base != NULL);
@@ -1129,6 +1219,10 @@ static LLVMValueRef emit_expr_new(emitter *E, const kir_expr *e) {
     return emit_cast(E, e->a->dt, e->dt, emit_expr(E, e->a), lanes);
   case KIR_E_SPLAT: return splat(E, emit_scalar(E, e->a), e->lanes);
   case KIR_E_DOT4: return emit_dot4(E, e, lanes);
+  case KIR_E_TILE_LOAD:
+  case KIR_E_TILE_ZERO:
+  case KIR_E_TILE_DP:
+  case KIR_E_TILE_ROW: return emit_tile(E, e);
   case KIR_E_HREDUCE: {
     LLVMValueRef v = emit_expr(E, e->a);
     LLVMTypeRef t = LLVMTypeOf(v);
@@ -1341,6 +1435,7 @@ static void emit_stmts(emitter *E, const kir_stmt *s) {
     case KIR_S_FOR: emit_for(E, s); break;
     case KIR_S_STORE: emit_store(E, s); break;
     case KIR_S_ASSIGN:
+      E->assign_gen++;
       if (E->vmode && E->vlocal[s->local])
         LLVMBuildStore(E->b, emit_widened(E, s->value, E->vw), E->vlocals[s->local]);
       else
@@ -1414,6 +1509,14 @@ static LLVMValueRef emit_body_fn(emitter *E, const char *name) {
   for (int l = 0; l < k->n_locals; l++)
     E->locals[l] = LLVMBuildAlloca(
         E->b, vtype(scalar_type(E, k->locals[l].dt), k->locals[l].lanes), "");
+  /* a local buffer is this call's (this thread's) scratch array on the
+   * stack; its (unused) parameter is whatever the runtime passed */
+  for (int i = 0; i < k->n_bufs; i++)
+    if (k->bufs[i].local_elems > 0) {
+      LLVMTypeRef at = LLVMArrayType2(mem_type(E, k->bufs[i].dt), (uint64_t)k->bufs[i].local_elems);
+      E->bufs[i] = LLVMBuildAlloca(E->b, at, k->bufs[i].name);
+      LLVMSetAlignment(E->bufs[i], 64);
+    }
   /* a no-op anchor: later allocas (per-lane locals) are inserted before it */
   E->entry_first = LLVMBuildAlloca(E->b, E->t_i8, "anchor");
   emit_stmts(E, k->body);

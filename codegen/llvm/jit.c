@@ -121,6 +121,7 @@ static void host_init(void) {
   /* a caller's narrower width is ncc_options.vector_width (the driver
    * reads NCC_VECTOR_WIDTH), applied where kernels are lowered */
   host.vector_width = width_from_features(host.features);
+  host.in_process = true;
 }
 
 ncc_status ncc_llvm_host_info(const ncc_llvm_host **out) {

@@ -26,10 +26,17 @@ typedef struct ncc_llvm_host {
   const char *cpu;
   const char *features;
   int vector_width; /* f32 lanes: 16 (AVX-512), 8 (AVX2), 4 (SSE/NEON), 1 */
+  bool in_process;  /* the host this process runs on (code for the JIT) */
 } ncc_llvm_host;
 
 /* Whether h's feature string enables `name` ("+name"), e.g. avx512vnni. */
 bool ncc_llvm_has_feature(const ncc_llvm_host *h, const char *name);
+
+/* Whether code for host h may use AMX tiles: h is this process's host
+ * (in_process: the JIT's, never a cross target's), has amx-tile and
+ * `feature` ("amx-int8", "amx-bf16") and the OS granted this process the
+ * tile state (codegen/llvm/amx.c; asked once). */
+bool ncc_llvm_amx_usable(const ncc_llvm_host *h, const char *feature);
 
 /* NCC_OK with *out set, or an error when LLVM cannot target this host. */
 ncc_status ncc_llvm_host_info(const ncc_llvm_host **out);

@@ -221,7 +221,9 @@ static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
   ncc_lower_request rq = {
       .target = &ncc_lower_target_generic,
       .opts = {.vector_width = opts && opts->vector_width > 0 ? opts->vector_width
-                                                             : h->vector_width},
+                                                             : h->vector_width,
+               .amx_int8 = !ncc_opts()->no_amx && ncc_llvm_amx_usable(h, "amx-int8"),
+               .amx_bf16 = !ncc_opts()->no_amx && ncc_llvm_amx_usable(h, "amx-bf16")},
       .name_by_anchor = true,
       .dump = true};
   int nk = 0;

@@ -15,7 +15,9 @@ after these substitutions:
   %%          a literal %
 
 `// REQUIRES: target=T` skips the test (exit 77) where `ncc targets` says
-target T neither runs nor compiles (the cpu target in a build without LLVM).
+target T neither runs nor compiles (the cpu target in a build without LLVM);
+`// REQUIRES: host-feature=F` where the host CPU lacks flag F of
+/proc/cpuinfo (amx_int8: the cpu target's tile kernels).
 
 `not CMD` succeeds when CMD fails with an ordinary exit status (1..127) and
 fails when CMD succeeds or dies from a signal, as in lit, or when a
@@ -36,6 +38,7 @@ import sys
 
 RUN_RE = re.compile(r"^\s*//\s*RUN:\s?(.*?)\s*$")
 REQ_RE = re.compile(r"^\s*//\s*REQUIRES:\s*target=(\S+)\s*$")
+REQ_FEATURE_RE = re.compile(r"^\s*//\s*REQUIRES:\s*host-feature=(\w+)\s*$")
 SUBST_RE = re.compile(r"%(FileCheck|ncc|%|s|S|t|T)")
 
 # The exit status of a sanitizer report in RUN lines: no ncc command,
@@ -85,6 +88,23 @@ def run_lines(path):
 def required_targets(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         return [m.group(1) for m in map(REQ_RE.match, f) if m]
+
+
+def required_features(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return [m.group(1) for m in map(REQ_FEATURE_RE.match, f) if m]
+
+
+def host_flags():
+    """The CPU flags of /proc/cpuinfo (empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
 
 
 def target_usable(ncc, target):
@@ -143,6 +163,10 @@ def main(argv):
     for target in required_targets(test):
         if not ncc or not target_usable(ncc, target):
             print(f"{test}: skipped, target {target} is not usable here")
+            return 77
+    for feature in required_features(test):
+        if feature not in host_flags():
+            print(f"{test}: skipped, the host CPU has no {feature}")
             return 77
     tdir = scratch_dir()
     env = run_env()

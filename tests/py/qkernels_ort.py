@@ -3,9 +3,11 @@
 in codegen/lower_conv.c, QLinearMatMul and MatMulInteger in codegen/lower_qmatmul.c, and of two
 activations in codegen/lower_qbmm.c: u8/s8
 activations, KIR_E_DOT4, i32 accumulation, requantisation) against ONNX
-Runtime, at NCC_VECTOR_WIDTH 16, 8, 4 and 1: on a host with AVX512-VNNI
-that is vpdpbusd on zmm, ymm and xmm registers, and the portable shift-and-
-multiply sum (width 1), so both of the emitter's forms are checked.
+Runtime: once as the host compiles them (on a host with AMX, the int8
+matrix products on its tiles: codegen/lower_amx.c), then with NCC_AMX=0 at
+NCC_VECTOR_WIDTH 16, 8, 4 and 1: on a host with AVX512-VNNI that is
+vpdpbusd on zmm, ymm and xmm registers, and the portable shift-and-multiply
+sum (width 1), so every form of the emitter is checked.
 
 Every case's integer node must compile on cpu (`ncc check --json`),
 so a kernel that quietly stops taking its cases (and falls back to the
@@ -79,8 +81,9 @@ def qconv(name, N=1, C=16, H=9, W=9, OC=32, k=3, stride=1, pad=1, group=1, dil=1
     return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": ints(r, xdt, (N, C, H, W))}
 
 
-def qmatmul(name, ashape=(5, 64), N=40, adt=U8, bdt=I8, per_col=True, seed=0):
-    """QLinearMatMul, A [.., K] x constant B [K, N]; y in A's dtype."""
+def qmatmul(name, ashape=(5, 64), N=40, adt=U8, bdt=I8, per_col=True, sym_batch=False, seed=0):
+    """QLinearMatMul, A [.., K] x constant B [K, N]; y in A's dtype
+    (sym_batch: A's first dim symbolic in the model)."""
     r = np.random.default_rng(seed)
     K = ashape[-1]
     b = ints(r, bdt, (K, N))
@@ -91,7 +94,8 @@ def qmatmul(name, ashape=(5, 64), N=40, adt=U8, bdt=I8, per_col=True, seed=0):
              nh.from_array(np.array(r.uniform(0.1, 0.5), np.float32), "ys"),
              nh.from_array(zp(r, adt), "yz")]
     node = h.make_node("QLinearMatMul", ["x", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])
-    g = h.make_graph([node], name, [h.make_tensor_value_info("x", TT[adt], list(ashape))],
+    xshape = (["B"] if sym_batch else []) + list(ashape[1 if sym_batch else 0:])
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", TT[adt], xshape)],
                      [h.make_tensor_value_info("y", TT[adt], None)], inits)
     return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": ints(r, adt, ashape)}
 
@@ -126,6 +130,45 @@ def dyn_matmulinteger(name, ashape=(6, 48), N=24, seed=0):
                      [h.make_tensor_value_info("y", T.INT32, None)], [nh.from_array(b, "b")])
     x = (r.standard_normal(ashape) * 3 + 1).astype(np.float32)
     return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": x}
+
+
+def matmulinteger(name, ashape=(20, 68), N=24, adt=I8, seed=0):
+    """MatMulInteger of an 8-bit A (s8: the tiles' signed product) with a
+    constant zero point, B s8 constant."""
+    r = np.random.default_rng(seed)
+    b = ints(r, I8, (ashape[-1], N))
+    node = h.make_node("MatMulInteger", ["x", "b", "az"], ["y"])
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", TT[adt], list(ashape))],
+                     [h.make_tensor_value_info("y", T.INT32, None)],
+                     [nh.from_array(b, "b"), nh.from_array(zp(r, adt), "az")])
+    return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), {"x": ints(r, adt, ashape)}
+
+
+def qgemm(name, M=6, K=40, N=24, trans_b=True, per_col=True, bias=True, y_scale=True,
+          alpha=1.0, adt=U8, seed=0):
+    """com.microsoft QGemm (onnxruntime's quantized Gemm, e.g. BERT's pooler):
+    constant B [N, K] (transB) or [K, N], an i32 bias C, y requantized with
+    y_scale / y_zero_point or f32 without them, alpha."""
+    r = np.random.default_rng(seed)
+    b = ints(r, I8, (N, K) if trans_b else (K, N))
+    bs = (r.uniform(0.002, 0.02, N) if per_col else np.array(0.01)).astype(np.float32)
+    bz = np.zeros(N if per_col else (), I8)
+    names = ["x", "as", "az", "b", "bs", "bz"]
+    inits = [nh.from_array(np.array(0.02, np.float32), "as"), nh.from_array(zp(r, adt), "az"),
+             nh.from_array(b, "b"), nh.from_array(bs, "bs"), nh.from_array(bz, "bz")]
+    if bias:
+        inits.append(nh.from_array(r.integers(-3000, 3000, N).astype(np.int32), "c"))
+    names.append("c" if bias else "")
+    if y_scale:
+        inits += [nh.from_array(np.array(r.uniform(0.1, 0.5), np.float32), "ys"),
+                  nh.from_array(zp(r, adt), "yz")]
+        names += ["ys", "yz"]
+    node = h.make_node("QGemm", names, ["y"], domain="com.microsoft", alpha=alpha,
+                       transB=int(trans_b))
+    g = h.make_graph([node], name, [h.make_tensor_value_info("x", TT[adt], [M, K])],
+                     [h.make_tensor_value_info("y", TT[adt] if y_scale else T.FLOAT, None)], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13), h.make_opsetid("com.microsoft", 1)])
+    return name, m, {"x": ints(r, adt, (M, K))}
 
 
 def qbmm(name, ashape=(2, 3, 17, 24), bshape=(2, 3, 24, 19), adt=U8, bdt=U8, ydt=U8,
@@ -197,6 +240,21 @@ CASES = [
     qmatmul("mm_u8_weights_per_tensor", ashape=(3, 20), N=70, bdt=U8, per_col=False, seed=23),
     qmatmul("mm_one_row", ashape=(1, 128), N=33, seed=24),
     qmatmul("mm_k1", ashape=(6, 1), N=5, seed=31),
+    # the AMX tile GEMM (codegen/lower_amx.c) where the host has it: K's
+    # last bytes re-read (K % 64), row tiles clamped to M - 16, odd panels,
+    # 2 x 2 and 1 x 1 tile blocks, a symbolic M, s8 A (tdpbssd)
+    qmatmul("mm_tiles_tail", ashape=(2, 50, 200), N=300, seed=32),
+    qmatmul("mm_tiles_s8", ashape=(40, 132), N=33, adt=I8, seed=33),
+    qmatmul("mm_tiles_one", ashape=(17, 64), N=16, bdt=U8, per_col=False, seed=34),
+    qmatmul("mm_tiles_sym_m", ashape=(3, 16, 96), N=50, sym_batch=True, seed=35),
+    qmatmul("mm_tiles_k_short", ashape=(33, 44), N=20, adt=I8, seed=36),
+    matmulinteger("mmint_s8", seed=37),
+    qgemm("qgemm_pooler_f32", M=1, K=96, N=40, y_scale=False, seed=46),
+    qgemm("qgemm_u8_requant", M=20, K=72, N=33, seed=47),
+    qgemm("qgemm_b_kn_alpha", M=7, K=30, N=18, trans_b=False, alpha=0.5, per_col=False,
+          bias=False, seed=48),
+    qgemm("qgemm_s8_f32_tiles", M=40, K=130, N=50, adt=I8, y_scale=False, alpha=2.0, seed=49),
+    matmulinteger("mmint_u8_tail", ashape=(2, 24, 100), N=40, adt=U8, seed=38),
     dyn_matmulinteger("dyn_matmulinteger", seed=25),
     maxpool("maxpool_u8", seed=27),
     reshape8("flatten_u8", seed=29),
@@ -291,13 +349,15 @@ def run_ort(model, feeds):
 
 def main():
     failed = 0
-    cases, widths = CASES, ("16", "8", "4", "1")
+    # (width, NCC_AMX): the tiles where the host has them, then the vector
+    # dot products at every width
+    cases, widths = CASES, (("16", ""), ("16", "0"), ("8", "0"), ("4", "0"), ("1", "0"))
     if TARGET != "cpu":
         nccutil.require_target(NCC, TARGET)  # exit 77 where it cannot run
         # per-column B needs constant data buffers, which the device
         # runtime does not bind (codegen/cstyle/gpu_lower.c): host there
         cases = [c for c in CASES if c[0].startswith("bmm_") and "per_col" not in c[0]]
-        widths = ("",)
+        widths = (("", ""),)
     with tempfile.TemporaryDirectory() as tmp:
         for name, model, feeds in cases:
             path = os.path.join(tmp, name + ".onnx")
@@ -315,32 +375,37 @@ def main():
             # the integer kernel's node must compile (DynamicQuantizeLinear
             # beside it may run on the host)
             host = [e["op"] for e in rep.get("host", [])]
-            if not compiled or set(host) & {"QLinearConv", "QLinearMatMul", "MatMulInteger", "MaxPool", "Flatten"}:
+            if not compiled or set(host) & {"QLinearConv", "QLinearMatMul", "MatMulInteger", "QGemm", "MaxPool", "Flatten"}:
                 print("FAIL %s: not compiled on cpu (compiled_nodes %s, host %s) %s"
                       % (name, compiled, host, chk.stderr.strip()[-200:]))
                 failed += 1
                 continue
-            for vw in widths:
-                out = os.path.join(tmp, "out-" + name + vw)
+            for vw, amx in widths:
+                out = os.path.join(tmp, "out-" + name + vw + amx)
                 p = subprocess.run([NCC, "run", path, "--target=" + TARGET, "--output-dir", out] + args, capture_output=True, text=True,
-                                   env=dict(os.environ, NCC_VECTOR_WIDTH=vw),
+                                   env=dict(os.environ, NCC_VECTOR_WIDTH=vw, NCC_AMX=amx),
                                    timeout=nccutil.NCC_TIMEOUT)
                 if p.returncode != 0:
-                    print("FAIL %s w%s: ncc exit %d: %s" % (name, vw, p.returncode, p.stderr[-300:]))
+                    print("FAIL %s w%s%s: ncc exit %d: %s" % (name, vw, amx and " no-amx", p.returncode, p.stderr[-300:]))
                     failed += 1
                     continue
                 got = np.load(os.path.join(out, "y.npy"))
                 if got.dtype != want.dtype or got.shape != want.shape:
-                    print("FAIL %s w%s: %s%s, onnxruntime %s%s" % (name, vw, got.dtype, got.shape,
+                    print("FAIL %s w%s%s: %s%s, onnxruntime %s%s" % (name, vw, amx and " no-amx", got.dtype, got.shape,
                                                                   want.dtype, want.shape))
                     failed += 1
                     continue
-                d = np.abs(got.astype(np.int64) - want.astype(np.int64))
-                frac = float((d > 0).mean())
-                ok = d.max() <= 1 and frac <= 0.01
+                if want.dtype == np.float32:  # QGemm without y_scale: f32 scaling
+                    d = np.abs(got.astype(np.float64) - want)
+                    frac = float((d > 1e-5 * np.abs(want).max()).mean())
+                    ok = frac == 0
+                else:
+                    d = np.abs(got.astype(np.int64) - want.astype(np.int64))
+                    frac = float((d > 0).mean())
+                    ok = d.max() <= 1 and frac <= 0.01
                 if not ok or VERBOSE:
-                    print("%s %s w%s: max diff %d, %.2f%% of %d elements differ"
-                          % ("PASS" if ok else "FAIL", name, vw, d.max(), 100 * frac, d.size))
+                    print("%s %s w%s%s: max diff %g, %.2f%% of %d elements differ"
+                          % ("PASS" if ok else "FAIL", name, vw, amx and " no-amx", d.max(), 100 * frac, d.size))
                 failed += not ok
         for name, model, feeds, want in (DEGENERATE if TARGET == "cpu" else []):
             path, xp = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + ".x.npy")
@@ -358,7 +423,7 @@ def main():
                                      else "%d of %d elements differ" % (
                                          int((got != want).sum()), want.size)))
             failed += not ok
-    print("qkernels_ort (%s): %d cases x %d vector widths, %d degenerate, %d failed"
+    print("qkernels_ort (%s): %d cases x %d settings (width, tiles), %d degenerate, %d failed"
           % (TARGET, len(cases), len(widths), len(DEGENERATE) if TARGET == "cpu" else 0, failed))
     return 1 if failed else 0
 

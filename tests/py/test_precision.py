@@ -171,6 +171,29 @@ def cases(tmp, rng):
     out.append(("gemm", p, {"a": a},
                 lambda r, a=a, wt=wt, c=c: 0.5 * (r(a).astype(np.float64) @ r(wt).T) + 2.0 * c,
                 True))
+    # bf16 MatMul on the cpu target's AMX tiles where the host has them
+    # (codegen/lower_amx.c): folded batch rows (M 80: a clamped last row
+    # tile), K 100 (zero-padded to 128), odd panels, a fused bias + Relu
+    a = rng.standard_normal((2, 40, 100)).astype(F32)
+    wk = (rng.standard_normal((100, 70)) * 0.1).astype(F32)
+    bias = rng.standard_normal(70).astype(F32)
+    p = save_model(tmp, "mm_tiles", [helper.make_node("MatMul", ["a", "w"], ["t"]),
+                                     helper.make_node("Add", ["t", "bias"], ["u"]),
+                                     helper.make_node("Relu", ["u"], ["y"])],
+                   {"a": a}, {"w": wk, "bias": bias}, [2, 40, 70])
+    out.append(("mm_tiles", p, {"a": a},
+                lambda r, a=a, wk=wk, bias=bias: np.maximum(r(a).astype(np.float64) @ r(wk) + bias, 0),
+                True))
+    # Gemm with transB, alpha and beta * C on the tiles: 48 rows, K 200
+    a = rng.standard_normal((48, 200)).astype(F32)
+    wt = (rng.standard_normal((33, 200)) * 0.1).astype(F32)
+    c = rng.standard_normal((48, 33)).astype(F32)
+    p = save_model(tmp, "gemm_tiles", [helper.make_node("Gemm", ["a", "w", "c"], ["y"], transB=1,
+                                                        alpha=1.5, beta=0.5)],
+                   {"a": a}, {"w": wt, "c": c}, [48, 33])
+    out.append(("gemm_tiles", p, {"a": a},
+                lambda r, a=a, wt=wt, c=c: 1.5 * (r(a).astype(np.float64) @ r(wt).T) + 0.5 * c,
+                True))
     # MatMul -> Softmax: the softmax reads the f32 product, unrounded
     a = (rng.standard_normal((4, 32)) * 2).astype(F32)
     wm = rng.standard_normal((32, 10)).astype(F32)
@@ -264,11 +287,14 @@ def main():
         all_cases = cases(tmp, rng)
         for name, path, inputs, oracle, tight in all_cases:
             f32_out, _ = run(ncc, path, inputs, args.target, tmp, [], name + "_f32")
-            for prec in ("bf16", "fp16"):
-                got, _ = run(ncc, path, inputs, args.target, tmp, ["--precision=" + prec],
-                             name + "_" + prec)
+            # bf16 on cpu twice: on the AMX tiles (where the host has
+            # them) and with --no-amx (f32 products of the rounded values)
+            variants = [("bf16", [])] + ([("bf16", ["--no-amx"])] if args.target == "cpu" else [])
+            for prec, extra in variants + [("fp16", [])]:
+                got, _ = run(ncc, path, inputs, args.target, tmp, ["--precision=" + prec] + extra,
+                             name + "_" + prec + "".join(extra))
                 want = oracle(ROUND[prec])
-                label = "%s %s on %s" % (name, prec, args.target)
+                label = "%s %s%s on %s" % (name, prec, "".join(" " + e for e in extra), args.target)
                 tol = 2e-6
                 if tight:
                     close(got, want, tol, label)

@@ -21,7 +21,7 @@ typedef enum opt_id {
   OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK, OPT_MAX_MEMORY,
   OPT_THREADS, OPT_CODEGEN_OPT, OPT_COMPILE_THREADS, OPT_CACHE_DIR, OPT_NO_CACHE,
   OPT_PROFILE, OPT_TRACE, OPT_PEAK_GFLOPS, OPT_PEAK_GBPS, OPT_PRECISION,
-  OPT_COMPARE_F32, OPT_TARGET_CPU, OPT_TARGET_FEATURES,
+  OPT_COMPARE_F32, OPT_TARGET_CPU, OPT_TARGET_FEATURES, OPT_NO_AMX,
 } opt_id;
 
 typedef struct long_opt {
@@ -42,6 +42,7 @@ static const long_opt long_opts[] = {
     {"layout-block", OPT_LAYOUT_BLOCK, CLI_F_PIPELINE, true},
     {"codegen-opt", OPT_CODEGEN_OPT, CLI_F_PIPELINE, true},
     {"precision", OPT_PRECISION, CLI_F_PIPELINE, true},
+    {"no-amx", OPT_NO_AMX, CLI_F_PIPELINE, false},
     {"compare-f32", OPT_COMPARE_F32, CLI_F_COMPARE, false},
     {"compile-threads", OPT_COMPILE_THREADS, CLI_F_PIPELINE, true},
     {"input", OPT_INPUT, CLI_F_INPUT, true},
@@ -260,6 +261,7 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
     break;
   }
   case OPT_COMPARE_F32: o->compare_f32 = true; break;
+  case OPT_NO_AMX: o->lib.no_amx = 1; break;
   case OPT_COMPILE_THREADS: {
     int64_t t;
     if (!cli_parse_int(v, 0, 1024, &t))

@@ -32,6 +32,7 @@ void cli_env_options(ncc_options *o) {
   if ((s = env("NCC_CODEGEN_OPT")) && cli_parse_int(s, 0, 3, &v))
     o->codegen_level = (int)v;
   if ((s = env("NCC_KERNEL_REUSE")) && strcmp(s, "0") == 0) o->kernel_reuse = 0;
+  if ((s = env("NCC_AMX")) && strcmp(s, "0") == 0) o->no_amx = 1;
   /* set at all (even empty) was enough for these before, so it still is */
   if (getenv("NCC_DEBUG_KIR")) o->dump |= NCC_DUMP_KERNEL_IR;
   if (getenv("NCC_DUMP_LLVM")) o->dump |= NCC_DUMP_LLVM_IR;

@@ -32,7 +32,9 @@
   "                         default: the target's vector width, 1 = plain)\n" \
   "  --precision=P          f32 (default), bf16 or fp16: the operands of Conv,\n" \
   "                         MatMul and Gemm rounded to P, f32 accumulation;\n" \
-  "                         other ops stay f32 (docs/PRECISION.md)\n"
+  "                         other ops stay f32 (docs/PRECISION.md)\n"      \
+  "  --no-amx               cpu: keep int8/bf16 matrix products off the host's\n" \
+  "                         AMX tiles (vector dot products instead; NCC_AMX=0)\n"
 
 #define MEMORY_HELP                                                            \
   "  --max-memory=SIZE      memory budget: the most the model may make ncc\n"  \

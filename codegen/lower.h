@@ -13,6 +13,7 @@
  *   lower_{eltwise,matmul,reduce,conv,blocked}.c   the kinds
  *   lower_gx.c                         group members at a point, epilogues
  *   lower_util.c, lower_formula.c, lower_contract.c   shared helpers
+ *   lower_amx.c                        the x86 AMX tile GEMM skeleton
  */
 #ifndef NCC_LOWER_H
 #define NCC_LOWER_H

@@ -234,18 +234,6 @@ kir_expr *kir_tile_dp(kir_kernel *k, kir_tile_op op, kir_expr *a, kir_expr *b, k
   return e;
 }
 
-kir_expr *kir_tile_row(kir_kernel *k, kir_expr *tile, int rows, int colsb, int row, ncc_dtype dt,
-                       int lanes) {
-  NCC_ASSERT(row >= 0 && row < rows && (size_t)lanes * ncc_dtype_size(dt) <= (size_t)colsb);
-  kir_expr *e = node(k, KIR_E_TILE_ROW, dt, lanes);
-  if (e != &poison) {
-    e->id = (int)tile_shape(rows, colsb);
-    e->i = row;
-    e->a = tile;
-  }
-  return e;
-}
-
 kir_expr *kir_select(kir_kernel *k, kir_expr *c, kir_expr *a, kir_expr *b) {
   kir_expr *e = node(k, KIR_E_SELECT, a->dt, a->lanes);
   if (e != &poison) {
@@ -357,6 +345,17 @@ void kir_assign(kir_kernel *k, kir_block *blk, int local, kir_expr *value) {
   if (!s) return;
   s->local = local;
   s->value = value;
+}
+
+void kir_tile_store(kir_kernel *k, kir_block *blk, int buf, kir_expr *index, kir_expr *stride,
+                    kir_expr *tile, int rows, int colsb) {
+  kir_stmt *s = stmt(k, blk, KIR_S_TILE_STORE);
+  if (!s) return;
+  s->buf = buf;
+  s->index = index;
+  s->count = stride;
+  s->value = tile;
+  s->factor = (int)tile_shape(rows, colsb);
 }
 
 void kir_barrier(kir_kernel *k, kir_block *blk) { stmt(k, blk, KIR_S_BARRIER); }
@@ -484,13 +483,6 @@ static void print_expr(const kir_kernel *k, const kir_expr *e, FILE *f) {
     print_abc(k, e, f);
     break;
   }
-  case KIR_E_TILE_ROW:
-    fprintf(f, "row<%d, ", (int)e->i);
-    print_type(e->dt, e->lanes, f);
-    fprintf(f, ">(");
-    print_expr(k, e->a, f);
-    fprintf(f, ")");
-    break;
   }
 }
 
@@ -540,6 +532,15 @@ static void print_stmts(const kir_kernel *k, const kir_stmt *s, int depth,
       fprintf(f, "\n");
       break;
     case KIR_S_BARRIER: fprintf(f, "barrier\n"); break;
+    case KIR_S_TILE_STORE:
+      fprintf(f, "%s[", k->bufs[s->buf].name);
+      print_expr(k, s->index, f);
+      fprintf(f, "] = tile<%dx%d>(", s->factor & 0xffff, s->factor >> 16);
+      print_expr(k, s->value, f);
+      fprintf(f, "), stride ");
+      print_expr(k, s->count, f);
+      fprintf(f, "\n");
+      break;
     }
   }
 }

@@ -51,9 +51,7 @@ typedef enum kir_ek {
   KIR_E_TILE_LOAD, /* rows of buffer `id` from element index a, row stride
                       b elements */
   KIR_E_TILE_ZERO, /* a zero tile */
-  KIR_E_TILE_DP,   /* c + a * b: id = kir_tile_op (k = bytes of a's rows) */
-  KIR_E_TILE_ROW   /* row i of tile a (its shape in id): `lanes` elements
-                      of dt (its bytes) */
+  KIR_E_TILE_DP    /* c + a * b: id = kir_tile_op (k = bytes of a's rows) */
 } kir_ek;
 
 /* The tile dot products (KIR_E_TILE_DP's id): a's rows hold k bytes of
@@ -104,8 +102,12 @@ typedef enum kir_mark {
   KIR_GPU_THREAD
 } kir_mark;
 
-/* BARRIER: work-group barrier over local memory (GPU kernels only). */
-typedef enum kir_sk { KIR_S_FOR, KIR_S_STORE, KIR_S_ASSIGN, KIR_S_BARRIER } kir_sk;
+/* BARRIER: work-group barrier over local memory (GPU kernels only).
+ * TILE_STORE: tile `value` (shape rows | colsb << 16 in factor) to buf at
+ * element index, rows `count` elements apart (x86 AMX, LLVM only). */
+typedef enum kir_sk {
+  KIR_S_FOR, KIR_S_STORE, KIR_S_ASSIGN, KIR_S_BARRIER, KIR_S_TILE_STORE
+} kir_sk;
 
 typedef struct kir_stmt {
   kir_sk k;
@@ -211,15 +213,13 @@ kir_expr *kir_hreduce(kir_kernel *k, kir_op op, kir_expr *a);
 kir_expr *kir_dot4(kir_kernel *k, kir_expr *a, kir_expr *b, kir_expr *c);
 /* Tiles (KIR_E_TILE_*): a rows x colsb-byte tile of buffer `buf` at
  * element `index`, rows `stride` elements apart; a zero tile; c + a * b
- * with c's shape (rows, colsb) and a's bytes per row k; row `row` of a tile
- * (of shape rows x colsb) as `lanes` elements of dt. */
+ * with c's shape (rows, colsb) and a's bytes per row k; a tile stored
+ * (kir_tile_store, a statement). */
 kir_expr *kir_tile_load(kir_kernel *k, int buf, kir_expr *index, kir_expr *stride, int rows,
                         int colsb);
 kir_expr *kir_tile_zero(kir_kernel *k, int rows, int colsb);
 kir_expr *kir_tile_dp(kir_kernel *k, kir_tile_op op, kir_expr *a, kir_expr *b, kir_expr *c,
                       int rows, int colsb, int kbytes);
-kir_expr *kir_tile_row(kir_kernel *k, kir_expr *tile, int rows, int colsb, int row, ncc_dtype dt,
-                       int lanes);
 /* i64 index helpers that fold constants (x*1, x+0, c1*c2, ...). */
 kir_expr *kir_add(kir_kernel *k, kir_expr *a, kir_expr *b);
 kir_expr *kir_mul(kir_kernel *k, kir_expr *a, kir_expr *b);
@@ -233,6 +233,8 @@ kir_stmt *kir_for(kir_kernel *k, kir_block *blk, int var, kir_expr *lo,
 void kir_store(kir_kernel *k, kir_block *blk, int buf, kir_expr *index,
                kir_expr *value, kir_expr *count);
 void kir_assign(kir_kernel *k, kir_block *blk, int local, kir_expr *value);
+void kir_tile_store(kir_kernel *k, kir_block *blk, int buf, kir_expr *index, kir_expr *stride,
+                    kir_expr *tile, int rows, int colsb);
 /* A work-group barrier (GPU kernels, inside a gpu.thread loop). */
 void kir_barrier(kir_kernel *k, kir_block *blk);
 /* The block of a FOR's body, to append to. */

@@ -164,8 +164,9 @@ kir_expr *ncc_lower_requant(kir_kernel *k, kir_expr *acc, kir_expr *mult, double
  * C = A (M x K, rows lda elements apart, from memory) times B (K x N,
  * packed: panels of 16 columns, each K*a_esize/4 rows of 16 i32 words
  * holding a column's 4 bytes of k), as one parallel loop appended to
- * `top`; `row` writes the epilogue of each row of C: its 16 sums (acc_dt),
- * row index, first column and how many columns to store (0: none). */
+ * `top`; `row` writes the epilogue of each row of C: its 16 sums (acc_dt,
+ * loaded from the task's stored tiles), row index, first column and how
+ * many columns to store (0: none). */
 typedef struct ncc_amx_gemm {
   int a_buf, b_buf;
   int64_t lda, K, N;

@@ -109,6 +109,7 @@ void ncc_lower_amx_gemm(kir_kernel *k, kir_block *top, const ncc_amx_gemm *g) {
   for (int j = 0; j < tn; j++) b[j] = kir_local_add(k, NCC_DT_I32, 256);
   int a_buf = g->a_buf;
   int64_t lda = g->lda;
+  int c_buf = kir_buf_local(k, "c_tiles", g->acc_dt, (int64_t)tm * tn * 256);
   if (g->a_f32) { /* scratch rows of K (padded) bf16: the tiles' A */
     a_buf = kir_buf_local(k, "a_bf16", NCC_DT_BF16, (int64_t)tm * 16 * g->K);
     lda = g->K;
@@ -163,16 +164,22 @@ void ncc_lower_amx_gemm(kir_kernel *k, kir_block *top, const ncc_amx_gemm *g) {
                              kir_local_ref(k, c[i][j]), R, 64, sb));
   kir_body_end(ls, &bs);
 
+  /* every accumulator to this task's scratch first, then the epilogue
+   * reads rows as vectors with no tile live (codegen/llvm/emit.c) */
+  for (int i = 0; i < tm; i++)
+    for (int j = 0; j < tn; j++)
+      kir_tile_store(k, body, c_buf, I((int64_t)(i * tn + j) * 256), I(16),
+                     kir_local_ref(k, c[i][j]), R, 64);
   for (int i = 0; i < tm; i++)
     for (int j = 0; j < tn; j++) {
       kir_expr *col = MUL(cp[j], I(16));
       kir_expr *cols = kir_select(k, kir_bin(k, KIR_LT, np[j], I(P)),
                                   ADD(I(g->N), MUL(col, I(-1))), I(0));
-      kir_expr *acc = kir_local_ref(k, c[i][j]); /* one node: one tile store */
       for (int r = 0; r < R; r++) {
         kir_expr *row = ADD(cs[i], I(r));
         kir_expr *count = kir_select(k, kir_bin(k, KIR_GE, row, ns[i]), cols, I(0));
-        g->row(k, body, g->ctx, kir_tile_row(k, acc, R, 64, r, g->acc_dt, 16), row, col, count);
+        kir_expr *sums = kir_loadv(k, c_buf, I((int64_t)(i * tn + j) * 256 + r * 16), 16, NULL);
+        g->row(k, body, g->ctx, sums, row, col, count);
       }
     }
   if (lp) kir_body_end(lp, &bp);

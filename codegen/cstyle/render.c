@@ -400,8 +400,7 @@ static void expr(R *r, const kir_expr *e, int lane) {
   case KIR_E_HREDUCE: emit_hreduce(r, e); return;
   case KIR_E_TILE_LOAD:
   case KIR_E_TILE_ZERO:
-  case KIR_E_TILE_DP:
-  case KIR_E_TILE_ROW: break; /* CPU matrix tiles: lowered for the LLVM emitter only */
+  case KIR_E_TILE_DP: break; /* CPU matrix tiles: lowered for the LLVM emitter only */
   }
   NCC_ASSERT(!"unknown kernel IR expression");
 }
@@ -513,6 +512,7 @@ static void stmt(R *r, const kir_stmt *s) {
     indent(r);
     OUT("%s\n", r->L->barrier);
     break;
+  case KIR_S_TILE_STORE: NCC_ASSERT(!"matrix tiles reach the LLVM emitter only"); break;
   }
 }
 

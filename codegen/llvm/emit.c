@@ -46,12 +46,6 @@ typedef struct emitter {
   LLVMValueRef *vlocals;       /* per-lane shadows inside a vector loop */
   bool *vlocal;                /* local is per-lane in the current loop */
   LLVMValueRef entry_first;    /* allocas go before this instruction */
-  /* the tile whose rows KIR_E_TILE_ROW reads: stored to tile_mem by the
-   * first row read in block tile_bb, while no assignment intervened */
-  const kir_expr *tile_src;
-  LLVMBasicBlockRef tile_bb;
-  unsigned tile_gen, assign_gen;
-  LLVMValueRef tile_mem;
   int vvar;                    /* variable being vectorized, -1: none */
   int vw;                      /* its lanes */
   bool vmode;                  /* evaluating in vector mode */
@@ -1068,8 +1062,9 @@ static LLVMValueRef emit_dot4(emitter *E, const kir_expr *e, int lanes) {
  * A KIR tile is a <256 x i32> value (locals are allocas of it, promoted by
  * sroa); each tile instruction bitcasts its operands to x86_amx and its
  * result back, the form clang's AMX API emits: X86's AMX lowering folds
- * the casts through loop phis, so accumulators stay in tile registers,
- * and turns a cast feeding ordinary vector code into a tile store. The
+ * the casts through loop phis, so accumulators stay in tile registers.
+ * Tiles reach ordinary code only through memory (KIR_S_TILE_STORE: a cast
+ * of a loop-phi tile to a vector fails in instruction selection). The
  * shapes are constants, from which LLVM writes the tile configuration. */
 
 static LLVMTypeRef tile_vtype(emitter *E) { return LLVMVectorType(E->t_i32, 256); }
@@ -1088,7 +1083,7 @@ static LLVMValueRef from_amx(emitter *E, LLVMValueRef t) {
 
 static LLVMValueRef emit_tile(emitter *E, const kir_expr *e) {
   NCC_ASSERT(!E->vmode); /* tiles live outside vector loops */
-  LLVMValueRef rows = i16c(E, e->i & 0xffff), colsb = i16c(E, e->i >> 16 & 0xffff); /* not ROW */
+  LLVMValueRef rows = i16c(E, e->i & 0xffff), colsb = i16c(E, e->i >> 16 & 0xffff);
   switch (e->k) {
   case KIR_E_TILE_LOAD: {
     /* byte addressing: a bf16 buffer has no LLVM element type here */
@@ -1114,35 +1109,23 @@ static LLVMValueRef emit_tile(emitter *E, const kir_expr *e) {
     LLVMValueRef args[6] = {rows, colsb, i16c(E, e->i >> 32), c, a, b};
     return from_amx(E, call_intrinsic(E, names[e->id], NULL, 0, args, 6));
   }
-  default: { /* KIR_E_TILE_ROW */
-    /* A tile's rows are read through memory: one tile store, then a
-     * vector load per row (a cast of the tile to a vector, split by
-     * shuffles, fails in instruction selection when the tile comes from a
-     * loop phi). The lowering reads all rows of a tile through one node
-     * a, in one block, so the store is made once. */
-    LLVMBasicBlockRef bb = LLVMGetInsertBlock(E->b);
-    if (E->tile_src != e->a || E->tile_bb != bb || E->tile_gen != E->assign_gen) {
-      if (!E->tile_mem) {
-        LLVMBuilderRef ab = LLVMCreateBuilderInContext(E->ctx);
-        LLVMPositionBuilderBefore(ab, E->entry_first);
-        E->tile_mem = LLVMBuildAlloca(ab, tile_vtype(E), "tile");
-        LLVMSetAlignment(E->tile_mem, 64);
-        LLVMDisposeBuilder(ab);
-      }
-      LLVMValueRef args[5] = {i16c(E, e->id & 0xffff), i16c(E, e->id >> 16), E->tile_mem, i64c(E, 64),
-                              to_amx(E, emit_expr(E, e->a))};
-      call_intrinsic(E, "llvm.x86.tilestored64.internal", NULL, 0, args, 5);
-      E->tile_src = e->a;
-      E->tile_bb = bb;
-      E->tile_gen = E->assign_gen;
-    }
-    LLVMValueRef off = i64c(E, e->i * 64);
-    LLVMValueRef p = LLVMBuildGEP2(E->b, E->t_i8, E->tile_mem, &off, 1, "");
-    LLVMValueRef v = LLVMBuildLoad2(E->b, vtype(scalar_type(E, e->dt), e->lanes), p, "");
-    LLVMSetAlignment(v, 64);
-    return v;
+  default: NCC_ASSERT(!"not a tile expression"); return NULL;
   }
-  }
+}
+
+/* KIR_S_TILE_STORE. The lowering stores every accumulator tile before its
+ * epilogue reads the rows back as vectors: with tiles live across the
+ * epilogue, each call to an out-of-line math function (a GELU's erf)
+ * spilled and reloaded them and re-ran ldtilecfg (a bf16 MatMul+GELU took
+ * 4 ms where its MatMul took 1). */
+static void emit_tile_store(emitter *E, const kir_stmt *s) {
+  LLVMValueRef es = i64c(E, (int64_t)ncc_dtype_size(E->k->bufs[s->buf].dt));
+  LLVMValueRef off = LLVMBuildMul(E->b, emit_scalar(E, s->index), es, "");
+  LLVMValueRef args[5] = {i16c(E, s->factor & 0xffff), i16c(E, s->factor >> 16),
+                          LLVMBuildGEP2(E->b, E->t_i8, E->bufs[s->buf], &off, 1, ""),
+                          LLVMBuildMul(E->b, emit_scalar(E, s->count), es, ""),
+                          to_amx(E, emit_expr(E, s->value))};
+  call_intrinsic(E, "llvm.x86.tilestored64.internal", NULL, 0, args, 5);
 }
 
 static LLVMValueRef emit_var(emitter *E, const kir_expr *e) {
@@ -1221,8 +1204,7 @@ static LLVMValueRef emit_expr_new(emitter *E, const kir_expr *e) {
   case KIR_E_DOT4: return emit_dot4(E, e, lanes);
   case KIR_E_TILE_LOAD:
   case KIR_E_TILE_ZERO:
-  case KIR_E_TILE_DP:
-  case KIR_E_TILE_ROW: return emit_tile(E, e);
+  case KIR_E_TILE_DP: return emit_tile(E, e);
   case KIR_E_HREDUCE: {
     LLVMValueRef v = emit_expr(E, e->a);
     LLVMTypeRef t = LLVMTypeOf(v);
@@ -1435,13 +1417,13 @@ static void emit_stmts(emitter *E, const kir_stmt *s) {
     case KIR_S_FOR: emit_for(E, s); break;
     case KIR_S_STORE: emit_store(E, s); break;
     case KIR_S_ASSIGN:
-      E->assign_gen++;
       if (E->vmode && E->vlocal[s->local])
         LLVMBuildStore(E->b, emit_widened(E, s->value, E->vw), E->vlocals[s->local]);
       else
         LLVMBuildStore(E->b, emit_expr(E, s->value), E->locals[s->local]);
       break;
     case KIR_S_BARRIER: NCC_ASSERT(!"work-group barrier in a CPU kernel"); break;
+    case KIR_S_TILE_STORE: emit_tile_store(E, s); break;
     }
   }
 }

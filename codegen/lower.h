@@ -184,7 +184,8 @@ typedef struct ncc_amx_gemm {
   void *ctx;
 } ncc_amx_gemm;
 /* Whether the skeleton handles g's sizes (K's bytes a multiple of 4; M
- * static or never between 1 and 15). */
+ * static or never between 1 and 15; a_f32: K at most 4096, the scratch
+ * rows on the stack within 128 KiB). */
 bool ncc_lower_amx_fits(const ncc_amx_gemm *g);
 /* B packed for g (b_buf's data): word(ctx, q, n) is column n's 4 bytes
  * at k bytes 4q..4q+3 of B. NULL on OOM; *bytes: its size. */

@@ -37,9 +37,14 @@
 #define ADD(a, b) kir_add(k, (a), (b))
 #define MUL(a, b) kir_mul(k, (a), (b))
 
+/* Most bytes of stack a task's scratch rows of bf16 A may take (a module
+ * runs kernels on its caller's thread too, whose stack ncc does not size). */
+#define AMX_SCRATCH_MAX (128 * 1024)
+
 bool ncc_lower_amx_fits(const ncc_amx_gemm *g) {
   return g->K > 0 && g->N > 0 && (g->K * g->a_esize) % 4 == 0 &&
-         (g->m_static > 0 || g->m_min >= 16);
+         (g->m_static > 0 || g->m_min >= 16) &&
+         (!g->a_f32 || (g->K % 32 == 0 && 16 * g->K * 2 <= AMX_SCRATCH_MAX));
 }
 
 /* k steps and their bytes: S steps of 64 (the last one overlapping), or
@@ -98,6 +103,9 @@ void ncc_lower_amx_gemm(kir_kernel *k, kir_block *top, const ncc_amx_gemm *g) {
   int R = g->m_static > 0 && g->m_static < 16 ? (int)g->m_static : 16;
   int64_t m_lo = g->m_static > 0 ? g->m_static : g->m_min;
   int tm = m_lo >= 32 ? 2 : 1, tn = P >= 2 ? 2 : 1;
+  /* the bf16 scratch stays within AMX_SCRATCH_MAX of stack: 16 rows of
+   * a long K rather than 32 */
+  if (g->a_f32 && (int64_t)tm * 16 * g->K * 2 > AMX_SCRATCH_MAX) tm = 1;
   int64_t PB = (P + tn - 1) / tn; /* panel pairs */
   /* f32 A: a task converts its rows once and runs `chunk` panel pairs */
   int64_t chunk = g->a_f32 ? (PB + 3) / 4 : 1;

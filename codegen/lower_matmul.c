@@ -279,8 +279,7 @@ static bool amx_bf16_fits(const mm *p, const ncc_lower_opts *o, int w, ncc_amx_g
       p->n_batch || !a->producer || a->producer->op != NCC_OP_ROUNDBF16 ||
       ncc_dim_is_sym(p->K) || p->K <= 0)
     return false;
-  int64_t kp = (p->K + 31) / 32 * 32;
-  if (kp > 4096) return false; /* the scratch rows: 32 x K bf16 on the stack */
+  int64_t kp = (p->K + 31) / 32 * 32; /* ncc_lower_amx_fits bounds it (stack) */
   const float *b = n->in[1]->data;
   for (int64_t i = 0; i < p->K * p->N; i++)
     if (!bf16_bits(b[i])) return false;

@@ -64,9 +64,20 @@ TEST_MAP = [
      r"^(unit\.test_(ir|shape|text|attrs|window|passes)|ops\.rest|filecheck\.rt_.*)$",
      [CLI, "test_ir", "test_shape", "test_text", "test_attrs", "test_window", "test_passes",
       "test_backend_ops"]),
-    ("codegen/llvm/*.c", r"^(ops\.cpu\.w8|ops\.cpu\.w1)$", ["test_backend_ops"]),
+    # the AMX tile code (KIR_E_TILE_*, KIR_S_TILE_STORE) is reached only by
+    # the int8 and bf16 matrix products
+    ("codegen/llvm/*.c",
+     r"^(ops\.cpu\.w8|ops\.cpu\.w1|python\.qkernels_ort|filecheck\.codegen\.amx_.*)$",
+     [CLI, "test_backend_ops"]),
+    ("codegen/lower_amx.c",
+     r"^(python\.qkernels_ort|python\.precision\.cpu|filecheck\.codegen\.amx_.*)$", [CLI]),
+    ("codegen/lower_matmul.c",
+     r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.precision\.cpu|"
+     r"python\.mutation_cases\.cpu|filecheck\.codegen\.amx_bf16)$",
+     [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
     # the integer kernels: the op tables have no QLinear cases
-    ("codegen/lower_q*.c", r"^(python\.qkernels_ort|unit\.test_lower_rules)$",
+    ("codegen/lower_q*.c",
+     r"^(python\.qkernels_ort|unit\.test_lower_rules|filecheck\.codegen\.amx_int8)$",
      [CLI, "test_lower_rules"]),
     # fused epilogues (lower_gx.c, lower_util.c's operand strides) are
     # reached only through the fusion tests

@@ -3,11 +3,12 @@
 in codegen/lower_conv.c, QLinearMatMul and MatMulInteger in codegen/lower_qmatmul.c, and of two
 activations in codegen/lower_qbmm.c: u8/s8
 activations, KIR_E_DOT4, i32 accumulation, requantisation) against ONNX
-Runtime: once as the host compiles them (on a host with AMX, the int8
-matrix products on its tiles: codegen/lower_amx.c), then with NCC_AMX=0 at
-NCC_VECTOR_WIDTH 16, 8, 4 and 1: on a host with AVX512-VNNI that is
-vpdpbusd on zmm, ymm and xmm registers, and the portable shift-and-multiply
-sum (width 1), so every form of the emitter is checked.
+Runtime: as the host compiles them (on a host with AMX, the int8 matrix
+products on its tiles: codegen/lower_amx.c) and at width 1 (the portable
+shift-and-multiply sum); with --widths (ctest python.qkernels_ort.widths,
+run in the release stage) with NCC_AMX=0 at NCC_VECTOR_WIDTH 16, 8, 4 and
+1: on a host with AVX512-VNNI that is vpdpbusd on zmm, ymm and xmm
+registers, so every form of the emitter is checked.
 
 Every case's integer node must compile on cpu (`ncc check --json`),
 so a kernel that quietly stops taking its cases (and falls back to the
@@ -25,7 +26,7 @@ as 0 (the output zero point) and saturates +-inf, which numpy computes
 exactly here (onnxruntime's NaN is the bottom of the range), and the cpu
 target must give the same (it leaves such a node to the reference kernel).
 Exit 77 when numpy/onnx/onnxruntime are missing.
-Usage: NCC=build/ncc python3 tests/py/qkernels_ort.py [-v] [--target cpu|opencl]
+Usage: NCC=build/ncc python3 tests/py/qkernels_ort.py [-v] [--target cpu|opencl] [--widths]
 """
 import json
 import os
@@ -349,9 +350,11 @@ def run_ort(model, feeds):
 
 def main():
     failed = 0
-    # (width, NCC_AMX): the tiles where the host has them, then the vector
-    # dot products at every width
-    cases, widths = CASES, (("16", ""), ("16", "0"), ("8", "0"), ("4", "0"), ("1", "0"))
+    # (width, NCC_AMX): the host's kernels (the tiles where it has them)
+    # and the portable sum; --widths: the vector dot products at every width
+    cases, widths = CASES, (("", ""), ("1", "0"))
+    if "--widths" in sys.argv[1:]:
+        widths = (("16", "0"), ("8", "0"), ("4", "0"), ("1", "0"))
     if TARGET != "cpu":
         nccutil.require_target(NCC, TARGET)  # exit 77 where it cannot run
         # per-column B needs constant data buffers, which the device

@@ -21,7 +21,10 @@
  *     max(Q(y), zy) and Q(clip(y, a, b)) = clip(Q(y), Q(a), Q(b)) exactly.
  *     No clamp is emitted when it cannot bind (zy at the bottom of the
  *     range: what quantize_static's calibration gives after a Relu).
- *  3. DQ(q) -> MaxPool | Relu | Reshape | Flatten | Transpose -> Q with the
+ *  3. DQ(q) -> MaxPool | Relu | Reshape | Flatten | Transpose, then any
+ *     chain of data movement (Reshape, Flatten, Transpose, Squeeze,
+ *     Unsqueeze: a transformer's Reshape -> Transpose between a Linear and
+ *     the attention MatMul) -> Q with the
  *     same (bit-equal) scale, zero point and dtype runs on q: Q(DQ(q)) = q
  *     for every q (the f32 round trip (q - z) * s / s is within an ulp of
  *     the integer q - z), moving data commutes with DQ, and a positive
@@ -418,11 +421,31 @@ static bool same_qparams(const qparam *a, const qparam *b) {
          scale_at(a, 0) == scale_at(b, 0) && zp_at(a, 0) == zp_at(b, 0);
 }
 
+/* Data movement: commutes with a per-tensor DQ (and keeps its values). */
+static bool is_move(ncc_op op) {
+  return op == NCC_OP_RESHAPE || op == NCC_OP_FLATTEN || op == NCC_OP_TRANSPOSE ||
+         op == NCC_OP_SQUEEZE || op == NCC_OP_UNSQUEEZE;
+}
+
+#define CHAIN_MAX 8
+
 static ncc_status fold_through(fold *f, ncc_node *n) {
   qparam x, y;
-  if (!n->out[0] || !dq_of(n->in[0], &x) || !q_after(f, n->out[0], &y) ||
-      !same_qparams(&x, &y))
-    return NCC_OK;
+  if (!n->out[0] || !dq_of(n->in[0], &x)) return NCC_OK;
+  /* n, then data movement with one reader each (a transformer's
+   * Reshape -> Transpose between its Linear and the attention MatMul),
+   * then the Q */
+  ncc_node *chain[CHAIN_MAX];
+  int len = 0;
+  for (ncc_value *v = n->out[0]; !q_after(f, v, &y);) {
+    ncc_node *r = only_reader(f, v);
+    if (!r || len == CHAIN_MAX || !is_move(r->op) || r->in[0] != v || r->n_out != 1 ||
+        !r->out[0])
+      return NCC_OK;
+    chain[len++] = r;
+    v = r->out[0];
+  }
+  if (!same_qparams(&x, &y)) return NCC_OK;
   for (int k = 1; k < n->n_out; k++) /* MaxPool's Indices */
     if (n->out[k]) return NCC_OK;
   ncc_dtype dt = x.q->dtype;
@@ -437,7 +460,7 @@ static ncc_status fold_through(fold *f, ncc_node *n) {
     int64_t lo, hi;
     qrange(dt, &lo, &hi);
     /* relu on DQ(q) is max(q, z); nothing when z is the bottom of the range */
-    if (zp_at(&x, 0) <= lo && !ncc_is_graph_output(f->g, y.q)) {
+    if (zp_at(&x, 0) <= lo && !ncc_is_graph_output(f->g, y.q) && len == 0) {
       ncc_replace_uses(f->g, y.q, x.q);
       y.node->out[0] = NULL;
       y.q->producer = NULL;
@@ -451,7 +474,17 @@ static ncc_status fold_through(fold *f, ncc_node *n) {
     n->attrs = NULL;
   }
   f->rewrites++;
-  return retarget(f, n, op, n_in, in, y.q);
+  if (len == 0) return retarget(f, n, op, n_in, in, y.q);
+  /* the chain's values become integers in place (each has one reader,
+   * the next node of the chain); the last one produces the Q's output */
+  ncc_status st = retarget(f, n, op, n_in, in, n->out[0]);
+  n->out[0]->dtype = dt;
+  for (int i = 0; i + 1 < len && !st; i++) chain[i]->out[0]->dtype = dt;
+  if (!st) {
+    ncc_node *last = chain[len - 1];
+    st = retarget(f, last, last->op, last->n_in, last->in, y.q);
+  }
+  return st;
 }
 
 /* ---- order ---- */
@@ -537,6 +570,8 @@ static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
     case NCC_OP_RELU:
     case NCC_OP_RESHAPE:
     case NCC_OP_FLATTEN:
+    case NCC_OP_SQUEEZE:
+    case NCC_OP_UNSQUEEZE:
     case NCC_OP_TRANSPOSE: st = fold_through(&f, n); break;
     default: break;
     }

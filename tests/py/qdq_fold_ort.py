@@ -166,17 +166,27 @@ def handmade(rng, work):
     nodes.append(helper.make_node("MatMul", [ed, fd], ["ef"]))
     add(qdq("ef", 0.2, 128, "y3"))
     nodes.append(helper.make_node("Identity", ["y3_d"], ["y3"]))
+    # y4: DQ -> Transpose -> Reshape -> Q (same parameters): a chain of data
+    # movement (a transformer's attention output) runs on the u8 values
+    hd = add(qdq("h", 0.03, 125, "hq"))
+    inits.append(init("h_shape", np.array([0, 3, 8], np.int64)))
+    nodes += [helper.make_node("Transpose", [hd], ["ht"], perm=[0, 2, 1, 3]),
+              helper.make_node("Reshape", ["ht", "h_shape"], ["hr"])]
+    add(qdq("hr", 0.03, 125, "y4"))
+    nodes.append(helper.make_node("Identity", ["y4_d"], ["y4"]))
     g = helper.make_graph(nodes, "handmade",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 6, 6]),
                            helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N", 3, 8]),
                            helper.make_tensor_value_info("e", TensorProto.FLOAT, ["N", 2, 3, 8]),
-                           helper.make_tensor_value_info("f", TensorProto.FLOAT, ["N", 2, 8, 4])],
+                           helper.make_tensor_value_info("f", TensorProto.FLOAT, ["N", 2, 8, 4]),
+                           helper.make_tensor_value_info("h", TensorProto.FLOAT, ["N", 2, 3, 4])],
                           [helper.make_tensor_value_info("y1", TensorProto.FLOAT, None),
                            helper.make_tensor_value_info("y2", TensorProto.FLOAT, None),
-                           helper.make_tensor_value_info("y3", TensorProto.FLOAT, None)], inits)
+                           helper.make_tensor_value_info("y3", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("y4", TensorProto.FLOAT, None)], inits)
     path = os.path.join(work, "handmade.qdq.onnx")
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)]), path)
-    return path, {"x": (3, 6, 6), "a": (3, 8), "e": (2, 3, 8), "f": (2, 8, 4)}
+    return path, {"x": (3, 6, 6), "a": (3, 8), "e": (2, 3, 8), "f": (2, 8, 4), "h": (2, 3, 4)}
 
 
 def output_scales(path):
@@ -210,6 +220,8 @@ def folded_ops(ncc, path):
 
 # model -> (QLinearConv, QLinearMatMul) the pass must make
 EXPECT = {"cnn": (4, 0), "mlp": (1, 2), "cnn_s8": (4, 0), "handmade": (1, 2)}
+# model -> DequantizeLinear left: handmade's four outputs (each ends in a DQ)
+EXPECT_DQ = {"handmade": 4}
 
 
 def main():
@@ -231,6 +243,11 @@ def main():
             want = EXPECT[name]
             got = (ops.get("QLinearConv", 0), ops.get("QLinearMatMul", 0))
             left = sum(ops.get(op, 0) for op in ("Conv", "MatMul", "Gemm"))
+            if name in EXPECT_DQ and ops.get("DequantizeLinear", 0) != EXPECT_DQ[name]:
+                print("FAIL %s: %d DequantizeLinear after folding, expected %d (data "
+                      "movement between a DQ and a Q of the same parameters runs on the "
+                      "integers)" % (name, ops.get("DequantizeLinear", 0), EXPECT_DQ[name]))
+                failures += 1
             if got != want or left:
                 print("FAIL %s: folded QLinearConv/QLinearMatMul %s, expected %s; "
                       "%d float contractions left" % (name, got, want, left))

@@ -33,6 +33,8 @@ set_tests_properties(python.pass_numerics PROPERTIES
 # SSE/NEON width), whose tails differ from the host's 16 or 8 lanes; the
 # scalar path (NCC_VECTOR_WIDTH=1) is left to ops.cpu.w1 (tests/ops.cmake) to keep
 # the suite short (run diff_ort.py by hand with it after emitter changes).
+# The w4 rerun carries label release: it runs in tools/test.sh's release
+# stage (its C paths are the host width's, which the ASan stage covers).
 if(NCC_LLVM)
   set(NCC_PY_CPU_ARGS_node_conformance --target cpu)
   set(NCC_PY_CPU_ARGS_diff_ort --target cpu --oracle ort,ref)
@@ -53,7 +55,7 @@ if(NCC_LLVM)
                      --target cpu --oracle ref --wide-only)
     set_tests_properties(python.diff_ort.cpu.w${w} PROPERTIES
       ENVIRONMENT "${NCC_TEST_ENV};NCC_VECTOR_WIDTH=${w}"
-      LABELS "python;cpu"
+      LABELS "python;cpu;release"
       TIMEOUT 1800
       SKIP_RETURN_CODE 77)
   endforeach()

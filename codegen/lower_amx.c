@@ -28,9 +28,10 @@
  *   tasks reuse their B panels from cache.
  * - f32 A (bf16 products of an f32 model at --precision=bf16, whose A the
  *   precision pass rounded to bf16 values): a task first converts its
- *   rows into a scratch array on its stack ([32][K] bf16, K padded to 32
- *   with zeros), then runs a chunk of panel pairs on it, so the
- *   conversion is made once per chunk, not per panel. */
+ *   rows into a scratch array on its stack ([32][K] bf16, [16][K] when
+ *   that passes AMX_SCRATCH_MAX; K padded to 32 with zeros), then runs a
+ *   chunk of panel pairs on it, so the conversion is made once per chunk,
+ *   not per panel. */
 #include "lower.h"
 
 #define I(v) kir_const_i(k, (v))

@@ -141,8 +141,9 @@ typedef struct kir_buf {
   size_t data_bytes; /* size of `data` (ahead-of-time output embeds it) */
   void *owned; /* allocation behind `data` that the kernel owns (ncc_free);
                   whoever keeps `data` past the kernel takes it over */
-  int64_t local_elems; /* > 0: work-group local (shared) memory of this many
-                          elements, GPU kernels only; never bound */
+  int64_t local_elems; /* > 0: a kernel-local array of this many elements,
+                          never bound: work-group (shared) memory on a GPU,
+                          the calling thread's stack on the cpu */
 } kir_buf;
 
 typedef struct kir_local {
@@ -183,7 +184,8 @@ int kir_buf_add(kir_kernel *k, const char *name, ncc_dtype dt, bool is_output);
 int kir_buf_input(kir_kernel *k, int index, ncc_dtype dt);
 int kir_buf_output(kir_kernel *k, int index, ncc_dtype dt);
 int kir_local_add(kir_kernel *k, ncc_dtype dt, int lanes);
-/* A work-group local (shared memory) array of `elems` elements (GPU). */
+/* A kernel-local array of `elems` elements: work-group (shared) memory on
+ * a GPU, a stack array of each call on the cpu (codegen/llvm/emit.c). */
 int kir_buf_local(kir_kernel *k, const char *name, ncc_dtype dt, int64_t elems);
 int kir_var_new(kir_kernel *k);
 

@@ -87,13 +87,11 @@ static bool b_fits_s8(const qmm *q) {
  * y requantized with y_scale / y_zp, or f32 without them; alpha scales
  * the multiplier (ref: runtime/ref/ref_qlinear.c). */
 static bool analyse_qgemm(const ncc_node *n, qmm *q) {
-  int64_t ta = 0, tb = 0;
-  if (n->n_in < 5 || ncc_attrs_get_int(n, "transA", 0, &ta) ||
-      ncc_attrs_get_int(n, "transB", 0, &tb) || ta || n->in[0]->shape.rank != 2)
+  int64_t ta = 0; /* transB: read by analyse, which needs it for K and N */
+  if (n->n_in < 5 || ncc_attrs_get_int(n, "transA", 0, &ta) || ta || n->in[0]->shape.rank != 2)
     return false;
   const ncc_attr *al = ncc_node_attr(n, "alpha");
   q->alpha = !al ? 1.0f : al->kind == NCC_ATTR_FLOAT ? al->f : (float)al->i;
-  q->transb = tb != 0;
   q->sa = n->in[1];
   q->za = n->in[2];
   q->sb = n->in[4];
@@ -220,6 +218,21 @@ static bool pack(kir_kernel *k, const qmm *q, int64_t nr, int *bb, int *bs, int 
   return true;
 }
 
+/* MatMulInteger's -za per lane (colsum's factor): A's zero point read at
+ * run time (buffer bza, u8 as read, s8 plus `s8_offset`: 128 where the
+ * kernel offsets s8 A to u8), or -s8_offset for s8 A without one; NULL for
+ * QLinearMatMul and QGemm, whose correction colsum holds whole. */
+static kir_expr *neg_za(kir_kernel *k, const qmm *q, int bza, int s8_offset, int lanes) {
+  if (q->qlinear) return NULL;
+  kir_expr *za = I32C(q->adt == NCC_DT_I8 ? s8_offset : 0);
+  if (bza >= 0) {
+    za = kir_cast(k, NCC_DT_I32, kir_load(k, bza, I(0)));
+    if (q->adt == NCC_DT_U8) za = kir_bin(k, KIR_AND, za, I32C(255));
+    else if (s8_offset) za = kir_bin(k, KIR_ADD, za, I32C(s8_offset));
+  }
+  return kir_splat(k, kir_bin(k, KIR_SUB, I32C(0), za), lanes);
+}
+
 /* The output of the i32 sums y (corrected): requantized, scaled to f32
  * (QGemm without y_scale) or as they are (MatMulInteger). */
 static kir_expr *epilogue(kir_kernel *k, const qmm *q, kir_expr *y, kir_expr *mult) {
@@ -301,15 +314,7 @@ static ncc_status lower(const ncc_node *n, const qmm *q, int w, kir_kernel *k) {
                                              kir_local_ref(k, acc[r][v])));
   }
   kir_body_end(lk, &bk);
-  kir_expr *za = NULL; /* MatMulInteger: -za (times colsum), za read at run time */
-  if (bza >= 0) {
-    za = kir_cast(k, NCC_DT_I32, kir_load(k, bza, I(0)));
-    if (q->adt == NCC_DT_U8) za = kir_bin(k, KIR_AND, za, I32C(255));
-    else za = kir_bin(k, KIR_ADD, za, I32C(128));
-    za = kir_splat(k, kir_bin(k, KIR_SUB, I32C(0), za), w);
-  } else if (!q->qlinear) {
-    za = kir_splat(k, I32C(q->adt == NCC_DT_I8 ? -128 : 0), w);
-  }
+  kir_expr *za = neg_za(k, q, bza, 128, w);
   for (int v = 0; v < nv; v++) {
     kir_expr *col = ADD(MUL(jp, I(nr)), I(v * w));
     kir_expr *cnt = kir_bin(k, KIR_SUB, I(N), col);
@@ -405,13 +410,7 @@ static ncc_status lower_amx(const ncc_node *n, const qmm *q0, ncc_amx_gemm *g, k
   }
   g->b_buf = ncc_lower_data_buf(k, "tiles_b", NCC_DT_I32, pb, bytes);
   amx_epi p = {&q, bs, bm, kir_buf_output(k, 0, q.ydt), NULL};
-  if (bza >= 0) { /* A's zero point as the tile product reads A: u8 or s8 */
-    kir_expr *za = kir_cast(k, NCC_DT_I32, kir_load(k, bza, I(0)));
-    if (q.adt == NCC_DT_U8) za = kir_bin(k, KIR_AND, za, I32C(255));
-    p.za = kir_splat(k, kir_bin(k, KIR_SUB, I32C(0), za), 16);
-  } else if (!q.qlinear) {
-    p.za = kir_splat(k, I32C(0), 16); /* no zero point: no correction */
-  }
+  p.za = neg_za(k, &q, bza, 0, 16); /* tdpbssd reads s8 A as it is */
   const ncc_shape *as = &q.a->shape;
   g->M = I(1);
   for (int i = 0; i < as->rank - 1; i++) g->M = MUL(g->M, ncc_lower_dim(k, as->d[i]));

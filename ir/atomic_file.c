@@ -65,8 +65,27 @@ void ncc_atomic_cleanup_signal(int sig) {
     /* The compiler runs in its own process group: stop all of it before
      * emptying the directory it writes into. */
     kill(-child, sig);
-    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+    /* A compiler may catch the signal or miss it (a shell script between
+     * two commands forks the next one after the signal went by); give
+     * the group two seconds, then SIGKILL it, so ncc never waits on it. */
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; i++) {
+      pid_t r = waitpid(child, NULL, WNOHANG);
+      gone = r == child || (r < 0 && errno != EINTR);
+      if (!gone) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+      }
     }
+    if (!gone) {
+      kill(-child, SIGKILL);
+      while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+      }
+    }
+    /* whatever of the group outlived its leader would still write into
+     * the directory about to be emptied (the group id cannot be reused
+     * while any member lives) */
+    kill(-child, SIGKILL);
   }
   for (int i = 0; i < REG_SLOTS; i++)
     if (reg_kind[i] == 1) unlink(reg_path[i]);

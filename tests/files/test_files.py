@@ -227,7 +227,12 @@ def wait_for(path, timeout=60):
     return False
 
 
-def slow_lib(d, sig, tag):
+# one that ignores the interrupt as well (some compilers' drivers catch it;
+# a shell that forks its next command just after the signal misses it)
+DEAF_CC = SLOW_CC.replace("# a C", 'trap "" INT TERM\n# a C')
+
+
+def slow_lib(d, sig, tag, script=SLOW_CC):
     """Start `ncc compile --emit=lib` with a compiler that hangs, send `sig`
     once it runs; return (ncc's returncode, listing before, after)."""
     sub = os.path.join(d, "sig_" + tag)
@@ -236,7 +241,7 @@ def slow_lib(d, sig, tag):
     pidfile = os.path.join(d, "cc_" + tag + ".pid")
     cc = os.path.join(d, "slowcc_" + tag + ".sh")
     with open(cc, "w") as f:
-        f.write(SLOW_CC.replace("{pidfile}", pidfile))
+        f.write(script.replace("{pidfile}", pidfile))
     os.chmod(cc, 0o755)
     env = dict(os.environ, NCC_CC=cc)
     before = listing(sub)
@@ -275,6 +280,17 @@ def test_signals(d):
             check(f"signal.{tag}.cc_stopped", gone(ccpid), f"cc {ccpid} still runs")
             if not gone(ccpid):
                 os.kill(ccpid, signal.SIGKILL)
+    # a compiler deaf to the signal is killed after a grace period
+    t0 = time.time()
+    rc, before, after, _, _, ccpid = slow_lib(d, signal.SIGINT, "deaf", DEAF_CC)
+    check("signal.deaf.rc", rc == -signal.SIGINT and time.time() - t0 < 30,
+          f"rc={rc} after {time.time() - t0:.1f} s")
+    check("signal.deaf.clean", after == before, f"{before} -> {after}")
+    if ccpid:
+        time.sleep(0.2)
+        check("signal.deaf.cc_stopped", gone(ccpid), f"cc {ccpid} still runs")
+        if not gone(ccpid):
+            os.kill(ccpid, signal.SIGKILL)
     rc, before, after, sub, model, ccpid = slow_lib(d, signal.SIGKILL, "kill")
     if ccpid and not gone(ccpid):
         os.kill(ccpid, signal.SIGKILL)

@@ -14,6 +14,7 @@
  *   lower_gx.c                         group members at a point, epilogues
  *   lower_util.c, lower_formula.c, lower_contract.c   shared helpers
  *   lower_amx.c                        the x86 AMX tile GEMM skeleton
+ *   lower_qconv.c                      QLinearConv's shared parts, its AMX kernel
  */
 #ifndef NCC_LOWER_H
 #define NCC_LOWER_H
@@ -159,6 +160,42 @@ bool ncc_lower_requant_finite(const ncc_value *sa, const ncc_value *sb, const nc
                               int64_t n);
 kir_expr *ncc_lower_requant(kir_kernel *k, kir_expr *acc, kir_expr *mult, double zy,
                             ncc_dtype ydt);
+
+/* ---- QLinearConv (lower_qconv.c) ----
+ * u8 or s8 activations, constant weights whose values minus their zero
+ * point fit s8, constant scales and zero points (per-tensor, the weights'
+ * per output channel). s8 activations are offset by 128 to u8 (the offset
+ * folded into zx). Padding reads the zero point, so the correction
+ * corr[oc] = bias - zx * sum(w - zw) is one constant per channel; the
+ * requantisation (f32 multiply, round half to even, zero point,
+ * saturate) is the reference's, in f32. */
+typedef struct ncc_qconv {
+  ncc_dtype xdt, ydt;
+  int64_t zx, zy; /* zx after the s8 -> u8 offset */
+  int64_t ic4;    /* groups of 4 input channels per group */
+} ncc_qconv;
+bool ncc_lower_qconv_ok(const ncc_node *n, ncc_window *w, ncc_qconv *q);
+/* The word of output channel o and quad kq (= channel quad * taps + tap)
+ * in a kernel's packed weights. */
+typedef int64_t (*ncc_qconv_slot)(const void *ctx, int64_t o, int64_t kq);
+/* The weights minus their zero point, four input channels per word (byte
+ * j: channel 4 * quad + j; missing channels 0) at slot(ctx, o, kq) of
+ * `words` words, and corr[] and the requantisation multipliers mult[]
+ * (oc_pad long, zeros past OC) as data buffers *bw, *bc, *bm; false on
+ * OOM. */
+bool ncc_lower_qconv_pack(kir_kernel *k, const ncc_node *n, const ncc_qconv *q, int64_t oc_pad,
+                          int64_t words, ncc_qconv_slot slot, const void *ctx, int *bw, int *bc,
+                          int *bm);
+/* The four bytes of input channels 4 c4 .. 4 c4 + 3 at one pixel (their
+ * element indices chan_index[]) as one u8 quad: channels past icg 0,
+ * lanes where `spatial` (may be NULL) is false the zero point. */
+kir_expr *ncc_lower_qconv_x4(kir_kernel *k, const ncc_qconv *q, int bx, int64_t icg,
+                             kir_expr *c4, kir_expr *chan_index[4], kir_expr *spatial);
+/* The AMX-INT8 kernel of a group-1 QLinearConv with static C, H, W and
+ * output sizes (N may be symbolic); fits() says whether it applies. */
+bool ncc_lower_qconv_amx_fits(const ncc_node *n, const ncc_window *w, const ncc_qconv *q);
+ncc_status ncc_lower_qconv_amx(const ncc_node *n, const ncc_window *w, const ncc_qconv *q,
+                               kir_kernel *k);
 
 /* ---- x86 AMX tile GEMM (lower_amx.c) ----
  * C = A (M x K, rows lda elements apart, from memory) times B (K x N,

@@ -32,6 +32,8 @@
 #define F32 NCC_DT_F32
 #define OB_MAX 16 /* output channels per pass, at most */
 
+typedef ncc_qconv qconv;
+
 typedef ncc_window win;
 
 static bool f32_4d(const ncc_value *v) {
@@ -55,66 +57,6 @@ static bool conv_ok(const ncc_node *n, win *w) {
   return true;
 }
 
-/* QLinearConv (lower_conv's integer mode): u8 or s8 activations, constant
- * weights whose values minus their zero point fit s8, constant scales and
- * zero points (per-tensor, the weights' per output channel). The kernel is
- * the f32 one with four input channels per step: their bytes at a pixel
- * packed in one i32 lane, multiplied against a packed i32 of four weights
- * by KIR_E_DOT4 (vpdpbusd), i32 accumulators. s8 activations are offset by
- * 128 to u8 (the offset folded into the zero point). Padding reads the
- * zero point, so the correction corr[oc] = bias - zx * sum(w) is one
- * constant per channel; the requantisation (f32 multiply, round half to
- * even, zero point, saturate) is the reference's, in f32. */
-typedef struct qconv {
-  ncc_dtype xdt, ydt;
-  int64_t zx, zy;  /* zx after the s8 -> u8 offset */
-  int64_t ic4;     /* groups of 4 input channels per group */
-} qconv;
-
-static bool qconv_ok(const ncc_node *n, win *w, qconv *q) {
-  if (n->op != NCC_OP_QLINEARCONV || n->n_out != 1 || n->n_in < 8) return false;
-  const ncc_value *x = n->in[0], *wt = n->in[3], *y = n->out[0];
-  if (!x || !wt || !y || x->shape.rank != 4 || y->shape.rank != 4 || wt->shape.rank != 4)
-    return false;
-  if ((x->dtype != NCC_DT_U8 && x->dtype != NCC_DT_I8) ||
-      (y->dtype != NCC_DT_U8 && y->dtype != NCC_DT_I8) ||
-      (wt->dtype != NCC_DT_U8 && wt->dtype != NCC_DT_I8) || wt->kind != NCC_VAL_CONST ||
-      !wt->data || !ncc_shape_is_static(&wt->shape))
-    return false;
-  ncc_node conv = *n; /* the window is the Conv view of the node */
-  ncc_value *view[2] = {n->in[0], n->in[3]};
-  conv.op = NCC_OP_CONV;
-  conv.in = view;
-  conv.n_in = 2;
-  if (!ncc_lower_window(&conv, w)) return false;
-  int64_t oc = wt->shape.d[0], g = w->group;
-  if (oc % g != 0 || ncc_dim_is_sym(x->shape.d[1]) || x->shape.d[1] != wt->shape.d[1] * g ||
-      y->shape.d[1] != oc)
-    return false;
-  for (int i = 1; i < 8; i++)
-    if (i != 3 && !ncc_lower_qparam(n->in[i], i == 4 || i == 5 ? oc : 1)) return false;
-  if (n->n_in > 8 && n->in[8] &&
-      (!ncc_lower_qparam(n->in[8], oc) || n->in[8]->dtype != NCC_DT_I32 ||
-       ncc_shape_numel(&n->in[8]->shape) != oc))
-    return false;
-  if (!ncc_lower_requant_finite(n->in[1], n->in[4], n->in[6], oc)) return false;
-  int64_t taps = wt->shape.d[1] * wt->shape.d[2] * wt->shape.d[3];
-  for (int64_t o = 0; o < oc; o++) { /* w - zw must fit the s8 operand */
-    int32_t zw = (int32_t)ncc_lower_const_at(n->in[5], o);
-    if (wt->dtype == NCC_DT_I8 && zw == 0) continue; /* fits whatever the values */
-    for (int64_t t = 0; t < taps; t++) {
-      int32_t v = ncc_lower_byte(wt, o * taps + t) - zw;
-      if (v < -128 || v > 127) return false;
-    }
-  }
-  q->xdt = x->dtype;
-  q->ydt = y->dtype;
-  q->zx = (int64_t)ncc_lower_const_at(n->in[2], 0) + (x->dtype == NCC_DT_I8 ? 128 : 0);
-  q->zy = (int64_t)ncc_lower_const_at(n->in[7], 0);
-  q->ic4 = (wt->shape.d[1] + 3) / 4;
-  return true;
-}
-
 /* 8-bit integer MaxPool (quantized models: the max commutes with the
  * quantisation), input and output of one dtype. */
 static bool int8_maxpool(const ncc_node *n) {
@@ -135,7 +77,7 @@ bool ncc_lower_conv_supports(const ncc_node *n) {
   win w;
   if (n->op == NCC_OP_CONV) return conv_ok(n, &w);
   qconv q;
-  if (n->op == NCC_OP_QLINEARCONV) return qconv_ok(n, &w, &q);
+  if (n->op == NCC_OP_QLINEARCONV) return ncc_lower_qconv_ok(n, &w, &q);
   if (n->op == NCC_OP_MAXPOOL || n->op == NCC_OP_AVGPOOL) return pool_ok(n, &w);
   return false;
 }
@@ -222,68 +164,11 @@ static int pack_weights(kir_kernel *k, const ncc_node *n, int ob, ncc_epilogue *
   return b;
 }
 
-/* QLinearConv's constants: the weights minus their zero point, four input
- * channels per i32 (byte j: channel 4*c4 + j; missing channels 0), packed
- * [OC/ob][IC4*KH*KW][ob]; corr[oc] and the requantisation multiplier
- * mult[oc] (both described at qconv). Sets *bw, *bc, *bm; false on OOM. */
-static bool pack_qconv(kir_kernel *k, const ncc_node *n, const qconv *q, int ob,
-                       int *bw, int *bc, int *bm) {
-  const ncc_value *wt = n->in[3], *bias = n->n_in > 8 ? n->in[8] : NULL;
-  int64_t oc = wt->shape.d[0], icg = wt->shape.d[1], kk = wt->shape.d[2] * wt->shape.d[3];
-  int64_t taps = q->ic4 * kk;
-  double t0 = ncc_ctime_pack_begin();
-  uint32_t *pw = ncc_calloc((size_t)(oc * taps), sizeof *pw);
-  int32_t *corr = ncc_malloc((size_t)oc * sizeof *corr);
-  float *mult = ncc_malloc((size_t)oc * sizeof *mult);
-  if (!pw || !corr || !mult) {
-    ncc_free(pw, 0);
-    ncc_free(corr, 0);
-    ncc_free(mult, 0);
-    return false;
-  }
-  for (int64_t o = 0; o < oc; o++) {
-    int64_t zw = (int64_t)ncc_lower_const_at(n->in[5], o), sum = 0;
-    for (int64_t c = 0; c < icg; c++)
-      for (int64_t t = 0; t < kk; t++) {
-        int64_t v = ncc_lower_byte(wt, (o * icg + c) * kk + t) - zw;
-        sum += v;
-        int64_t slot = ((o / ob) * taps + (c / 4) * kk + t) * ob + o % ob;
-        pw[slot] |= (uint32_t)(uint8_t)(int8_t)v << (8 * (c % 4));
-      }
-    int64_t b = bias && bias->kind == NCC_VAL_CONST ? (int64_t)ncc_lower_const_at(bias, o) : 0;
-    corr[o] = (int32_t)(b - q->zx * sum);
-    mult[o] = ncc_lower_requant_mult(n->in[1], n->in[4], n->in[6], o);
-  }
-  ncc_ctime_pack_end(t0);
-  *bw = ncc_lower_data_buf(k, "packed_w", NCC_DT_I32, pw, (size_t)(oc * taps) * sizeof *pw);
-  *bc = ncc_lower_data_buf(k, "corr", NCC_DT_I32, corr, (size_t)oc * sizeof *corr);
-  *bm = ncc_lower_data_buf(k, "mult", F32, mult, (size_t)oc * sizeof *mult);
-  return true;
-}
-
-/* QLinearConv's input at channel quad c4 of group g and pixel xi(channel):
- * the four bytes packed in one i32 (padding: the zero point; channels past
- * the group's: 0, never read). */
-static kir_expr *qconv_pack_x(kir_kernel *k, const qconv *q, int bx, int64_t icg,
-                              kir_expr *c4, kir_expr *chan_index[4], kir_expr *spatial) {
-  kir_expr *x4 = NULL;
-  for (int j = 0; j < 4; j++) {
-    kir_expr *c = ADD(MUL(c4, I(4)), I(j));
-    kir_expr *in_ch = icg % 4 ? kir_bin(k, KIR_LT, c, I(icg)) : NULL;
-    kir_expr *g = in_ch && spatial ? kir_bin(k, KIR_AND, in_ch, spatial) : in_ch ? in_ch : spatial;
-    kir_expr *v = kir_cast(k, NCC_DT_I32, kir_load_guarded(k, bx, chan_index[j], g));
-    /* the byte's 8 bits (an s8 sign-extends) */
-    if (q->xdt == NCC_DT_I8) v = kir_bin(k, KIR_AND, v, kir_cast(k, NCC_DT_I32, I(255)));
-    if (j) v = kir_bin(k, KIR_MUL, v, kir_cast(k, NCC_DT_I32, I((int64_t)1 << (8 * j))));
-    x4 = x4 ? kir_bin(k, KIR_ADD, x4, v) : v;
-  }
-  /* once per word, not per byte: s8 -> u8 is x ^ 0x80808080 (= x + m -
-   * 2 (x & m)), padding lanes take the zero point in every byte */
-  if (q->xdt == NCC_DT_I8) x4 = ncc_lower_s8_to_u8(k, x4);
-  if (spatial)
-    x4 = kir_select(k, spatial, x4,
-                    kir_cast(k, NCC_DT_I32, I((int64_t)(int32_t)(uint32_t)(q->zx * 0x01010101u))));
-  return x4;
+/* The vector kernel's weights: [OC/ob][IC4*KH*KW][ob] words, so the ob
+ * weights of one quad share a cache line. */
+static int64_t vnni_slot(const void *ctx, int64_t o, int64_t kq) {
+  const int64_t *d = ctx; /* ob, quads */
+  return ((o / d[0]) * d[1] + kq) * d[0] + o % d[0];
 }
 
 /* QLinearConv's output from the i32 accumulator of channel oc. */
@@ -306,7 +191,8 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat
   int bx = kir_buf_input(k, ncc_lower_bind_index(ep, n, 0), q ? q->xdt : F32);
   int bw, bb = -1, bm = -1;
   if (q) {
-    if (!pack_qconv(k, n, q, ob, &bw, &bb, &bm))
+    int64_t oc = wt->shape.d[0], dims_ob[2] = {ob, taps};
+    if (!ncc_lower_qconv_pack(k, n, q, oc, oc * taps, vnni_slot, dims_ob, &bw, &bb, &bm))
       return ncc_error(NCC_ERR_NOMEM, "out of memory packing QLinearConv weights");
   } else {
     bw = pack_weights(k, n, ob, ep);
@@ -387,7 +273,7 @@ static ncc_status lower_conv(const ncc_node *n, const win *wn, int vw, bool flat
     kir_expr *guard = padded ? kir_bin(k, KIR_AND, inside(k, ih, d.H), inside(k, iw, d.W))
                              : NULL;
     kir_assign(k, &b_kw, xl,
-               q ? qconv_pack_x(k, q, bx, ICg, ic, xi, guard) : kir_load_guarded(k, bx, xi[0], guard));
+               q ? ncc_lower_qconv_x4(k, q, bx, ICg, ic, xi, guard) : kir_load_guarded(k, bx, xi[0], guard));
     for (int j = 0; j < ob; j++) {
       kir_expr *oc = ADD(oc0, I(j));
       kir_expr *tap = ADD(MUL(ADD(MUL(ic, I(wn->kernel[0])), kh), I(wn->kernel[1])), kw);
@@ -499,9 +385,11 @@ ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
   if (conv) return ncc_lower_conv_ep(n, name, o, NULL, out);
   qconv q;
   if (n->op == NCC_OP_QLINEARCONV) {
-    if (!qconv_ok(n, &w, &q)) return NCC_ERR_UNSUPPORTED;
+    if (!ncc_lower_qconv_ok(n, &w, &q)) return NCC_ERR_UNSUPPORTED;
     kir_kernel *k = kir_kernel_new(name);
     if (!k) return NCC_ERR_NOMEM;
+    if (o->amx_int8 && ncc_lower_qconv_amx_fits(n, &w, &q))
+      return ncc_lower_finish(k, ncc_lower_qconv_amx(n, &w, &q, k), ncc_op_name(n->op), out);
     int vw = o->vector_width > 0 ? o->vector_width : 1;
     return ncc_lower_finish(k, lower_conv(n, &w, vw, flat_ok(n, &w, vw), k, NULL, &q),
                             ncc_op_name(n->op), out);

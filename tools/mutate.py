@@ -77,7 +77,7 @@ TEST_MAP = [
      [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
     # the integer kernels: the op tables have no QLinear cases
     ("codegen/lower_q*.c",
-     r"^(python\.qkernels_ort|unit\.test_lower_rules|filecheck\.codegen\.amx_int8.*)$",
+     r"^(python\.qkernels_ort|unit\.test_lower_rules|filecheck\.codegen\.amx_(int8|qconv).*)$",
      [CLI, "test_lower_rules"]),
     # fused epilogues (lower_gx.c, lower_util.c's operand strides) are
     # reached only through the fusion tests

@@ -1101,8 +1101,9 @@ static LLVMValueRef emit_tile(emitter *E, const kir_expr *e) {
   case KIR_E_TILE_DP: {
     static const char *const names[] = {"llvm.x86.tdpbusd.internal",
                                         "llvm.x86.tdpbssd.internal",
-                                        "llvm.x86.tdpbf16ps.internal"};
-    NCC_ASSERT(e->id >= 0 && e->id < 3);
+                                        "llvm.x86.tdpbf16ps.internal",
+                                        "llvm.x86.tdpbsud.internal"};
+    NCC_ASSERT(e->id >= 0 && e->id < 4);
     LLVMValueRef c = to_amx(E, emit_expr(E, e->c));
     LLVMValueRef a = to_amx(E, emit_expr(E, e->a));
     LLVMValueRef b = to_amx(E, emit_expr(E, e->b));

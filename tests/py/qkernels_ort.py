@@ -235,6 +235,13 @@ CASES = [
     qconv("end_pads", C=8, OC=16, H=10, W=11, pads=[0, 0, 1, 2], seed=11),
     qconv("u8_weights_zp128", wdt=U8, C=12, OC=24, seed=12),
     qconv("odd_oc", C=16, OC=20, H=6, W=30, seed=13),
+    # the AMX kernel (codegen/lower_qconv.c) where the host has it: weights
+    # past 512 KB (a task packs 4 panel pairs, the last one past the image;
+    # channel blocks in chunks; 1040 channels: a half block), rows of 8
+    # pixels (stride 2, padded), a k of 1170 quads (one panel per tile block)
+    qconv("tiles_wide_1x1", C=516, OC=1040, k=1, pad=0, H=10, W=10, seed=14),
+    qconv("tiles_s2_rows", C=64, OC=48, k=3, stride=2, H=15, W=15, seed=15),
+    qconv("tiles_long_k", C=520, OC=16, k=3, H=5, W=6, xdt=I8, ydt=I8, seed=16),
     qmatmul("mm_u8", seed=20),
     qmatmul("mm_s8_k_odd", ashape=(9, 37), N=19, adt=I8, seed=21),
     qmatmul("mm_batched_3d", ashape=(2, 13, 32), N=48, seed=22),

@@ -477,7 +477,7 @@ static void print_expr(const kir_kernel *k, const kir_expr *e, FILE *f) {
     fprintf(f, "tile<%dx%d>(0)", (int)(e->i & 0xffff), (int)(e->i >> 16 & 0xffff));
     break;
   case KIR_E_TILE_DP: {
-    static const char *const dp[] = {"tdpbusd", "tdpbssd", "tdpbf16ps", "tdpbsud"};
+    static const char *const dp[] = {"tdpbusd", "tdpbssd", "tdpbf16ps", "tdpbsud", "tdpbuud"};
     fprintf(f, "%s<%dx%d, k %d>(", dp[e->id], (int)(e->i & 0xffff),
             (int)(e->i >> 16 & 0xffff), (int)(e->i >> 32));
     print_abc(k, e, f);

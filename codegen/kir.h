@@ -61,7 +61,8 @@ typedef enum kir_tile_op {
   KIR_TILE_DPBUSD,  /* u8 a x s8 b -> i32 */
   KIR_TILE_DPBSSD,  /* s8 a x s8 b -> i32 */
   KIR_TILE_DPBF16PS, /* bf16 a x bf16 b -> f32 */
-  KIR_TILE_DPBSUD   /* s8 a x u8 b -> i32 (constant weights as a) */
+  KIR_TILE_DPBSUD,  /* s8 a x u8 b -> i32 (constant weights as a) */
+  KIR_TILE_DPBUUD   /* u8 a x u8 b -> i32 */
 } kir_tile_op;
 
 typedef enum kir_op {

@@ -275,6 +275,249 @@ static ncc_status lower(const qbmm *q, int w, kir_kernel *k) {
   return NCC_OK;
 }
 
+
+/* ---- the AMX path ----
+ * Static M (>= 16), K (a multiple of 4, at most 8192: every partial sum
+ * below 2^31)
+ * and N, constant zero points (za per tensor, zb per tensor or column):
+ *   sum (a - za)(b - zb) = sum a*b - zb * RA[m] - za * CB[n] + K za zb
+ * with RA A's row sums and CB B's column sums, so the tiles multiply the
+ * raw bytes (tdpb{u,s}{u,s}d by the operands' signedness). A task packs
+ * its batch's whole B into a stack scratch in the tiles' B layout (as
+ * lower_amx.c's compile-time panels: 16 columns, 4 bytes of k per word;
+ * K's bytes past the last whole 64 are a last step re-reading A's last 64
+ * bytes, its B rows for bytes already counted zero), summing CB as it
+ * goes, then runs row blocks of 32 (or 16) rows over every panel pair. */
+#define AMX_SCRATCH (96 * 1024)
+
+typedef struct bmm_tiles {
+  int64_t M, K, N, S, sb, rows_b, P, tm, tn, blocks, chunks, chunk;
+} bmm_tiles;
+
+static bool amx_plan(const qbmm *q, bmm_tiles *t) {
+  const ncc_shape *as = &q->a->shape, *bs = &q->b->shape;
+  t->M = as->d[as->rank - 2];
+  t->K = as->d[as->rank - 1];
+  t->N = bs->d[bs->rank - 1];
+  if (ncc_dim_is_sym(t->M) || ncc_dim_is_sym(t->K) || ncc_dim_is_sym(t->N) || t->M < 16 ||
+      t->K % 4 || t->K < 4 || t->K > 8192 || t->N < 1)
+    return false;
+  /* zero points the kernel bakes in */
+  if ((q->za && !(is_const(q->za) && ncc_shape_numel(&q->za->shape) == 1)) ||
+      (q->zb && !is_const(q->zb)))
+    return false;
+  t->sb = t->K < 64 ? t->K : 64;
+  t->S = (t->K + 63) / 64;
+  t->rows_b = t->S * (t->sb / 4);
+  t->P = (t->N + 15) / 16;
+  t->tn = t->P >= 2 ? 2 : 1;
+  t->P = (t->P + t->tn - 1) / t->tn * t->tn; /* whole pairs (a padding panel: zeros) */
+  if (t->P * t->rows_b * 64 > AMX_SCRATCH) return false;
+  t->tm = t->M >= 32 ? 2 : 1;
+  t->blocks = (t->M + 16 * t->tm - 1) / (16 * t->tm);
+  int64_t nbat = 1;
+  for (int d = 0; d < q->y->shape.rank - 2; d++)
+    nbat *= ncc_dim_is_sym(q->y->shape.d[d]) ? 1 : q->y->shape.d[d];
+  /* row blocks in chunks where batches alone leave fewer than 8 tasks */
+  t->chunks = nbat >= 8 ? 1 : (8 + nbat - 1) / nbat;
+  if (t->chunks > t->blocks) t->chunks = t->blocks;
+  t->chunk = (t->blocks + t->chunks - 1) / t->chunks;
+  t->chunks = (t->blocks + t->chunk - 1) / t->chunk;
+  return true;
+}
+
+static kir_tile_op tile_op(const qbmm *q) {
+  bool sa = q->a->dtype == NCC_DT_I8, sb = q->b->dtype == NCC_DT_I8;
+  return sa ? (sb ? KIR_TILE_DPBSSD : KIR_TILE_DPBSUD) : (sb ? KIR_TILE_DPBUSD : KIR_TILE_DPBUUD);
+}
+
+/* A zero point's integer value(s) as a 16-lane i32 at column `col` (or a
+ * splat), data made on first use. */
+static kir_expr *zp_i32(kir_kernel *k, const ncc_value *z, kir_expr *col, int *buf) {
+  if (!z) return kir_splat(k, kir_cast(k, NCC_DT_I32, I(0)), 16);
+  int64_t e = ncc_shape_numel(&z->shape);
+  if (e == 1) return kir_splat(k, kir_cast(k, NCC_DT_I32, I((int64_t)ncc_lower_const_at(z, 0))), 16);
+  if (*buf < 0) {
+    int32_t *v = ncc_calloc((size_t)(e + 32), sizeof *v);
+    if (!v) {
+      k->oom = true;
+      return kir_splat(k, kir_cast(k, NCC_DT_I32, I(0)), 16);
+    }
+    for (int64_t i = 0; i < e; i++) v[i] = (int32_t)ncc_lower_const_at(z, i);
+    *buf = ncc_lower_data_buf(k, "zb", NCC_DT_I32, v, (size_t)(e + 32) * sizeof *v);
+  }
+  return kir_loadv(k, *buf, col, 16, NULL);
+}
+
+static kir_expr *byte_i32(kir_kernel *k, kir_expr *v, bool is_signed) {
+  kir_expr *x = kir_cast(k, NCC_DT_I32, v);
+  return is_signed ? kir_bin(k, KIR_AND, x, kir_cast(k, NCC_DT_I32, I(255))) : x;
+}
+
+/* Pack B (batch offset boff) into the scratch and CB into cb[]. */
+static void amx_pack_b(kir_kernel *k, kir_block *blk, const qbmm *q, const bmm_tiles *t, int bb,
+                       kir_expr *boff, int scratch, int cb) {
+  int vp = kir_var_new(k), vl = kir_var_new(k), vr = kir_var_new(k);
+  int sum = kir_local_add(k, NCC_DT_I32, 1);
+  bool sgn = q->b->dtype == NCC_DT_I8;
+  kir_stmt *lp = kir_for(k, blk, vp, I(0), I(t->P), KIR_SERIAL, 0);
+  kir_block bp = kir_body_begin();
+  kir_stmt *ll = kir_for(k, &bp, vl, I(0), I(16), KIR_VECTOR, 16);
+  kir_block bl = kir_body_begin();
+  kir_expr *col = ADD(MUL(kir_var(k, vp), I(16)), kir_var(k, vl));
+  kir_expr *live = t->N % 16 || t->P * 16 > t->N ? kir_bin(k, KIR_LT, col, I(t->N)) : NULL;
+  kir_assign(k, &bl, sum, kir_cast(k, NCC_DT_I32, I(0)));
+  kir_stmt *lr = kir_for(k, &bl, vr, I(0), I(t->rows_b), KIR_SERIAL, 0);
+  kir_block br = kir_body_begin();
+  {
+    kir_expr *r = kir_var(k, vr);
+    kir_expr *s = kir_bin(k, KIR_DIV, r, I(t->sb / 4));
+    kir_expr *k0 = ADD(kir_min(k, MUL(s, I(64)), I(t->K - t->sb)),
+                       MUL(kir_bin(k, KIR_REM, r, I(t->sb / 4)), I(4)));
+    kir_expr *fresh = kir_bin(k, KIR_GE, k0, MUL(s, I(64))); /* not counted before */
+    kir_expr *g = live ? kir_bin(k, KIR_AND, fresh, live) : fresh;
+    kir_expr *word = NULL, *vsum = NULL;
+    for (int j = 0; j < 4; j++) {
+      kir_expr *v = kir_load_guarded(k, bb, ADD(boff, ADD(MUL(ADD(k0, I(j)), I(t->N)), col)), g);
+      kir_expr *w = byte_i32(k, v, sgn);
+      kir_expr *val = kir_cast(k, NCC_DT_I32, v);
+      if (j) w = kir_bin(k, KIR_MUL, w, kir_cast(k, NCC_DT_I32, I((int64_t)1 << (8 * j))));
+      word = word ? kir_bin(k, KIR_ADD, word, w) : w;
+      vsum = vsum ? kir_bin(k, KIR_ADD, vsum, val) : val;
+    }
+    kir_store(k, &br, scratch, ADD(MUL(ADD(MUL(kir_var(k, vp), I(t->rows_b)), r), I(16)),
+                                   kir_var(k, vl)),
+              word, NULL);
+    kir_assign(k, &br, sum, kir_bin(k, KIR_ADD, kir_local_ref(k, sum), vsum));
+  }
+  kir_body_end(lr, &br);
+  kir_store(k, &bl, cb, col, kir_local_ref(k, sum), NULL);
+  kir_body_end(ll, &bl);
+  kir_body_end(lp, &bp);
+}
+
+static ncc_status lower_amx(const qbmm *q, const bmm_tiles *t, kir_kernel *k) {
+  const ncc_value *a = q->a, *b = q->b, *y = q->y;
+  int r = y->shape.rank;
+  kir_expr *nbat = I(1);
+  for (int d = 0; d < r - 2; d++) nbat = MUL(nbat, ncc_lower_dim(k, y->shape.d[d]));
+  int ba = kir_buf_input(k, 0, a->dtype), bb = kir_buf_input(k, q->bi, b->dtype);
+  int by = kir_buf_output(k, 0, y->dtype);
+  int scratch = kir_buf_local(k, "b_tiles", NCC_DT_I32, t->P * t->rows_b * 16);
+  int cb = kir_buf_local(k, "b_sums", NCC_DT_I32, t->P * 16);
+  int ra = kir_buf_local(k, "a_sums", NCC_DT_I32, 32);
+  int cbuf = kir_buf_local(k, "c_tiles", NCC_DT_I32, t->tm * t->tn * 256);
+  int c[2][2], at[2], bt2[2], racc = kir_local_add(k, NCC_DT_I32, 16);
+  for (int i = 0; i < t->tm; i++) {
+    at[i] = kir_local_add(k, NCC_DT_I32, 256);
+    for (int j = 0; j < t->tn; j++) c[i][j] = kir_local_add(k, NCC_DT_I32, 256);
+  }
+  for (int j = 0; j < t->tn; j++) bt2[j] = kir_local_add(k, NCC_DT_I32, 256);
+  int64_t za = q->za ? (int64_t)ncc_lower_const_at(q->za, 0) : 0;
+  bool zb_zero = !q->zb;
+  if (q->zb) {
+    zb_zero = true;
+    for (int64_t i = 0; i < ncc_shape_numel(&q->zb->shape); i++)
+      if (ncc_lower_const_at(q->zb, i) != 0) zb_zero = false;
+  }
+
+  kir_block top = kir_body_begin();
+  int vt = kir_var_new(k), vb = kir_var_new(k), vpp = kir_var_new(k), vs = kir_var_new(k);
+  int vk = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(nbat, I(t->chunks)), KIR_PARALLEL, 0);
+  kir_block bt = kir_body_begin();
+  kir_expr *tv = kir_var(k, vt);
+  kir_expr *bat = kir_bin(k, KIR_DIV, tv, I(t->chunks)), *cc = kir_bin(k, KIR_REM, tv, I(t->chunks));
+  kir_expr *aoff = batch_offset(k, a, y, bat, I(t->M * t->K));
+  kir_expr *boff = batch_offset(k, b, y, bat, I(t->K * t->N));
+  kir_expr *yoff = MUL(bat, I(t->M * t->N));
+  amx_pack_b(k, &bt, q, t, bb, boff, scratch, cb);
+
+  kir_expr *b0 = MUL(cc, I(t->chunk));
+  kir_stmt *lb = kir_for(k, &bt, vb, b0, kir_min(k, ADD(b0, I(t->chunk)), I(t->blocks)),
+                         KIR_SERIAL, 0);
+  kir_block bbk = kir_body_begin();
+  kir_expr *ns[2], *cs[2];
+  for (int i = 0; i < t->tm; i++) {
+    ns[i] = MUL(ADD(MUL(kir_var(k, vb), I(t->tm)), I(i)), I(16));
+    cs[i] = kir_min(k, ns[i], I(t->M - 16)); /* rows below ns[i] recomputed, not stored */
+  }
+  if (!zb_zero) /* RA of the block's rows */
+    for (int i = 0; i < t->tm; i++)
+      for (int rr = 0; rr < 16; rr++) {
+        kir_assign(k, &bbk, racc, kir_splat(k, kir_cast(k, NCC_DT_I32, I(0)), 16));
+        kir_stmt *lk = kir_for(k, &bbk, vk, I(0), I((t->K + 15) / 16), KIR_SERIAL, 0);
+        kir_block bk = kir_body_begin();
+        kir_expr *k0 = MUL(kir_var(k, vk), I(16));
+        kir_expr *cnt = t->K % 16 ? ADD(I(t->K), MUL(k0, I(-1))) : NULL;
+        kir_expr *v = kir_loadv(k, ba, ADD(aoff, ADD(MUL(ADD(cs[i], I(rr)), I(t->K)), k0)), 16, cnt);
+        kir_assign(k, &bk, racc, kir_bin(k, KIR_ADD, kir_local_ref(k, racc), kir_cast(k, NCC_DT_I32, v)));
+        kir_body_end(lk, &bk);
+        kir_store(k, &bbk, ra, I(i * 16 + rr), kir_hreduce(k, KIR_ADD, kir_local_ref(k, racc)), NULL);
+      }
+  kir_stmt *lp = kir_for(k, &bbk, vpp, I(0), I(t->P / t->tn), KIR_SERIAL, 0);
+  kir_block bp = kir_body_begin();
+  kir_expr *pan[2];
+  for (int j = 0; j < t->tn; j++) pan[j] = ADD(MUL(kir_var(k, vpp), I(t->tn)), I(j));
+  for (int i = 0; i < t->tm; i++)
+    for (int j = 0; j < t->tn; j++) kir_assign(k, &bp, c[i][j], kir_tile_zero(k, 16, 64));
+  kir_stmt *ls = kir_for(k, &bp, vs, I(0), I(t->S), KIR_SERIAL, 0);
+  kir_block bs = kir_body_begin();
+  kir_expr *s = kir_var(k, vs);
+  kir_expr *a_el = kir_min(k, MUL(s, I(64)), I(t->K - t->sb));
+  for (int i = 0; i < t->tm; i++)
+    kir_assign(k, &bs, at[i],
+               kir_tile_load(k, ba, ADD(aoff, ADD(MUL(cs[i], I(t->K)), a_el)), I(t->K), 16,
+                             (int)t->sb));
+  for (int j = 0; j < t->tn; j++)
+    kir_assign(k, &bs, bt2[j],
+               kir_tile_load(k, scratch,
+                             MUL(ADD(MUL(pan[j], I(t->rows_b)), MUL(s, I(t->sb / 4))), I(16)),
+                             I(16), (int)(t->sb / 4), 64));
+  for (int i = 0; i < t->tm; i++)
+    for (int j = 0; j < t->tn; j++)
+      kir_assign(k, &bs, c[i][j],
+                 kir_tile_dp(k, tile_op(q), kir_local_ref(k, at[i]), kir_local_ref(k, bt2[j]),
+                             kir_local_ref(k, c[i][j]), 16, 64, (int)t->sb));
+  kir_body_end(ls, &bs);
+  for (int i = 0; i < t->tm; i++)
+    for (int j = 0; j < t->tn; j++)
+      kir_tile_store(k, &bp, cbuf, I((i * t->tn + j) * 256), I(16), kir_local_ref(k, c[i][j]),
+                     16, 64);
+  int zb_buf = -1, mult_buf = -1;
+  for (int j = 0; j < t->tn; j++) {
+    kir_expr *col = MUL(pan[j], I(16));
+    kir_expr *cols = ADD(I(t->N), MUL(col, I(-1))); /* <= 0: a padding panel */
+    /* per-column data is read at a real panel (a padding one stores nothing) */
+    kir_expr *pcol = kir_min(k, col, I((t->N - 1) / 16 * 16));
+    kir_expr *zbv = zp_i32(k, q->zb, pcol, &zb_buf);
+    /* za * (K zb - CB) = -za CB + K za zb, per column */
+    kir_expr *ccorr = kir_bin(k, KIR_MUL, kir_splat(k, kir_cast(k, NCC_DT_I32, I(za)), 16),
+                    kir_bin(k, KIR_SUB,
+                            kir_bin(k, KIR_MUL, kir_splat(k, kir_cast(k, NCC_DT_I32, I(t->K)), 16), zbv),
+                            kir_loadv(k, cb, col, 16, NULL)));
+    kir_expr *mult = q->qlinear ? multiplier(k, q, pcol, 16, &mult_buf) : NULL;
+    for (int i = 0; i < t->tm; i++)
+      for (int rr = 0; rr < 16; rr++) {
+        kir_expr *row = ADD(cs[i], I(rr));
+        kir_expr *count = kir_select(k, kir_bin(k, KIR_GE, row, ns[i]), cols, I(0));
+        kir_expr *v = kir_loadv(k, cbuf, I((i * t->tn + j) * 256 + rr * 16), 16, NULL);
+        v = kir_bin(k, KIR_ADD, v, ccorr);
+        if (!zb_zero)
+          v = kir_bin(k, KIR_SUB, v,
+                      kir_bin(k, KIR_MUL, zbv, kir_splat(k, kir_load(k, ra, I(i * 16 + rr)), 16)));
+        if (q->qlinear) v = ncc_lower_requant(k, v, mult, ncc_lower_const_at(q->zy, 0), y->dtype);
+        kir_store(k, &bp, by, ADD(yoff, ADD(MUL(row, I(t->N)), col)), v, count);
+      }
+  }
+  kir_body_end(lp, &bp);
+  kir_body_end(lb, &bbk);
+  kir_body_end(lt, &bt);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 2.0 * (double)t->K;
+  return NCC_OK;
+}
+
 ncc_status ncc_lower_qbmm(const ncc_node *n, const char *name, const ncc_lower_opts *o,
                           kir_kernel **out) {
   *out = NULL;
@@ -282,6 +525,9 @@ ncc_status ncc_lower_qbmm(const ncc_node *n, const char *name, const ncc_lower_o
   if (!analyse(n, &q)) return NCC_ERR_UNSUPPORTED;
   kir_kernel *k = kir_kernel_new(name);
   if (!k) return NCC_ERR_NOMEM;
+  bmm_tiles t;
+  if (o->amx_int8 && amx_plan(&q, &t))
+    return ncc_lower_finish(k, lower_amx(&q, &t, k), ncc_op_name(n->op), out);
   int vw = o->vector_width > 0 ? o->vector_width : 1;
   return ncc_lower_finish(k, lower(&q, vw, k), ncc_op_name(n->op), out);
 }

@@ -1102,8 +1102,9 @@ static LLVMValueRef emit_tile(emitter *E, const kir_expr *e) {
     static const char *const names[] = {"llvm.x86.tdpbusd.internal",
                                         "llvm.x86.tdpbssd.internal",
                                         "llvm.x86.tdpbf16ps.internal",
-                                        "llvm.x86.tdpbsud.internal"};
-    NCC_ASSERT(e->id >= 0 && e->id < 4);
+                                        "llvm.x86.tdpbsud.internal",
+                                        "llvm.x86.tdpbuud.internal"};
+    NCC_ASSERT(e->id >= 0 && e->id < 5);
     LLVMValueRef c = to_amx(E, emit_expr(E, e->c));
     LLVMValueRef a = to_amx(E, emit_expr(E, e->a));
     LLVMValueRef b = to_amx(E, emit_expr(E, e->b));
@@ -1209,6 +1210,9 @@ static LLVMValueRef emit_expr_new(emitter *E, const kir_expr *e) {
   case KIR_E_HREDUCE: {
     LLVMValueRef v = emit_expr(E, e->a);
     LLVMTypeRef t = LLVMTypeOf(v);
+    if (!is_float(e->dt)) /* integer sums (the AMX kernels' row sums) */
+      return call_intrinsic(E, e->op == KIR_ADD ? "llvm.vector.reduce.add"
+                                                : "llvm.vector.reduce.smax", &t, 1, &v, 1);
     if (e->op == KIR_ADD) {
       LLVMValueRef args[2] = {LLVMConstReal(scalar_type(E, e->dt), -0.0), v};
       LLVMValueRef r = call_intrinsic(E, "llvm.vector.reduce.fadd", &t, 1, args, 2);

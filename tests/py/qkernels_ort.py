@@ -275,6 +275,17 @@ CASES = [
     qbmm("bmm_per_col_k300", ashape=(3, 300), bshape=(300, 21), bdt=I8, per_col=True, seed=42),
     qbmm("bmm_m1_n_odd", ashape=(2, 1, 64), bshape=(2, 64, 35), seed=43),
     bmm_integer("bmm_integer_k600", seed=44),
+    # on AMX tiles where the host has them (lower_qbmm.c): attention's shape,
+    # a K past whole 64-byte steps, a padding panel (N 37), clamped row
+    # tiles (M 40), per-column zero points, the signedness pairs onnxruntime
+    # has (u8 x u8, u8 x s8, s8 x s8; s8 x u8 is the convolutions'), a K
+    # below 64, B broadcast over A's batch, MatMulInteger's i32 sums
+    qbmm("bmm_tiles_qk", ashape=(1, 12, 128, 64), bshape=(1, 12, 64, 128), seed=50),
+    qbmm("bmm_tiles_s8_per_col", ashape=(2, 40, 100), bshape=(100, 37), adt=I8, bdt=I8,
+         ydt=I8, per_col=True, seed=51),
+    qbmm("bmm_tiles_u8_s8", ashape=(3, 16, 132), bshape=(132, 20), bdt=I8, seed=52),
+    qbmm("bmm_tiles_k32", ashape=(2, 20, 32), bshape=(2, 32, 16), adt=I8, bdt=I8, ydt=I8, seed=53),
+    bmm_integer("bmm_integer_tiles", ashape=(2, 24, 128), bshape=(2, 128, 40), seed=54),
     bmm_integer("bmm_integer_dynamic", ashape=(2, 9, 40), bshape=(2, 40, 30), dynamic=True,
                 seed=45),
 ]

@@ -343,6 +343,166 @@ static ncc_status lower_amx_bf16(mmk *g, ncc_amx_gemm *ag) {
   return NCC_OK;
 }
 
+
+/* ---- bf16 products of two activations on AMX tiles ----
+ * Attention's Q.K^T and P.V at --precision=bf16: both operands come from
+ * RoundBF16, so their products are exact in bf16. Nothing can be packed at
+ * compile time: a task (a batch, a chunk of row blocks) packs its batch's
+ * B into a bf16 stack scratch in the tiles' layout (word j of row r: the
+ * pair b[2r][j], b[2r+1][j]; a 32-lane vector per row, read by gathers
+ * of the pairs' lanes, k and N padded with zeros), converts the rows of
+ * each block of A to bf16 (K padded to 32), and runs 2 x 2 (or fewer)
+ * accumulator tiles over every panel pair with tdpbf16ps; the epilogue
+ * (fused chains: the attention mask's Add) is the f32 kernel's. */
+#define BMM_SCRATCH (96 * 1024)
+
+typedef struct bmm_bf16 {
+  int64_t M, K, N, kp, S, rows_b, P, tm, tn, blocks, chunks, chunk;
+} bmm_bf16;
+
+static bool from_round(const ncc_value *v) {
+  return v && v->producer && v->producer->op == NCC_OP_ROUNDBF16;
+}
+
+static bool amx_bmm_fits(const mm *p, const ncc_lower_opts *o, int w, bmm_bf16 *t) {
+  const ncc_node *n = p->n;
+  if (!o->amx_bf16 || w != 16 || n->op != NCC_OP_MATMUL || p->b_const || p->trans_a ||
+      p->trans_b || !p->n_batch || !p->a_batched || p->n_fold || !from_round(n->in[0]) ||
+      !from_round(n->in[1]) || ncc_dim_is_sym(p->M) || ncc_dim_is_sym(p->K) ||
+      ncc_dim_is_sym(p->N) || p->M < 16 || p->K < 1 || p->N < 1)
+    return false;
+  memset(t, 0, sizeof *t);
+  t->M = p->M;
+  t->K = p->K;
+  t->N = p->N;
+  t->kp = (p->K + 31) / 32 * 32; /* bf16 per padded row: whole 64-byte steps */
+  t->S = t->kp / 32;
+  t->rows_b = t->kp / 2;
+  t->P = (p->N + 15) / 16;
+  t->tn = t->P >= 2 ? 2 : 1;
+  t->P = (t->P + t->tn - 1) / t->tn * t->tn;
+  t->tm = p->M >= 32 ? 2 : 1;
+  if (t->P * t->rows_b * 64 + t->tm * 16 * t->kp * 2 > BMM_SCRATCH) return false;
+  t->blocks = (p->M + 16 * t->tm - 1) / (16 * t->tm);
+  int64_t nbat = 1;
+  for (int j = 0; j < p->n_batch; j++) nbat *= ncc_dim_is_sym(p->batch[j]) ? 1 : p->batch[j];
+  t->chunks = nbat >= 8 ? 1 : (8 + nbat - 1) / nbat;
+  if (t->chunks > t->blocks) t->chunks = t->blocks;
+  t->chunk = (t->blocks + t->chunks - 1) / t->chunks;
+  t->chunks = (t->blocks + t->chunk - 1) / t->chunk;
+  return true;
+}
+
+static ncc_status lower_amx_bmm(mmk *g, const bmm_bf16 *t, kir_expr *nb) {
+  kir_kernel *k = g->k;
+  int bsc = kir_buf_local(k, "b_bf16", NCC_DT_BF16, t->P * t->rows_b * 32);
+  int asc = kir_buf_local(k, "a_bf16", NCC_DT_BF16, t->tm * 16 * t->kp);
+  int cbuf = kir_buf_local(k, "c_tiles", NCC_DT_F32, t->tm * t->tn * 256);
+  int c[2][2], at[2], bt[2];
+  for (int i = 0; i < t->tm; i++) {
+    at[i] = kir_local_add(k, NCC_DT_I32, 256);
+    for (int j = 0; j < t->tn; j++) c[i][j] = kir_local_add(k, NCC_DT_I32, 256);
+  }
+  for (int j = 0; j < t->tn; j++) bt[j] = kir_local_add(k, NCC_DT_I32, 256);
+  kir_block top = kir_body_begin();
+  int vt = kir_var_new(k), vp = kir_var_new(k), vr = kir_var_new(k), ve = kir_var_new(k);
+  int vb = kir_var_new(k), vc = kir_var_new(k), vpp = kir_var_new(k), vs = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), kir_mul(k, nb, I(t->chunks)), KIR_PARALLEL, 0);
+  kir_block btk = kir_body_begin();
+  kir_expr *tv = kir_var(k, vt);
+  kir_expr *bat = kir_bin(k, KIR_DIV, tv, I(t->chunks)), *cc = kir_bin(k, KIR_REM, tv, I(t->chunks));
+  { /* B -> bf16 pairs, panel by panel */
+    kir_stmt *lp = kir_for(k, &btk, vp, I(0), I(t->P), KIR_SERIAL, 0);
+    kir_block bp = kir_body_begin();
+    kir_stmt *lr = kir_for(k, &bp, vr, I(0), I(t->rows_b), KIR_SERIAL, 0);
+    kir_block br = kir_body_begin();
+    kir_stmt *le = kir_for(k, &br, ve, I(0), I(32), KIR_VECTOR, 16);
+    kir_block be = kir_body_begin();
+    kir_expr *e = kir_var(k, ve);
+    kir_expr *kk = kir_add(k, kir_mul(k, kir_var(k, vr), I(2)), kir_bin(k, KIR_REM, e, I(2)));
+    kir_expr *col = kir_add(k, kir_mul(k, kir_var(k, vp), I(16)), kir_bin(k, KIR_DIV, e, I(2)));
+    kir_expr *in = kir_bin(k, KIR_AND, kir_bin(k, KIR_LT, kk, I(t->K)),
+                           kir_bin(k, KIR_LT, col, I(t->N)));
+    kir_expr *idx = kir_add(k, kir_mul(k, bat, I(t->K * t->N)),
+                            kir_add(k, kir_mul(k, kk, I(t->N)), col));
+    kir_store(k, &be, bsc,
+              kir_add(k, kir_mul(k, kir_add(k, kir_mul(k, kir_var(k, vp), I(t->rows_b)),
+                                            kir_var(k, vr)), I(32)), e),
+              kir_cast(k, NCC_DT_BF16, kir_load_guarded(k, g->bb, idx, in)), NULL);
+    kir_body_end(le, &be);
+    kir_body_end(lr, &br);
+    kir_body_end(lp, &bp);
+  }
+  kir_expr *b0 = kir_mul(k, cc, I(t->chunk));
+  kir_stmt *lb = kir_for(k, &btk, vb, b0, kir_min(k, kir_add(k, b0, I(t->chunk)), I(t->blocks)),
+                         KIR_SERIAL, 0);
+  kir_block bbk = kir_body_begin();
+  kir_expr *ns[2], *cs[2];
+  for (int i = 0; i < t->tm; i++) {
+    ns[i] = kir_mul(k, kir_add(k, kir_mul(k, kir_var(k, vb), I(t->tm)), I(i)), I(16));
+    cs[i] = kir_min(k, ns[i], I(t->M - 16)); /* rows below ns[i] recomputed, not stored */
+  }
+  { /* the block's rows of A -> bf16, K padded with zeros */
+    kir_stmt *lc = kir_for(k, &bbk, vc, I(0), I(t->kp / 16), KIR_SERIAL, 0);
+    kir_block bc = kir_body_begin();
+    kir_expr *k0 = kir_mul(k, kir_var(k, vc), I(16));
+    kir_expr *cnt = kir_add(k, I(t->K), kir_mul(k, k0, I(-1)));
+    for (int i = 0; i < t->tm; i++)
+      for (int r = 0; r < 16; r++) {
+        kir_expr *v = kir_loadv(k, g->ba, a_index(g, bat, kir_add(k, cs[i], I(r)), k0), 16,
+                                t->K % 16 ? cnt : NULL);
+        kir_store(k, &bc, asc, kir_add(k, I((i * 16 + r) * t->kp), k0),
+                  kir_cast(k, NCC_DT_BF16, v), NULL);
+      }
+    kir_body_end(lc, &bc);
+  }
+  kir_stmt *lpp = kir_for(k, &bbk, vpp, I(0), I(t->P / t->tn), KIR_SERIAL, 0);
+  kir_block bpp = kir_body_begin();
+  kir_expr *pan[2];
+  for (int j = 0; j < t->tn; j++) pan[j] = kir_add(k, kir_mul(k, kir_var(k, vpp), I(t->tn)), I(j));
+  for (int i = 0; i < t->tm; i++)
+    for (int j = 0; j < t->tn; j++) kir_assign(k, &bpp, c[i][j], kir_tile_zero(k, 16, 64));
+  kir_stmt *ls = kir_for(k, &bpp, vs, I(0), I(t->S), KIR_SERIAL, 0);
+  kir_block bs = kir_body_begin();
+  kir_expr *s = kir_var(k, vs);
+  for (int i = 0; i < t->tm; i++)
+    kir_assign(k, &bs, at[i],
+               kir_tile_load(k, asc, kir_add(k, I(i * 16 * t->kp), kir_mul(k, s, I(32))),
+                             I(t->kp), 16, 64));
+  for (int j = 0; j < t->tn; j++)
+    kir_assign(k, &bs, bt[j],
+               kir_tile_load(k, bsc,
+                             kir_mul(k, kir_add(k, kir_mul(k, pan[j], I(t->rows_b)),
+                                                kir_mul(k, s, I(16))), I(32)),
+                             I(32), 16, 64));
+  for (int i = 0; i < t->tm; i++)
+    for (int j = 0; j < t->tn; j++)
+      kir_assign(k, &bs, c[i][j],
+                 kir_tile_dp(k, KIR_TILE_DPBF16PS, kir_local_ref(k, at[i]),
+                             kir_local_ref(k, bt[j]), kir_local_ref(k, c[i][j]), 16, 64, 64));
+  kir_body_end(ls, &bs);
+  for (int i = 0; i < t->tm; i++)
+    for (int j = 0; j < t->tn; j++)
+      kir_tile_store(k, &bpp, cbuf, I((i * t->tn + j) * 256), I(16), kir_local_ref(k, c[i][j]),
+                     16, 64);
+  for (int j = 0; j < t->tn; j++) {
+    kir_expr *col = kir_mul(k, pan[j], I(16));
+    kir_expr *cols = kir_add(k, I(t->N), kir_mul(k, col, I(-1))); /* <= 0: padding panel */
+    for (int i = 0; i < t->tm; i++)
+      for (int r = 0; r < 16; r++) {
+        kir_expr *row = kir_add(k, cs[i], I(r));
+        kir_expr *count = kir_select(k, kir_bin(k, KIR_GE, row, ns[i]), cols, I(0));
+        kir_expr *sums = kir_loadv(k, cbuf, I((i * t->tn + j) * 256 + r * 16), 16, NULL);
+        epilogue(g, &bpp, bat, row, col, count, sums);
+      }
+  }
+  kir_body_end(lpp, &bpp);
+  kir_body_end(lb, &bbk);
+  kir_body_end(lt, &btk);
+  kir_kernel_set_body(k, &top);
+  return NCC_OK;
+}
+
 /* The output's dims as the epilogue's view: [batch], rows, columns (see
  * the file comment for which dims each holds). */
 static int output_view(const mm *p, int *first) {
@@ -428,6 +588,12 @@ ncc_status ncc_lower_matmul_ep(const ncc_node *n, const char *name,
   for (int j = 0; j < p.n_batch; j++) nb = kir_mul(k, nb, ncc_lower_dim(k, p.batch[j]));
   if (use_amx) {
     ncc_status st = lower_amx_bf16(&g, &ag);
+    k->cost_per_elem = 2.0 * (double)p.K;
+    return ncc_lower_finish(k, st, ncc_op_name(n->op), out);
+  }
+  bmm_bf16 bt;
+  if (amx_bmm_fits(&p, o, g.w, &bt)) {
+    ncc_status st = lower_amx_bmm(&g, &bt, nb);
     k->cost_per_elem = 2.0 * (double)p.K;
     return ncc_lower_finish(k, st, ncc_op_name(n->op), out);
   }

@@ -60,6 +60,9 @@ TEST_MAP = [
      r"^(unit\.test_shape|ops\.rest|filecheck\.(rt_.*|bad_infer|bad_rank)|python\.mutation_cases)$",
      [CLI, "test_shape", "test_backend_ops"]),
     ("ir/text_*.c", r"^(unit\.test_text|filecheck\.(bad_.*|rt_.*))$", [CLI, "test_text"]),
+    # the signal handler's cleanup is exercised by the driver's file tests
+    ("ir/atomic_file.c", r"^(unit\.test_atomic_file|files\.test_files)$",
+     [CLI, "test_atomic_file"]),
     ("ir/*.c",
      r"^(unit\.test_(ir|shape|text|attrs|window|passes)|ops\.rest|filecheck\.rt_.*)$",
      [CLI, "test_ir", "test_shape", "test_text", "test_attrs", "test_window", "test_passes",

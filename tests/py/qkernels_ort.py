@@ -59,9 +59,9 @@ def zp(r, dt):
 
 
 def qconv(name, N=1, C=16, H=9, W=9, OC=32, k=3, stride=1, pad=1, group=1, dil=1,
-          xdt=U8, ydt=U8, wdt=I8, per_ch=True, bias=True, pads=None, seed=0):
+          xdt=U8, ydt=U8, wdt=I8, per_ch=True, bias=True, pads=None, kw=None, seed=0):
     r = np.random.default_rng(seed)
-    w = ints(r, wdt, (OC, C // group, k, k))
+    w = ints(r, wdt, (OC, C // group, k, kw or k))
     if wdt == U8:  # u8 weights: their zero point keeps w - zw in s8
         wz = np.full(OC if per_ch else (), 128, U8)
     else:
@@ -195,7 +195,7 @@ def qbmm(name, ashape=(2, 3, 17, 24), bshape=(2, 3, 24, 19), adt=U8, bdt=U8, ydt
             {"x": ints(r, adt, ashape), "x2": ints(r, bdt, bshape)})
 
 
-def bmm_integer(name, ashape=(4, 600), bshape=(600, 9), dynamic=False, seed=0):
+def bmm_integer(name, ashape=(4, 600), bshape=(600, 9), dynamic=False, zps=True, seed=0):
     """MatMulInteger of two activations, i32 out (exact). u8 near 255 against
     zero points 0 make sums past 2^24 (the kernel's f32 chunks must stay
     exact); dynamic: both quantized by DynamicQuantizeLinear, the zero
@@ -211,12 +211,13 @@ def bmm_integer(name, ashape=(4, 600), bshape=(600, 9), dynamic=False, seed=0):
                  "x2": (r.standard_normal(bshape) - 0.5).astype(np.float32)}
         inits = []
     else:
-        nodes = [h.make_node("MatMulInteger", ["x", "x2", "az", "bz"], ["y"])]
+        nodes = [h.make_node("MatMulInteger", ["x", "x2"] + (["az", "bz"] if zps else []), ["y"])]
         vi = [h.make_tensor_value_info("x", T.UINT8, list(ashape)),
               h.make_tensor_value_info("x2", T.UINT8, list(bshape))]
         feeds = {"x": r.integers(230, 256, ashape).astype(U8),
                  "x2": r.integers(230, 256, bshape).astype(U8)}
-        inits = [nh.from_array(np.array(0, U8), "az"), nh.from_array(np.array(3, U8), "bz")]
+        inits = [nh.from_array(np.array(0, U8), "az"), nh.from_array(np.array(3, U8), "bz")] \
+            if zps else []
     g = h.make_graph(nodes, name, vi, [h.make_tensor_value_info("y", T.INT32, None)], inits)
     return name, h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), feeds
 
@@ -241,6 +242,8 @@ CASES = [
     # pixels (stride 2, padded), a k of 1170 quads (one panel per tile block)
     qconv("tiles_wide_1x1", C=516, OC=1040, k=1, pad=0, H=10, W=10, seed=14),
     qconv("tiles_s2_rows", C=64, OC=48, k=3, stride=2, H=15, W=15, seed=15),
+    qconv("tiles_1x3_u8_weights", C=8, OC=16, k=1, kw=3, pad=0, pads=[0, 1, 0, 1], H=6,
+          W=20, wdt=U8, seed=17),
     qconv("tiles_long_k", C=520, OC=16, k=3, H=5, W=6, xdt=I8, ydt=I8, seed=16),
     qmatmul("mm_u8", seed=20),
     qmatmul("mm_s8_k_odd", ashape=(9, 37), N=19, adt=I8, seed=21),
@@ -286,6 +289,8 @@ CASES = [
     qbmm("bmm_tiles_u8_s8", ashape=(3, 16, 132), bshape=(132, 20), bdt=I8, seed=52),
     qbmm("bmm_tiles_k32", ashape=(2, 20, 32), bshape=(2, 32, 16), adt=I8, bdt=I8, ydt=I8, seed=53),
     bmm_integer("bmm_integer_tiles", ashape=(2, 24, 128), bshape=(2, 128, 40), seed=54),
+    bmm_integer("bmm_integer_tiles_no_zp", ashape=(2, 16, 64), bshape=(2, 64, 16), zps=False,
+                seed=55),
     bmm_integer("bmm_integer_dynamic", ashape=(2, 9, 40), bshape=(2, 40, 30), dynamic=True,
                 seed=45),
 ]

@@ -170,6 +170,18 @@ def tile_cases(rng, tmp):
     out.append(("gemm_tiles", p, {"a": a},
                 lambda r, a=a, wt=wt, c=c: 1.5 * (r(a).astype(np.float64) @ r(wt).T) + 0.5 * c,
                 True))
+    # attention's product of two activations on the tiles (codegen/lower_matmul.c,
+    # B packed per task): 4-D batch, M 48 (a clamped row tile), K 72 (padded
+    # to 96), N 40 (a padding panel), the mask's Add fused
+    a = rng.standard_normal((2, 3, 48, 72)).astype(F32)
+    bb = rng.standard_normal((2, 3, 72, 40)).astype(F32)
+    mask = rng.standard_normal((2, 1, 1, 40)).astype(F32)
+    p = save_model(tmp, "bmm_tiles", [helper.make_node("MatMul", ["a", "b"], ["t"]),
+                                      helper.make_node("Add", ["t", "mask"], ["y"])],
+                   {"a": a, "b": bb, "mask": mask}, {}, [2, 3, 48, 40])
+    out.append(("bmm_tiles", p, {"a": a, "b": bb, "mask": mask},
+                lambda r, a=a, bb=bb, mask=mask: np.matmul(r(a).astype(np.float64), r(bb)) + mask,
+                True))
     return out
 
 

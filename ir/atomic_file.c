@@ -77,15 +77,13 @@ void ncc_atomic_cleanup_signal(int sig) {
         nanosleep(&ts, NULL);
       }
     }
-    if (!gone) {
-      kill(-child, SIGKILL);
-      while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
-      }
-    }
-    /* whatever of the group outlived its leader would still write into
-     * the directory about to be emptied (the group id cannot be reused
-     * while any member lives) */
+    /* SIGKILL for a leader still running and for whatever of the group
+     * outlived its leader: either would still write into the directory
+     * about to be emptied (the group id cannot be reused while any member
+     * lives); a killed leader is reaped, so it has stopped writing */
     kill(-child, SIGKILL);
+    while (!gone && waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+    }
   }
   for (int i = 0; i < REG_SLOTS; i++)
     if (reg_kind[i] == 1) unlink(reg_path[i]);

@@ -78,6 +78,12 @@ TEST_MAP = [
      r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.precision\.cpu|"
      r"python\.mutation_cases\.cpu|filecheck\.codegen\.amx_bf16)$",
      [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
+    # the direct convolution's integer mode (QLinearConv without tiles) is
+    # reached only by the integer kernel tests
+    ("codegen/lower_conv.c",
+     r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.mutation_cases\.cpu|"
+     r"python\.qkernels_ort)$",
+     [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
     # the integer kernels: the op tables have no QLinear cases
     ("codegen/lower_q*.c",
      r"^(python\.qkernels_ort|unit\.test_lower_rules|filecheck\.codegen\.amx_(int8|qconv).*)$",

@@ -125,6 +125,10 @@ ncc_status ncc_lower_finish(kir_kernel *k, ncc_status st, const char *what,
 int ncc_lower_data_buf(kir_kernel *k, const char *name, ncc_dtype dt, void *data,
                        size_t bytes);
 
+/* Whether all n floats are bf16 values (low 16 bits zero): weights the
+ * precision pass rounded, which bf16 tile kernels may take as they are. */
+bool ncc_lower_bf16_exact(const float *v, int64_t n);
+
 /* Integer kernels (QLinearConv, QLinearMatMul): four bytes packed in an
  * i32 moved from s8 to u8 (each byte ^ 0x80); and the requantisation of an
  * i32 sum: f32 multiply by `mult`, round half to even, add the zero point
@@ -196,6 +200,17 @@ kir_expr *ncc_lower_qconv_x4(kir_kernel *k, const ncc_qconv *q, int bx, int64_t 
 bool ncc_lower_qconv_amx_fits(const ncc_node *n, const ncc_window *w, const ncc_qconv *q);
 ncc_status ncc_lower_qconv_amx(const ncc_node *n, const ncc_window *w, const ncc_qconv *q,
                                kir_kernel *k);
+
+/* ---- blocked Conv in bf16 on AMX tiles (lower_bconv_amx.c) ----
+ * A group-1 Conv with NCHW16c input and output, RoundBF16 input and
+ * bf16-exact constant weights; bx, bb (-1: no bias) and by are the
+ * caller's buffers, epi (may be NULL) the fused epilogue of one stored
+ * 16-channel row: v at physical output index yi, first channel c0. */
+typedef kir_expr *(*ncc_bconv_epi)(void *ctx, kir_kernel *k, kir_block *blk, kir_expr *v,
+                                   kir_expr *yi, kir_expr *c0);
+bool ncc_lower_bconv_amx_fits(const ncc_node *n, const ncc_window *w);
+ncc_status ncc_lower_bconv_amx(const ncc_node *n, const ncc_window *w, kir_kernel *k, int bx,
+                               int bb, int by, ncc_bconv_epi epi, void *ctx);
 
 /* ---- x86 AMX tile GEMM (lower_amx.c) ----
  * C = A (M x K, rows lda elements apart, from memory) times B (K x N,

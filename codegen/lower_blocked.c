@@ -39,18 +39,13 @@
 #include "../ir/attrs.h"
 #include "../ir/ctime.h"
 #include "lower.h"
+#include "kir_short.h"
 
 #define F32 NCC_DT_F32
 #define NB_MAX 4  /* output-channel blocks per pass */
 #define R_MAX 14  /* output pixels per pass */
 #define FLAT_BLOCK 4096
 
-#define I(v) kir_const_i(k, (v))
-#define ADD(a, b) kir_add(k, (a), (b))
-#define MUL(a, b) kir_mul(k, (a), (b))
-#define DIV(a, b) kir_bin(k, KIR_DIV, (a), (b))
-#define REM(a, b) kir_bin(k, KIR_REM, (a), (b))
-#define AND(a, b) kir_bin(k, KIR_AND, (a), (b))
 
 /* ---- values and layouts ---- */
 
@@ -1009,9 +1004,24 @@ static ncc_status lower_eltwise_group(const ncc_fuse_group *gr, int vw, kir_kern
 /* ---- entry points ---- */
 
 
-/* Conv (or depthwise Conv) n with an optional epilogue group. */
-static ncc_status lower_conv_kind(const ncc_node *n, bkind kind, const win *w, int vw,
-                                  bep *ep, kir_kernel *k) {
+static kir_expr *amx_epi(void *ctx, kir_kernel *k, kir_block *blk, kir_expr *v, kir_expr *yi,
+                         kir_expr *c0) {
+  (void)k;
+  return bep_apply(ctx, blk, v, yi, c0);
+}
+
+/* Conv (or depthwise Conv) n with an optional epilogue group: on AMX-BF16
+ * tiles where the precision pass made its operands bf16
+ * (lower_bconv_amx.c), else the f32 broadcast-FMA kernel. */
+static ncc_status lower_conv_kind(const ncc_node *n, bkind kind, const win *w,
+                                  const ncc_lower_opts *o, bep *ep, kir_kernel *k) {
+  int vw = o->vector_width > 0 ? o->vector_width : 1;
+  if (kind == BK_CONV && o->amx_bf16 && vw == 16 && ncc_lower_bconv_amx_fits(n, w)) {
+    int bx = kir_buf_input(k, bind_index(ep, n, 0), F32);
+    int bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, bind_index(ep, n, 2), F32) : -1;
+    int by = kir_buf_output(k, 0, F32);
+    return ncc_lower_bconv_amx(n, w, k, bx, bb, by, ep ? amx_epi : NULL, ep);
+  }
   bconv c;
   memset(&c, 0, sizeof c);
   conv_dims(&c, n, vw);
@@ -1039,7 +1049,7 @@ ncc_status ncc_lower_blocked(const ncc_node *n, const char *name,
   switch (kind) {
   case BK_REORDER: lower_reorder(n, vw, k); break;
   case BK_CONV:
-  case BK_DWCONV: st = lower_conv_kind(n, kind, &w, vw, NULL, k); break;
+  case BK_DWCONV: st = lower_conv_kind(n, kind, &w, o, NULL, k); break;
   case BK_POOL: lower_pool(n, &w, k); break;
   case BK_GAP: lower_gap(n, k); break;
   case BK_ELTWISE: lower_eltwise_node(n, vw, k); break;
@@ -1083,6 +1093,6 @@ ncc_status ncc_lower_blocked_group(const ncc_fuse_group *gr, const char *name,
     kir_kernel_free(k);
     return NCC_ERR_UNSUPPORTED;
   }
-  ncc_status st = lower_conv_kind(a, kind, &w, vw, &ep, k);
+  ncc_status st = lower_conv_kind(a, kind, &w, o, &ep, k);
   return ncc_lower_finish(k, st, "a blocked kernel", out);
 }

@@ -264,12 +264,6 @@ static void emit_tile(mmk *g, kir_block *blk, int mr, kir_expr *b,
  * RoundBF16, every weight with zero low 16 bits): a model at f32 keeps
  * its f32 products. */
 
-static bool bf16_bits(float v) {
-  uint32_t u;
-  memcpy(&u, &v, sizeof u);
-  return (u & 0xffffu) == 0;
-}
-
 /* The AMX bf16 GEMM fits: a MatMul/Gemm (no batch dims, A not
  * transposed) with constant bf16-exact weights and A from RoundBF16. */
 static bool amx_bf16_fits(const mm *p, const ncc_lower_opts *o, int w, ncc_amx_gemm *ag) {
@@ -280,9 +274,7 @@ static bool amx_bf16_fits(const mm *p, const ncc_lower_opts *o, int w, ncc_amx_g
       ncc_dim_is_sym(p->K) || p->K <= 0)
     return false;
   int64_t kp = (p->K + 31) / 32 * 32; /* ncc_lower_amx_fits bounds it (stack) */
-  const float *b = n->in[1]->data;
-  for (int64_t i = 0; i < p->K * p->N; i++)
-    if (!bf16_bits(b[i])) return false;
+  if (!ncc_lower_bf16_exact(n->in[1]->data, p->K * p->N)) return false;
   memset(ag, 0, sizeof *ag);
   ag->K = kp;
   ag->a_cols = p->K;

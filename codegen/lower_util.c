@@ -2,6 +2,7 @@
  * as expressions, the end of a lowering, layout and window checks, operand
  * strides over a view of the output. */
 #include <math.h>
+#include <string.h>
 
 #include "../ir/index_data.h"
 #include "lower.h"
@@ -125,4 +126,13 @@ kir_expr *ncc_lower_requant(kir_kernel *k, kir_expr *acc, kir_expr *mult, double
   f = kir_bin(k, KIR_MIN, kir_bin(k, KIR_MAX, f, CF(lo)), CF(hi));
 #undef CF
   return kir_cast(k, ydt, f);
+}
+
+bool ncc_lower_bf16_exact(const float *v, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &v[i], sizeof u);
+    if (u & 0xffffu) return false;
+  }
+  return true;
 }

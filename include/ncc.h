@@ -141,6 +141,12 @@ typedef struct ncc_options {
    * and bf16 matrix products use the tiles where the host has them and
    * the OS grants them (docs/PRECISION.md, "Matrix tiles"). */
   int no_amx;
+  /* cpu target, for testing: 1 lowers int8 and bf16 matrix products to
+   * the AMX tile kernels on a host without AMX too, each tile instruction
+   * run by a C function (slow: it tests the tile kernels' indexing and
+   * epilogues anywhere; a host with AMX runs them natively). no_amx wins
+   * (docs/PRECISION.md, "Matrix tiles"). */
+  int amx_emulate;
 } ncc_options;
 
 /* ncc_options.precision. BF16 and FP16 round the operands (weights once,

@@ -5,7 +5,8 @@
 # onnxruntime. python.qkernels_ort: the host's kernels and the portable
 # sum (width 1); python.qkernels_ort.widths (label release: the release
 # stage of tools/test.sh, as the sweep is long under ASan) every width
-# 16/8/4/1 without tiles.
+# 16/8/4/1 without tiles; python.qkernels_ort.tiles (release) the tile
+# kernels, emulated on a host without AMX.
 if(NCC_LLVM)
   add_test(NAME python.qkernels_ort
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/qkernels_ort.py)
@@ -15,6 +16,13 @@ if(NCC_LLVM)
   add_test(NAME python.qkernels_ort.widths
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/qkernels_ort.py --widths)
   set_tests_properties(python.qkernels_ort.widths PROPERTIES
+    ENVIRONMENT "${NCC_TEST_ENV}" LABELS "python;cpu;release" TIMEOUT 600
+    SKIP_RETURN_CODE 77)
+  # the AMX tile kernels at width 16 on any host: natively where it has
+  # AMX, else through NCC_AMX=emulate (codegen/llvm/amx_emu.c)
+  add_test(NAME python.qkernels_ort.tiles
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/qkernels_ort.py --tiles)
+  set_tests_properties(python.qkernels_ort.tiles PROPERTIES
     ENVIRONMENT "${NCC_TEST_ENV}" LABELS "python;cpu;release" TIMEOUT 600
     SKIP_RETURN_CODE 77)
 endif()

@@ -52,6 +52,7 @@ typedef struct emitter {
   LLVMValueRef vmask;          /* active lanes; NULL: all */
   bool in_parallel;
   struct memo *memo;
+  LLVMValueRef emu_tiles[3];   /* amx_emu.c's operands: c (and results), a, b */
   LLVMTypeRef t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr, t_void;
 } emitter;
 
@@ -411,8 +412,16 @@ static LLVMValueRef from_mem(emitter *E, ncc_dtype dt, LLVMValueRef v) {
 }
 
 static LLVMValueRef to_mem(emitter *E, ncc_dtype dt, LLVMValueRef v) {
-  if (dt != NCC_DT_BOOL) return v;
   LLVMTypeRef t = LLVMTypeOf(v);
+  if (dt == NCC_DT_BF16) { /* stored as its bits: a target without bf16
+                              arithmetic would widen a (masked, split)
+                              bf16 store through f32 and call __truncsfbf2 */
+    LLVMTypeRef i16 = LLVMInt16TypeInContext(E->ctx);
+    return LLVMBuildBitCast(E->b, v, LLVMGetTypeKind(t) == LLVMVectorTypeKind
+                                         ? LLVMVectorType(i16, LLVMGetVectorSize(t))
+                                         : i16, "");
+  }
+  if (dt != NCC_DT_BOOL) return v;
   LLVMTypeRef mt = LLVMGetTypeKind(t) == LLVMVectorTypeKind
                        ? LLVMVectorType(E->t_i8, LLVMGetVectorSize(t))
                        : E->t_i8;
@@ -928,6 +937,24 @@ static LLVMValueRef emit_un(emitter *E, kir_op op, ncc_dtype dt,
 
 static bool is_int(ncc_dtype dt) { return !is_float(dt) && dt != NCC_DT_BOOL; }
 
+/* f32 -> bf16 on the bits (ties to even, NaN kept quiet) where the
+ * target has no conversion instruction: LLVM would call compiler-rt's
+ * __truncsfbf2, which neither the JIT's process nor an older libgcc has
+ * (the AMX emulation's scratch rows on an AVX2 host). */
+static LLVMValueRef f32_to_bf16_bits(emitter *E, LLVMValueRef x) {
+  LLVMBuilderRef B = E->b;
+  LLVMTypeRef ft = LLVMTypeOf(x);
+  /* the value's own lanes (a vector loop widens scalar expressions) */
+  int lanes = LLVMGetTypeKind(ft) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(ft) : 1;
+  LLVMTypeRef it = vtype(E->t_i32, lanes);
+  LLVMValueRef nan = LLVMBuildFCmp(B, LLVMRealUNO, x, x, "");
+  LLVMValueRef quiet = LLVMBuildOr(B, LLVMBuildBitCast(B, x, it, ""), rnd_ci(E, ft, 0x400000u), "");
+  LLVMValueRef r = LLVMBuildSelect(B, nan, quiet, LLVMBuildBitCast(B, rnd_bits(E, x, 16), it, ""), "");
+  r = LLVMBuildTrunc(B, LLVMBuildLShr(B, r, rnd_ci(E, ft, 16), ""),
+                     vtype(LLVMInt16TypeInContext(E->ctx), lanes), "");
+  return LLVMBuildBitCast(B, r, vtype(LLVMBFloatTypeInContext(E->ctx), lanes), "");
+}
+
 static LLVMValueRef emit_cast(emitter *E, ncc_dtype from, ncc_dtype to,
                               LLVMValueRef v, int lanes) {
   LLVMTypeRef tt = vtype(scalar_type(E, to), lanes);
@@ -940,6 +967,8 @@ static LLVMValueRef emit_cast(emitter *E, ncc_dtype from, ncc_dtype to,
   }
   if (from == NCC_DT_BOOL)
     return is_float(to) ? LLVMBuildUIToFP(B, v, tt, "") : LLVMBuildZExt(B, v, tt, "");
+  if (from == NCC_DT_F32 && to == NCC_DT_BF16 && !ncc_llvm_has_feature(E->host, "avx512bf16"))
+    return f32_to_bf16_bits(E, v);
   if (is_float(from) && is_float(to)) return LLVMBuildFPCast(B, v, tt, "");
   if (is_float(from) && to == NCC_DT_U8) /* 128..255 overflow fptosi to i8 */
     return LLVMBuildTrunc(B, LLVMBuildFPToSI(B, v, vtype(E->t_i32, lanes), ""), tt, "");
@@ -1081,8 +1110,72 @@ static LLVMValueRef from_amx(emitter *E, LLVMValueRef t) {
   return LLVMBuildBitCast(E->b, t, tile_vtype(E), "");
 }
 
+/* ---- emulated tiles (NCC_AMX=emulate: amx_emu.c) ----
+ * Where the JIT's host cannot run tile instructions, each is a call to
+ * its C version, on 1 KiB stack slots of the function: the same kernel
+ * IR, so its indexing and epilogues are tested on any host. Cross targets
+ * (in_process false) always get the instructions: the lowering only makes
+ * tiles for them when their features have AMX. */
+static bool tiles_emulated(emitter *E) {
+  return E->host->in_process && !ncc_llvm_amx_usable(E->host, "amx-tile");
+}
+
+static LLVMValueRef emu_slot(emitter *E, int i) {
+  if (!E->emu_tiles[i]) {
+    LLVMBuilderRef ab = LLVMCreateBuilderInContext(E->ctx);
+    LLVMPositionBuilderBefore(ab, E->entry_first);
+    E->emu_tiles[i] = LLVMBuildAlloca(ab, tile_vtype(E), "emu_tile");
+    LLVMSetAlignment(E->emu_tiles[i], 64);
+    LLVMDisposeBuilder(ab);
+  }
+  return E->emu_tiles[i];
+}
+
+/* A call of amx_emu.c's `name` (every argument a pointer or an i64). */
+static void emu_call(emitter *E, const char *name, LLVMValueRef *args, int n) {
+  LLVMTypeRef pt[7];
+  for (int i = 0; i < n; i++) pt[i] = LLVMTypeOf(args[i]);
+  LLVMTypeRef ft = LLVMFunctionType(E->t_void, pt, (unsigned)n, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(E->mod, name);
+  if (!f) {
+    f = LLVMAddFunction(E->mod, name, ft);
+    LLVMSetLinkage(f, LLVMExternalLinkage);
+  }
+  LLVMBuildCall2(E->b, ft, f, args, (unsigned)n, "");
+}
+
+static LLVMValueRef emu_tile(emitter *E, const kir_expr *e, LLVMValueRef p, LLVMValueRef stride) {
+  int64_t rows = e->i & 0xffff, colsb = e->i >> 16 & 0xffff;
+  LLVMValueRef c = emu_slot(E, 0);
+  switch (e->k) {
+  case KIR_E_TILE_LOAD: {
+    LLVMValueRef args[5] = {c, p, stride, i64c(E, rows), i64c(E, colsb)};
+    emu_call(E, "ncc_amx_emu_load", args, 5);
+    break;
+  }
+  case KIR_E_TILE_ZERO: return LLVMConstNull(tile_vtype(E));
+  default: {
+    LLVMValueRef a = emu_slot(E, 1), b = emu_slot(E, 2);
+    LLVMBuildStore(E->b, emit_expr(E, e->c), c);
+    LLVMBuildStore(E->b, emit_expr(E, e->a), a);
+    LLVMBuildStore(E->b, emit_expr(E, e->b), b);
+    LLVMValueRef args[7] = {i64c(E, e->id), c, a, b, i64c(E, rows), i64c(E, colsb),
+                            i64c(E, e->i >> 32)};
+    emu_call(E, "ncc_amx_emu_dp", args, 7);
+  }
+  }
+  return LLVMBuildLoad2(E->b, tile_vtype(E), c, "");
+}
+
 static LLVMValueRef emit_tile(emitter *E, const kir_expr *e) {
   NCC_ASSERT(!E->vmode); /* tiles live outside vector loops */
+  if (tiles_emulated(E)) {
+    if (e->k != KIR_E_TILE_LOAD) return emu_tile(E, e, NULL, NULL);
+    LLVMValueRef es = i64c(E, (int64_t)ncc_dtype_size(E->k->bufs[e->id].dt));
+    LLVMValueRef off = LLVMBuildMul(E->b, emit_scalar(E, e->a), es, "");
+    return emu_tile(E, e, LLVMBuildGEP2(E->b, E->t_i8, E->bufs[e->id], &off, 1, ""),
+                    LLVMBuildMul(E->b, emit_scalar(E, e->b), es, ""));
+  }
   LLVMValueRef rows = i16c(E, e->i & 0xffff), colsb = i16c(E, e->i >> 16 & 0xffff);
   switch (e->k) {
   case KIR_E_TILE_LOAD: {
@@ -1123,6 +1216,15 @@ static LLVMValueRef emit_tile(emitter *E, const kir_expr *e) {
 static void emit_tile_store(emitter *E, const kir_stmt *s) {
   LLVMValueRef es = i64c(E, (int64_t)ncc_dtype_size(E->k->bufs[s->buf].dt));
   LLVMValueRef off = LLVMBuildMul(E->b, emit_scalar(E, s->index), es, "");
+  if (tiles_emulated(E)) {
+    LLVMValueRef t = emu_slot(E, 0);
+    LLVMBuildStore(E->b, emit_expr(E, s->value), t);
+    LLVMValueRef args[5] = {t, LLVMBuildGEP2(E->b, E->t_i8, E->bufs[s->buf], &off, 1, ""),
+                            LLVMBuildMul(E->b, emit_scalar(E, s->count), es, ""),
+                            i64c(E, s->factor & 0xffff), i64c(E, s->factor >> 16)};
+    emu_call(E, "ncc_amx_emu_store", args, 5);
+    return;
+  }
   LLVMValueRef args[5] = {i16c(E, s->factor & 0xffff), i16c(E, s->factor >> 16),
                           LLVMBuildGEP2(E->b, E->t_i8, E->bufs[s->buf], &off, 1, ""),
                           LLVMBuildMul(E->b, emit_scalar(E, s->count), es, ""),

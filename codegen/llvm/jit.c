@@ -279,6 +279,29 @@ static ncc_status make_jit(const ncc_llvm_host *h, LLVMOrcLLJITRef *out) {
     return llvm_error(e, "process symbols");
   }
   LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+  /* the tile instructions' C versions (amx_emu.c), by name: a library
+   * linked into a program exports none of its symbols to the process
+   * search above, and a cached object must not hold this process's
+   * addresses */
+  static const struct {
+    const char *name;
+    void (*fn)(void);
+  } emu[] = {{"ncc_amx_emu_load", (void (*)(void))ncc_amx_emu_load},
+             {"ncc_amx_emu_store", (void (*)(void))ncc_amx_emu_store},
+             {"ncc_amx_emu_dp", (void (*)(void))ncc_amx_emu_dp}};
+  LLVMOrcCSymbolMapPair pairs[3];
+  for (int i = 0; i < 3; i++) {
+    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, emu[i].name);
+    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)emu[i].fn;
+    pairs[i].Sym.Flags.GenericFlags =
+        LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+    pairs[i].Sym.Flags.TargetFlags = 0;
+  }
+  e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), LLVMOrcAbsoluteSymbols(pairs, 3));
+  if (e) {
+    LLVMOrcDisposeLLJIT(jit);
+    return llvm_error(e, "tile emulation symbols");
+  }
   *out = jit;
   return NCC_OK;
 }

@@ -38,6 +38,15 @@ bool ncc_llvm_has_feature(const ncc_llvm_host *h, const char *name);
  * tile state (codegen/llvm/amx.c; asked once). */
 bool ncc_llvm_amx_usable(const ncc_llvm_host *h, const char *feature);
 
+/* The tile instructions in C (amx_emu.c): what the emitter calls instead
+ * of them where the JIT's host cannot run them (ncc_options.amx_emulate).
+ * A tile is 16 rows of 64 bytes; op is a kir_tile_op. */
+void ncc_amx_emu_load(int32_t *t, const uint8_t *p, int64_t stride, int64_t rows, int64_t colsb);
+void ncc_amx_emu_store(const int32_t *t, uint8_t *p, int64_t stride, int64_t rows,
+                       int64_t colsb);
+void ncc_amx_emu_dp(int64_t op, int32_t *c, const int32_t *a, const int32_t *b, int64_t rows,
+                    int64_t colsb, int64_t kbytes);
+
 /* NCC_OK with *out set, or an error when LLVM cannot target this host. */
 ncc_status ncc_llvm_host_info(const ncc_llvm_host **out);
 

@@ -192,6 +192,14 @@ static ncc_status install(cpu_state *s, const ncc_fuse_plan *fp, const bool *gk,
                             launch, ck);
 }
 
+/* Whether kernels may lower to AMX tiles of `feature`: the host has them
+ * (and the OS grants them), or the caller asked for their emulation
+ * (ncc_options.amx_emulate: codegen/llvm/amx_emu.c); never with no_amx. */
+static bool amx_tiles(const ncc_llvm_host *h, const char *feature) {
+  const ncc_options *o = ncc_opts();
+  return !o->no_amx && (o->amx_emulate || ncc_llvm_amx_usable(h, feature));
+}
+
 static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
                               void **state) {
   *state = NULL;
@@ -222,8 +230,8 @@ static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
       .target = &ncc_lower_target_generic,
       .opts = {.vector_width = opts && opts->vector_width > 0 ? opts->vector_width
                                                              : h->vector_width,
-               .amx_int8 = !ncc_opts()->no_amx && ncc_llvm_amx_usable(h, "amx-int8"),
-               .amx_bf16 = !ncc_opts()->no_amx && ncc_llvm_amx_usable(h, "amx-bf16")},
+               .amx_int8 = amx_tiles(h, "amx-int8"),
+               .amx_bf16 = amx_tiles(h, "amx-bf16")},
       .name_by_anchor = true,
       .dump = true};
   int nk = 0;

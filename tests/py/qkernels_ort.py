@@ -8,7 +8,10 @@ products on its tiles: codegen/lower_amx.c) and at width 1 (the portable
 shift-and-multiply sum); with --widths (ctest python.qkernels_ort.widths,
 run in the release stage) with NCC_AMX=0 at NCC_VECTOR_WIDTH 16, 8, 4 and
 1: on a host with AVX512-VNNI that is vpdpbusd on zmm, ymm and xmm
-registers, so every form of the emitter is checked.
+registers, so every form of the emitter is checked; with --tiles (ctest
+python.qkernels_ort.tiles, release stage) the AMX tile kernels at width 16
+on any host: natively where it has AMX, else through NCC_AMX=emulate (each
+tile instruction a C function, codegen/llvm/amx_emu.c).
 
 Every case's integer node must compile on cpu (`ncc check --json`),
 so a kernel that quietly stops taking its cases (and falls back to the
@@ -26,7 +29,7 @@ as 0 (the output zero point) and saturates +-inf, which numpy computes
 exactly here (onnxruntime's NaN is the bottom of the range), and the cpu
 target must give the same (it leaves such a node to the reference kernel).
 Exit 77 when numpy/onnx/onnxruntime are missing.
-Usage: NCC=build/ncc python3 tests/py/qkernels_ort.py [-v] [--target cpu|opencl] [--widths]
+Usage: NCC=build/ncc python3 tests/py/qkernels_ort.py [-v] [--target cpu|opencl] [--widths|--tiles]
 """
 import json
 import os
@@ -364,7 +367,63 @@ DEGENERATE = [inf_multiplier("mm_inf_multiplier_u8"),
               conv_unfit_weights("conv_unfit_u8_weights")]
 
 
+AMX_TAG = {"0": " no-amx", "emulate": " tiles"}
+
+
+# Where an 8-bit product's B is s8 (input index of B, of its zero point)
+S8_B = {"QLinearConv": (3, 5), "QLinearMatMul": (3, 5), "MatMulInteger": (1, 3), "QGemm": (3, 5)}
+
+
+def exact_for_ort(model, feeds):
+    """The same integers with every s8 B of a u8 A product stored as u8
+    (b + 128, zero point + 128: b - zb unchanged). ONNX Runtime's u8 x s8
+    kernels on x86 without VNNI add byte pairs in 16 bits with saturation
+    (vpmaddubsw): off by tens of quanta there, while its u8 x u8 kernels
+    are exact on every host."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g, feeds = m.graph, dict(feeds)
+    inits = {i.name: i for i in g.initializer}
+    inputs = {i.name: i for i in g.input}
+
+    made_u8 = {o for n in g.node if n.op_type == "DynamicQuantizeLinear" for o in n.output[:1]}
+
+    def dtype_of(name):
+        if name in made_u8:
+            return T.UINT8
+        if name in inits:
+            return inits[name].data_type
+        if name in inputs:
+            return inputs[name].type.tensor_type.elem_type
+        return None
+
+    for n in g.node:
+        if n.op_type not in S8_B or dtype_of(n.input[0]) != T.UINT8:
+            continue
+        bi, zi = S8_B[n.op_type]
+        b = n.input[bi]
+        if dtype_of(b) != T.INT8:
+            continue
+        if b in inits:
+            arr = nh.to_array(inits[b]).astype(np.int16) + 128
+            inits[b].CopyFrom(nh.from_array(arr.astype(U8), b))
+        else:
+            inputs[b].type.tensor_type.elem_type = T.UINT8
+            feeds[b] = (feeds[b].astype(np.int16) + 128).astype(U8)
+        z = n.input[zi] if len(n.input) > zi else ""
+        if z:
+            arr = nh.to_array(inits[z]).astype(np.int16) + 128
+            inits[z].CopyFrom(nh.from_array(arr.astype(U8), z))
+        else:
+            while len(n.input) < zi:
+                n.input.append("")
+            n.input.append(b + "_zero_point_u8")
+            g.initializer.append(nh.from_array(np.array(128, U8), b + "_zero_point_u8"))
+    return m, feeds
+
+
 def run_ort(model, feeds):
+    model, feeds = exact_for_ort(model, feeds)
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
@@ -378,6 +437,10 @@ def main():
     cases, widths = CASES, (("", ""), ("1", "0"))
     if "--widths" in sys.argv[1:]:
         widths = (("16", "0"), ("8", "0"), ("4", "0"), ("1", "0"))
+    if "--tiles" in sys.argv[1:]:
+        # the AMX tile kernels on any host: natively where it has them,
+        # else each tile instruction emulated (codegen/llvm/amx_emu.c)
+        widths = (("16", "emulate"),)
     if TARGET != "cpu":
         nccutil.require_target(NCC, TARGET)  # exit 77 where it cannot run
         # per-column B needs constant data buffers, which the device
@@ -412,12 +475,12 @@ def main():
                                    env=dict(os.environ, NCC_VECTOR_WIDTH=vw, NCC_AMX=amx),
                                    timeout=nccutil.NCC_TIMEOUT)
                 if p.returncode != 0:
-                    print("FAIL %s w%s%s: ncc exit %d: %s" % (name, vw, amx and " no-amx", p.returncode, p.stderr[-300:]))
+                    print("FAIL %s w%s%s: ncc exit %d: %s" % (name, vw, AMX_TAG.get(amx, ""), p.returncode, p.stderr[-300:]))
                     failed += 1
                     continue
                 got = np.load(os.path.join(out, "y.npy"))
                 if got.dtype != want.dtype or got.shape != want.shape:
-                    print("FAIL %s w%s%s: %s%s, onnxruntime %s%s" % (name, vw, amx and " no-amx", got.dtype, got.shape,
+                    print("FAIL %s w%s%s: %s%s, onnxruntime %s%s" % (name, vw, AMX_TAG.get(amx, ""), got.dtype, got.shape,
                                                                   want.dtype, want.shape))
                     failed += 1
                     continue
@@ -431,7 +494,7 @@ def main():
                     ok = d.max() <= 1 and frac <= 0.01
                 if not ok or VERBOSE:
                     print("%s %s w%s%s: max diff %g, %.2f%% of %d elements differ"
-                          % ("PASS" if ok else "FAIL", name, vw, amx and " no-amx", d.max(), 100 * frac, d.size))
+                          % ("PASS" if ok else "FAIL", name, vw, AMX_TAG.get(amx, ""), d.max(), 100 * frac, d.size))
                 failed += not ok
         for name, model, feeds, want in (DEGENERATE if TARGET == "cpu" else []):
             path, xp = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + ".x.npy")

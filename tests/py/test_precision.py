@@ -81,17 +81,17 @@ def fail(msg):
     FAILS.append(msg)
 
 
-def run(ncc, model, inputs, target, tmp, extra=(), tag="o"):
+def run(ncc, model, inputs, target, tmp, extra=(), tag="o", env=None):
     args = [ncc, "run", model, "--target=" + target, "--output-dir", os.path.join(tmp, tag)]
     for name, arr in inputs.items():
         p = os.path.join(tmp, "%s_%s.npy" % (tag, name))
         np.save(p, arr)
         args += ["--input", "%s=%s" % (name, p)]
     proc = subprocess.run(args + list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=nccutil.NCC_TIMEOUT)
+                          timeout=nccutil.NCC_TIMEOUT, env=dict(os.environ, **(env or {})))
     if proc.returncode:
         raise RuntimeError("%s: %s" % (" ".join(args), proc.stderr.decode()))
-    return np.load(os.path.join(tmp, tag, "y.npy")), proc.stdout.decode()
+    return np.load(os.path.join(tmp, tag, "y.npy")), proc.stdout.decode() + proc.stderr.decode()
 
 
 def save_model(tmp, name, nodes, inputs, inits, out_shape):
@@ -108,15 +108,17 @@ def save_model(tmp, name, nodes, inputs, inits, out_shape):
 
 # ---- oracles in float64 on rounded operands ----
 
-def conv2d(x, w, b, pad):
+def conv2d(x, w, b, pad, stride=1, dil=1):
     x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     n, c, h, wd = x.shape
     oc, _, kh, kw = w.shape
-    oh, ow = h - kh + 1, wd - kw + 1
+    oh, ow = (h - dil * (kh - 1) - 1) // stride + 1, (wd - dil * (kw - 1) - 1) // stride + 1
     y = np.zeros((n, oc, oh, ow))
     for i in range(kh):
         for j in range(kw):
-            y += np.einsum("nchw,oc->nohw", x[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+            win = x[:, :, i * dil:i * dil + stride * (oh - 1) + 1:stride,
+                    j * dil:j * dil + stride * (ow - 1) + 1:stride]
+            y += np.einsum("nchw,oc->nohw", win, w[:, :, i, j])
     return y + b.reshape(1, -1, 1, 1)
 
 
@@ -182,6 +184,47 @@ def tile_cases(rng, tmp):
     out.append(("bmm_tiles", p, {"a": a, "b": bb, "mask": mask},
                 lambda r, a=a, bb=bb, mask=mask: np.matmul(r(a).astype(np.float64), r(bb)) + mask,
                 True))
+    # Conv at bf16 on the tiles, blocked NCHW16c (codegen/lower_bconv_amx.c;
+    # NCC_VECTOR_WIDTH=16 makes the blocks): pixels flat over padded rows
+    # (9 x 11: the last tile of a task runs into the next task's rows), 48
+    # channels (padded to 64 in k, an odd count of output blocks), batch 2,
+    # the bias, Relu and a residual Add fused
+    x = rng.standard_normal((2, 48, 9, 11)).astype(F32)
+    w = (rng.standard_normal((48, 48, 3, 3)) * 0.1).astype(F32)
+    b = rng.standard_normal(48).astype(F32)
+    res = rng.standard_normal((2, 48, 9, 11)).astype(F32)
+    p = save_model(tmp, "conv_tiles", [helper.make_node("Conv", ["x", "w", "b"], ["t"], pads=[1] * 4),
+                                       helper.make_node("Relu", ["t"], ["u"]),
+                                       helper.make_node("Add", ["u", "res"], ["y"])],
+                   {"x": x, "res": res}, {"w": w, "b": b}, [2, 48, 9, 11])
+    out.append(("conv_tiles", p, {"x": x, "res": res},
+                lambda r, x=x, w=w, b=b, res=res: np.maximum(conv2d(r(x), r(w), b, 1), 0) + res,
+                True))
+    # dilation 2 (the taps' offsets in the flat scratch scale with it)
+    x = rng.standard_normal((1, 32, 12, 12)).astype(F32)
+    w = (rng.standard_normal((32, 32, 3, 3)) * 0.1).astype(F32)
+    z32 = np.zeros(32, F32)
+    p = save_model(tmp, "conv_tiles_dilated",
+                   [helper.make_node("Conv", ["x", "w"], ["y"], pads=[2] * 4, dilations=[2, 2])],
+                   {"x": x}, {"w": w}, [1, 32, 12, 12])
+    out.append(("conv_tiles_dilated", p, {"x": x},
+                lambda r, x=x, w=w: conv2d(r(x), r(w), z32, 2, dil=2), True))
+    # stride 2 (a row of tiles per output row, A rows two pixels apart),
+    # then a 1x1 stride-2 Conv (only the pixels it reads converted): two
+    # layers, so the middle value's rounding may tie differently from the
+    # oracle's
+    x = rng.standard_normal((1, 32, 29, 29)).astype(F32)
+    w1 = (rng.standard_normal((64, 32, 3, 3)) * 0.1).astype(F32)
+    w2 = (rng.standard_normal((32, 64, 1, 1)) * 0.1).astype(F32)
+    z64 = np.zeros(64, F32)
+    p = save_model(tmp, "conv_tiles_strided",
+                   [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1] * 4, strides=[2, 2]),
+                    helper.make_node("Conv", ["a", "w2"], ["y"], strides=[2, 2])],
+                   {"x": x}, {"w1": w1, "w2": w2}, [1, 32, 8, 8])
+    out.append(("conv_tiles_strided", p, {"x": x},
+                lambda r, x=x, w1=w1, w2=w2: conv2d(r(conv2d(r(x), r(w1), z64, 1, stride=2)),
+                                                    r(w2), z32, 0, stride=2),
+                False))
     return out
 
 
@@ -311,12 +354,25 @@ def main():
             f32_out, _ = run(ncc, path, inputs, args.target, tmp, [], name + "_f32")
             # bf16 on cpu twice: on the AMX tiles (where the host has
             # them) and with --no-amx (f32 products of the rounded values)
-            variants = [("bf16", [])] + ([("bf16", ["--no-amx"])] if args.target == "cpu" else [])
-            for prec, extra in variants + [("fp16", [])]:
-                got, _ = run(ncc, path, inputs, args.target, tmp, ["--precision=" + prec] + extra,
-                             name + "_" + prec + "".join(extra))
+            # them) and with --no-amx (f32 products of the rounded values);
+            # the tile cases a third time on the tiles at width 16 on any
+            # host (emulated where it has no AMX: codegen/llvm/amx_emu.c)
+            variants = [("bf16", [], None)]
+            if args.target == "cpu":
+                variants.append(("bf16", ["--no-amx"], None))
+                if "tiles" in name:
+                    variants.append(("bf16", [], {"NCC_AMX": "emulate", "NCC_VECTOR_WIDTH": "16",
+                                                  "NCC_DEBUG_KIR": "1"}))
+            for prec, extra, env in variants + [("fp16", [], None)]:
+                got, log = run(ncc, path, inputs, args.target, tmp, ["--precision=" + prec] + extra,
+                               name + "_" + prec + "".join(extra) + ("_tiles" if env else ""), env)
                 want = oracle(ROUND[prec])
-                label = "%s %s%s on %s" % (name, prec, "".join(" " + e for e in extra), args.target)
+                label = "%s %s%s%s on %s" % (name, prec, "".join(" " + e for e in extra),
+                                             " on tiles" if env else "", args.target)
+                if env and "tile<" not in log:
+                    fail("%s: no kernel on the tiles" % label)
+                if env and name.startswith("conv") and "x_bf16" not in log:
+                    fail("%s: not the blocked Conv tile kernel (lower_bconv_amx.c)" % label)
                 tol = 2e-6
                 if tight:
                     close(got, want, tol, label)

@@ -136,6 +136,8 @@ const char *cli_env_cache_dir(void);
   "                         (1, 4, 8, 16; default: the host's)\n"             \
   "  NCC_KERNEL_REUSE=0     compile each kernel on its own, not shared\n"     \
   "  NCC_AMX=0              keep cpu kernels off the AMX tiles (--no-amx)\n" \
+  "  NCC_AMX=emulate        testing: tile kernels on a host without AMX, each\n" \
+  "                         tile instruction run by a C function (slow)\n" \
   "  NCC_CODEGEN_OPT=N      compile-speed tier of cpu kernels, 0..3 (default:\n" \
   "                         from -O; --codegen-opt)\n"                        \
   "  NCC_COMPILE_THREADS=N  threads compiling cpu kernels at once (default 0:\n" \

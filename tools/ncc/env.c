@@ -33,6 +33,7 @@ void cli_env_options(ncc_options *o) {
     o->codegen_level = (int)v;
   if ((s = env("NCC_KERNEL_REUSE")) && strcmp(s, "0") == 0) o->kernel_reuse = 0;
   if ((s = env("NCC_AMX")) && strcmp(s, "0") == 0) o->no_amx = 1;
+  if (s && strcmp(s, "emulate") == 0) o->amx_emulate = 1;
   /* set at all (even empty) was enough for these before, so it still is */
   if (getenv("NCC_DEBUG_KIR")) o->dump |= NCC_DUMP_KERNEL_IR;
   if (getenv("NCC_DUMP_LLVM")) o->dump |= NCC_DUMP_LLVM_IR;

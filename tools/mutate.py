@@ -69,11 +69,18 @@ TEST_MAP = [
       "test_backend_ops"]),
     # the AMX tile code (KIR_E_TILE_*, KIR_S_TILE_STORE) is reached only by
     # the int8 and bf16 matrix products
+    # the int8 and bf16 matrix products; on a host without AMX the tile code
+    # is reached through NCC_AMX=emulate (amx_emu.c: the .tiles suite and
+    # the precision tests' tile cases)
     ("codegen/llvm/*.c",
-     r"^(ops\.cpu\.w8|ops\.cpu\.w1|python\.qkernels_ort|filecheck\.codegen\.amx_.*)$",
+     r"^(ops\.cpu\.w8|ops\.cpu\.w1|python\.qkernels_ort(\.tiles)?|python\.precision\.cpu|"
+     r"filecheck\.codegen\.amx_.*)$",
      [CLI, "test_backend_ops"]),
     ("codegen/lower_amx.c",
-     r"^(python\.qkernels_ort|python\.precision\.cpu|filecheck\.codegen\.amx_.*)$", [CLI]),
+     r"^(python\.qkernels_ort(\.tiles)?|python\.precision\.cpu|filecheck\.codegen\.amx_.*)$",
+     [CLI]),
+    # the bf16 blocked Conv on tiles: the precision tests' conv tile cases
+    ("codegen/lower_bconv_amx.c", r"^(python\.precision\.cpu)$", [CLI]),
     ("codegen/lower_matmul.c",
      r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.precision\.cpu|"
      r"python\.mutation_cases\.cpu|filecheck\.codegen\.amx_bf16)$",
@@ -86,7 +93,8 @@ TEST_MAP = [
      [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
     # the integer kernels: the op tables have no QLinear cases
     ("codegen/lower_q*.c",
-     r"^(python\.qkernels_ort|unit\.test_lower_rules|filecheck\.codegen\.amx_(int8|qconv).*)$",
+     r"^(python\.qkernels_ort(\.tiles)?|unit\.test_lower_rules|"
+     r"filecheck\.codegen\.amx_(int8|qconv).*)$",
      [CLI, "test_lower_rules"]),
     # fused epilogues (lower_gx.c, lower_util.c's operand strides) are
     # reached only through the fusion tests

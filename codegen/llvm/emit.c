@@ -1045,9 +1045,49 @@ static LLVMValueRef emit_dot4_arm(emitter *E, LLVMValueRef a, LLVMValueRef b, LL
   return concat(E, concat(E, part[0], part[1]), concat(E, part[2], part[3]));
 }
 
+/* KIR_E_DOT4 on x86 without VNNI: two pmaddwd. Each i32 word's bytes are
+ * split into i16 lanes, a's zero-extended (bytes 0 and 2; 1 and 3), b's
+ * sign-extended, so each pmaddwd adds two exact products per word (at most
+ * 2 * 255 * 128 in magnitude: no wrap) -- the sum vpdpbusd makes, where
+ * pmaddubsw would saturate it in 16 bits. 16 lanes need AVX512BW, or are
+ * two halves on AVX2; NULL where neither fits (the portable sum then). */
+static LLVMValueRef x86_pmadd_dot4(emitter *E, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c,
+                                   int lanes) {
+  const ncc_llvm_host *h = E->host;
+  const char *name = NULL;
+  if (lanes == 16 && ncc_llvm_has_feature(h, "avx512bw")) name = "llvm.x86.avx512.pmaddw.d.512";
+  else if (lanes == 8 && ncc_llvm_has_feature(h, "avx2")) name = "llvm.x86.avx2.pmadd.wd";
+  else if (lanes == 4 && ncc_llvm_has_feature(h, "sse2")) name = "llvm.x86.sse2.pmadd.wd";
+  if (!name) {
+    if (lanes != 16 || !ncc_llvm_has_feature(h, "avx2")) return NULL;
+    LLVMValueRef lo = x86_pmadd_dot4(E, lanes_of(E, a, 0, 8), lanes_of(E, b, 0, 8),
+                                     lanes_of(E, c, 0, 8), 8);
+    LLVMValueRef hi = x86_pmadd_dot4(E, lanes_of(E, a, 8, 8), lanes_of(E, b, 8, 8),
+                                     lanes_of(E, c, 8, 8), 8);
+    return concat(E, lo, hi);
+  }
+  LLVMBuilderRef B = E->b;
+  LLVMTypeRef wt = LLVMVectorType(LLVMInt16TypeInContext(E->ctx), (unsigned)(2 * lanes));
+  LLVMValueRef m = rnd_ci(E, LLVMTypeOf(a), 0x00ff00ffu);
+  LLVMValueRef e8 = const_like(wt, LLVMConstInt(LLVMInt16TypeInContext(E->ctx), 8, 0));
+  LLVMValueRef a_even = LLVMBuildBitCast(B, LLVMBuildAnd(B, a, m, ""), wt, "");
+  LLVMValueRef a_odd = LLVMBuildBitCast(
+      B, LLVMBuildAnd(B, LLVMBuildLShr(B, a, rnd_ci(E, LLVMTypeOf(a), 8), ""), m, ""), wt, "");
+  LLVMValueRef bw = LLVMBuildBitCast(B, b, wt, "");
+  LLVMValueRef b_even = LLVMBuildAShr(B, LLVMBuildShl(B, bw, e8, ""), e8, "");
+  LLVMValueRef b_odd = LLVMBuildAShr(B, bw, e8, "");
+  LLVMValueRef args[2] = {a_even, b_even};
+  LLVMValueRef p = call_intrinsic(E, name, NULL, 0, args, 2);
+  args[0] = a_odd;
+  args[1] = b_odd;
+  p = LLVMBuildAdd(B, p, call_intrinsic(E, name, NULL, 0, args, 2), "");
+  return LLVMBuildAdd(B, c, p, "");
+}
+
 /* KIR_E_DOT4: x86's vpdpbusd where the target has it at this width
  * (AVX512-VNNI; AVX-VNNI or AVX512-VNNI+VL for 8 and 4 lanes), AArch64's
- * USDOT or SDOT (emit_dot4_arm), else the same wrapping sum from shifts:
+ * USDOT or SDOT (emit_dot4_arm), pmaddwd pairs on other x86 targets
+ * (x86_pmadd_dot4), else the same wrapping sum from shifts:
  * byte j of a zero-extended, of b sign-extended. */
 static LLVMValueRef emit_dot4(emitter *E, const kir_expr *e, int lanes) {
   LLVMValueRef a = emit_widened(E, e->a, lanes), b = emit_widened(E, e->b, lanes),
@@ -1076,6 +1116,8 @@ static LLVMValueRef emit_dot4(emitter *E, const kir_expr *e, int lanes) {
     LLVMValueRef r = LLVMBuildCall2(E->b, ft, f, args, 3, "");
     return LLVMBuildBitCast(E->b, r, LLVMTypeOf(c), "");
   }
+  LLVMValueRef x86 = x86_pmadd_dot4(E, a, b, c, lanes);
+  if (x86) return x86;
   LLVMValueRef acc = c;
   for (int j = 0; j < 4; j++) {
     LLVMValueRef ua = LLVMBuildAnd(E->b, LLVMBuildLShr(E->b, a, splat(E, LLVMConstInt(E->t_i32, 8u * j, 0), lanes), ""),

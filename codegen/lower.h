@@ -200,6 +200,13 @@ kir_expr *ncc_lower_qconv_x4(kir_kernel *k, const ncc_qconv *q, int bx, int64_t 
 bool ncc_lower_qconv_amx_fits(const ncc_node *n, const ncc_window *w, const ncc_qconv *q);
 ncc_status ncc_lower_qconv_amx(const ncc_node *n, const ncc_window *w, const ncc_qconv *q,
                                kir_kernel *k);
+/* The packed vector kernel of the same QLinearConvs (hosts without AMX):
+ * panels of vw pixels packed once per task, KIR_E_DOT4 per output
+ * channel. */
+bool ncc_lower_qconv_vec_fits(const ncc_node *n, const ncc_window *w, const ncc_qconv *q,
+                              int vw);
+ncc_status ncc_lower_qconv_vec(const ncc_node *n, const ncc_window *w, const ncc_qconv *q,
+                               int vw, kir_kernel *k);
 
 /* ---- blocked Conv in bf16 on AMX tiles (lower_bconv_amx.c) ----
  * A group-1 Conv with NCHW16c input and output, RoundBF16 input and

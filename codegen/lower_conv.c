@@ -391,6 +391,8 @@ ncc_status ncc_lower_conv(const ncc_node *n, const char *name,
     if (o->amx_int8 && ncc_lower_qconv_amx_fits(n, &w, &q))
       return ncc_lower_finish(k, ncc_lower_qconv_amx(n, &w, &q, k), ncc_op_name(n->op), out);
     int vw = o->vector_width > 0 ? o->vector_width : 1;
+    if (ncc_lower_qconv_vec_fits(n, &w, &q, vw))
+      return ncc_lower_finish(k, ncc_lower_qconv_vec(n, &w, &q, vw, k), ncc_op_name(n->op), out);
     return ncc_lower_finish(k, lower_conv(n, &w, vw, flat_ok(n, &w, vw), k, NULL, &q),
                             ncc_op_name(n->op), out);
   }

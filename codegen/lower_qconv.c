@@ -1,7 +1,8 @@
 /* codegen/lower_qconv.c — QLinearConv: what its kernels share (the
- * checks, the weights' packing, an input quad) and its AMX tile kernel.
+ * checks, the weights' packing, an input quad), its AMX tile kernel and
+ * its packed vector kernel (at the end of the file).
  *
- * The vector kernel is lower_conv.c's direct convolution in integer mode
+ * The general kernel is lower_conv.c's direct convolution in integer mode
  * (vpdpbusd on four input channels per i32 lane). On a host with AMX-INT8
  * a group-1 QLinearConv is instead the GEMM
  *
@@ -145,11 +146,13 @@ kir_expr *ncc_lower_qconv_x4(kir_kernel *k, const ncc_qconv *q, int bx, int64_t 
 /* ---- the AMX kernel ---- */
 
 typedef struct tiles {
+  int64_t pw;                /* pixels per panel: 16 (a tile row), or the vector width */
   int64_t N;                 /* images, when static (else 1: the least) */
   int64_t C, H, W, OC, OH, OW, P; /* P = OH * OW */
   int64_t kk, kq, kqp;       /* taps; quads (ic4 * taps); quads padded to 16 */
   int64_t steps;             /* k steps of 16 quads (64 bytes) */
-  int64_t tm, ocp, blocks;   /* 16-row tiles per block; OC padded; blocks */
+  int64_t tm, ocb, ocp, blocks; /* 16-row tiles per block (AMX); channels per
+                                 block; OC padded; blocks */
   int64_t tn;                /* panels per tile block (1 or 2) */
   int64_t group;             /* panel pairs a task packs together */
   bool flat;                 /* panels of flat pixels (else row pieces) */
@@ -161,11 +164,15 @@ typedef struct tiles {
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-static bool plan(const ncc_node *n, const ncc_window *w, const ncc_qconv *q, tiles *t) {
+/* The plan of either kernel: panels of pw pixels, blocks of ocb output
+ * channels (0: the AMX kernel's 16 x tm). */
+static bool plan(const ncc_node *n, const ncc_window *w, const ncc_qconv *q, int64_t pw,
+                 int64_t ocb, tiles *t) {
   const ncc_shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
   for (int i = 1; i < 4; i++)
     if (ncc_dim_is_sym(xs->d[i]) || ncc_dim_is_sym(ys->d[i])) return false;
   memset(t, 0, sizeof *t);
+  t->pw = pw;
   t->N = ncc_dim_is_sym(xs->d[0]) ? 1 : xs->d[0];
   t->C = xs->d[1];
   t->H = xs->d[2];
@@ -178,15 +185,17 @@ static bool plan(const ncc_node *n, const ncc_window *w, const ncc_qconv *q, til
   t->kk = w->kernel[0] * w->kernel[1];
   t->kq = q->ic4 * t->kk;
   t->kqp = cdiv(t->kq, 16) * 16;
-  if (t->kqp * 64 > SCRATCH_MAX) return false;
+  int64_t panel = t->kqp * pw * 4; /* bytes */
+  if (panel > SCRATCH_MAX) return false;
   t->steps = t->kqp / 16;
-  t->tn = 2 * t->kqp * 64 <= SCRATCH_MAX ? 2 : 1;
+  t->tn = 2 * panel <= SCRATCH_MAX ? 2 : 1;
   t->tm = t->OC > 16 ? 2 : 1;
-  t->blocks = cdiv(t->OC, 16 * t->tm);
-  t->ocp = t->blocks * 16 * t->tm;
+  t->ocb = ocb ? ocb : 16 * t->tm;
+  t->blocks = cdiv(t->OC, t->ocb);
+  t->ocp = t->blocks * t->ocb;
   t->flat = w->stride[0] == 1 && w->stride[1] == 1 && t->OW == t->W;
-  t->per_row = t->flat ? 0 : cdiv(t->OW, 16);
-  t->panels = t->flat ? cdiv(t->P, 16) : t->OH * t->per_row;
+  t->per_row = t->flat ? 0 : cdiv(t->OW, pw);
+  t->panels = t->flat ? cdiv(t->P, pw) : t->OH * t->per_row;
   if (t->panels < 2) t->tn = 1;
   t->pairs = cdiv(t->panels, t->tn);
   /* Weights past what the caches keep near a core (the last stages: up
@@ -195,7 +204,7 @@ static bool plan(const ncc_node *n, const ncc_window *w, const ncc_qconv *q, til
    * of them. */
   t->group = 1;
   if (t->ocp * t->kqp * 4 > WEIGHTS_NEAR) {
-    t->group = SCRATCH_MAX / (t->tn * t->kqp * 64);
+    t->group = SCRATCH_MAX / (t->tn * panel);
     if (t->group > t->pairs) t->group = t->pairs;
     if (t->group < 1) t->group = 1;
   }
@@ -214,7 +223,7 @@ static bool plan(const ncc_node *n, const ncc_window *w, const ncc_qconv *q, til
 
 bool ncc_lower_qconv_amx_fits(const ncc_node *n, const ncc_window *w, const ncc_qconv *q) {
   tiles t;
-  return plan(n, w, q, &t);
+  return plan(n, w, q, 16, 0, &t);
 }
 
 /* The AMX weights' layout: each A tile (16 channels x one k step) is
@@ -230,11 +239,11 @@ static int64_t amx_slot(const void *ctx, int64_t o, int64_t kq) {
 static void panel_at(kir_kernel *k, const tiles *t, kir_expr *pi, kir_expr **pix,
                      kir_expr **valid) {
   if (t->flat) {
-    *pix = MUL(pi, I(16));
+    *pix = MUL(pi, I(t->pw));
     *valid = ADD(I(t->P), MUL(*pix, I(-1)));
   } else {
     kir_expr *oh = kir_bin(k, KIR_DIV, pi, I(t->per_row));
-    kir_expr *ow0 = MUL(kir_bin(k, KIR_REM, pi, I(t->per_row)), I(16));
+    kir_expr *ow0 = MUL(kir_bin(k, KIR_REM, pi, I(t->per_row)), I(t->pw));
     *pix = ADD(MUL(oh, I(t->OW)), ow0);
     *valid = ADD(I(t->OW), MUL(ow0, I(-1)));
   }
@@ -248,7 +257,7 @@ static void pack_panel(kir_kernel *k, kir_block *blk, const ncc_window *w, const
   kir_expr *pix0, *valid;
   panel_at(k, t, pi, &pix0, &valid);
   int vl = kir_var_new(k), vc = kir_var_new(k), vkh = kir_var_new(k), vkw = kir_var_new(k);
-  kir_stmt *ll = kir_for(k, blk, vl, I(0), I(16), KIR_VECTOR, 16);
+  kir_stmt *ll = kir_for(k, blk, vl, I(0), I(t->pw), KIR_VECTOR, (int)t->pw);
   kir_block bl = kir_body_begin();
   kir_expr *l = kir_var(k, vl), *oh, *ow;
   if (t->flat) {
@@ -261,7 +270,7 @@ static void pack_panel(kir_kernel *k, kir_block *blk, const ncc_window *w, const
   }
   /* lanes past the panel's pixels read nothing (their sums are not stored) */
   bool phantom = t->groups * t->group * t->tn != t->panels; /* slots past the image */
-  bool tail = phantom || (t->flat ? t->P % 16 != 0 : t->OW % 16 != 0);
+  bool tail = phantom || (t->flat ? t->P % t->pw != 0 : t->OW % t->pw != 0);
   kir_expr *live = tail ? kir_bin(k, KIR_LT, l, valid) : NULL;
   bool padded = w->pad_begin[0] || w->pad_begin[1] || w->pad_end[0] || w->pad_end[1];
   bool unroll = t->kk <= 9;
@@ -295,7 +304,7 @@ static void pack_panel(kir_kernel *k, kir_block *blk, const ncc_window *w, const
                       kir_bin(k, KIR_AND, kir_bin(k, KIR_GE, iw, I(0)), kir_bin(k, KIR_LT, iw, I(t->W))));
     if (live) guard = guard ? kir_bin(k, KIR_AND, guard, live) : live;
     kir_expr *row = ADD(MUL(c4, I(t->kk)), ADD(MUL(kh, I(w->kernel[1])), kw));
-    kir_store(k, &bkw, scratch, ADD(MUL(ADD(MUL(slot, I(t->kqp)), row), I(16)), l),
+    kir_store(k, &bkw, scratch, ADD(MUL(ADD(MUL(slot, I(t->kqp)), row), I(t->pw)), l),
               ncc_lower_qconv_x4(k, q, bx, t->C, c4, xi, guard), NULL);
   }
   kir_body_end(lkw, &bkw);
@@ -304,15 +313,59 @@ static void pack_panel(kir_kernel *k, kir_block *blk, const ncc_window *w, const
   kir_body_end(ll, &bl);
 }
 
+/* The task loop both kernels share: images x panel groups x channel
+ * chunks, chunks innermost so consecutive tasks of a thread read the same
+ * input; it packs the group's tp panels (slot j: panel *first + j) and
+ * leaves its body open in *bt for the caller (closed by kir_body_end on
+ * the returned loop). */
+typedef struct task {
+  kir_stmt *loop;
+  kir_block body;
+  kir_expr *cc, *bn, *first; /* channel chunk, image, the group's first panel */
+} task;
+
+static void task_begin(kir_kernel *k, kir_block *top, const ncc_node *n, const ncc_window *w,
+                       const ncc_qconv *q, const tiles *t, int bx, int scratch, int64_t tp,
+                       task *tk) {
+  kir_expr *N = ncc_lower_dim(k, n->in[0]->shape.d[0]);
+  int vt = kir_var_new(k), vpk = kir_var_new(k);
+  tk->loop = kir_for(k, top, vt, I(0), MUL(N, I(t->groups * t->chunks)), KIR_PARALLEL, 0);
+  tk->body = kir_body_begin();
+  kir_expr *tv = kir_var(k, vt);
+  tk->cc = kir_bin(k, KIR_REM, tv, I(t->chunks));
+  kir_expr *rest = kir_bin(k, KIR_DIV, tv, I(t->chunks));
+  tk->bn = kir_bin(k, KIR_DIV, rest, I(t->groups));
+  tk->first = MUL(kir_bin(k, KIR_REM, rest, I(t->groups)), I(tp));
+  kir_stmt *lp = kir_for(k, &tk->body, vpk, I(0), I(tp), KIR_SERIAL, 0);
+  kir_block bp = kir_body_begin();
+  pack_panel(k, &bp, w, q, t, bx, scratch, kir_var(k, vpk), tk->bn, ADD(tk->first, kir_var(k, vpk)));
+  kir_body_end(lp, &bp);
+}
+
+/* One output channel's sums for a panel's pixels (pw or 16 lanes): the
+ * correction, the requantisation, a store of `lanes` pixels (none past
+ * OC). bufs: the correction, multiplier and output buffers. */
+static void store_channel(kir_kernel *k, kir_block *blk, const tiles *t, const ncc_qconv *q,
+                          const int bufs[3], kir_expr *bn, kir_expr *oc, kir_expr *pix0,
+                          kir_expr *lanes, kir_expr *sums, int width) {
+  kir_expr *count = t->ocp > t->OC ? kir_select(k, kir_bin(k, KIR_LT, oc, I(t->OC)), lanes, I(0))
+                                   : lanes;
+  kir_expr *v = kir_bin(k, KIR_ADD, sums, kir_splat(k, kir_load(k, bufs[0], oc), width));
+  v = ncc_lower_requant(k, v, kir_splat(k, kir_load(k, bufs[1], oc), width), (double)q->zy,
+                        q->ydt);
+  kir_store(k, blk, bufs[2], ADD(MUL(ADD(MUL(bn, I(t->OC)), oc), I(t->P)), pix0), v, count);
+}
+
 ncc_status ncc_lower_qconv_amx(const ncc_node *n, const ncc_window *w, const ncc_qconv *q,
                                kir_kernel *k) {
   tiles t;
-  if (!plan(n, w, q, &t)) return NCC_ERR_UNSUPPORTED;
+  if (!plan(n, w, q, 16, 0, &t)) return NCC_ERR_UNSUPPORTED;
   int bx = kir_buf_input(k, 0, q->xdt);
   int bw, bc, bm;
   if (!ncc_lower_qconv_pack(k, n, q, t.ocp, t.ocp * t.kqp, amx_slot, &t, &bw, &bc, &bm))
     return ncc_error(NCC_ERR_NOMEM, "out of memory packing QLinearConv weights");
   int by = kir_buf_output(k, 0, q->ydt);
+  int bufs[3] = {bc, bm, by};
   int64_t tp = t.tn * t.group; /* panels a task packs */
   int scratch = kir_buf_local(k, "x_tiles", NCC_DT_I32, tp * t.kqp * 16);
   int cbuf = kir_buf_local(k, "c_tiles", NCC_DT_I32, t.tm * t.tn * 256);
@@ -324,25 +377,11 @@ ncc_status ncc_lower_qconv_amx(const ncc_node *n, const ncc_window *w, const ncc
   for (int j = 0; j < t.tn; j++) b[j] = kir_local_add(k, NCC_DT_I32, 256);
 
   kir_block top = kir_body_begin();
-  kir_expr *N = ncc_lower_dim(k, n->in[0]->shape.d[0]);
-  int vt = kir_var_new(k), vb = kir_var_new(k), vs = kir_var_new(k), vz = kir_var_new(k);
-  int vg = kir_var_new(k), vpk = kir_var_new(k);
-  /* tasks: images x panel groups x channel chunks, chunks innermost so
-   * consecutive tasks of a thread read the same input */
-  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(N, I(t.groups * t.chunks)), KIR_PARALLEL, 0);
-  kir_block bt = kir_body_begin();
-  kir_expr *tv = kir_var(k, vt);
-  kir_expr *cc = kir_bin(k, KIR_REM, tv, I(t.chunks));
-  kir_expr *rest = kir_bin(k, KIR_DIV, tv, I(t.chunks));
-  kir_expr *pg = kir_bin(k, KIR_REM, rest, I(t.groups));
-  kir_expr *bn = kir_bin(k, KIR_DIV, rest, I(t.groups));
-  kir_expr *first = MUL(pg, I(tp)); /* the group's first panel */
-  { /* pack the group's panels; slot j of the scratch holds panel first + j */
-    kir_stmt *lp = kir_for(k, &bt, vpk, I(0), I(tp), KIR_SERIAL, 0);
-    kir_block bp = kir_body_begin();
-    pack_panel(k, &bp, w, q, &t, bx, scratch, kir_var(k, vpk), bn, ADD(first, kir_var(k, vpk)));
-    kir_body_end(lp, &bp);
-  }
+  int vb = kir_var_new(k), vs = kir_var_new(k), vz = kir_var_new(k), vg = kir_var_new(k);
+  task tk;
+  task_begin(k, &top, n, w, q, &t, bx, scratch, tp, &tk);
+  kir_block bt = tk.body;
+  kir_expr *cc = tk.cc, *bn = tk.bn, *first = tk.first;
   if (t.kqp > t.kq) { /* the padding rows of k: zeros (their weights are 0) */
     kir_stmt *lz = kir_for(k, &bt, vz, I(0), I((t.kqp - t.kq) * 16), KIR_VECTOR, 16);
     kir_block bz = kir_body_begin();
@@ -394,20 +433,96 @@ ncc_status ncc_lower_qconv_amx(const ncc_node *n, const ncc_window *w, const ncc
     /* a panel past the image's (tn = 2, odd panel count) stores nothing */
     kir_expr *lanes = kir_select(k, kir_bin(k, KIR_LT, pi[j], I(t.panels)), valid, I(0));
     for (int i = 0; i < t.tm; i++)
-      for (int r = 0; r < 16; r++) {
-        kir_expr *oc = ADD(oc0, I(16 * i + r));
-        kir_expr *count = t.ocp > t.OC ? kir_select(k, kir_bin(k, KIR_LT, oc, I(t.OC)), lanes, I(0))
-                                       : lanes;
-        kir_expr *sums = kir_loadv(k, cbuf, I((i * t.tn + j) * 256 + r * 16), 16, NULL);
-        kir_expr *v = kir_bin(k, KIR_ADD, sums, kir_splat(k, kir_load(k, bc, oc), 16));
-        v = ncc_lower_requant(k, v, kir_splat(k, kir_load(k, bm, oc), 16), (double)q->zy,
-                              q->ydt);
-        kir_store(k, &bb, by, ADD(MUL(ADD(MUL(bn, I(t.OC)), oc), I(t.P)), pix0), v, count);
-      }
+      for (int r = 0; r < 16; r++)
+        store_channel(k, &bb, &t, q, bufs, bn, ADD(oc0, I(16 * i + r)), pix0, lanes,
+                      kir_loadv(k, cbuf, I((i * t.tn + j) * 256 + r * 16), 16, NULL), 16);
   }
   kir_body_end(lg, &bb);
   kir_body_end(lb, &bb0);
-  kir_body_end(lt, &bt);
+  kir_body_end(tk.loop, &bt);
+  kir_kernel_set_body(k, &top);
+  k->cost_per_elem = 2.0 * (double)(t.kq * 4);
+  return NCC_OK;
+}
+
+/* ---- the packed vector kernel ----
+ * Hosts without AMX: the same panels (pw = the vector width; row kq of a
+ * panel holds each pixel's channel quad / tap word) packed once per task,
+ * then for each block of ocb output channels and each panel, ocb i32
+ * accumulator vectors take one panel row load and ocb broadcast weight
+ * words per k row (KIR_E_DOT4: vpdpbusd, SDOT/USDOT, pmaddwd pairs). The
+ * direct kernel (lower_conv.c) builds the quads inside its channel loop,
+ * once per pass of ob output channels; here they are built once. */
+
+/* Channels per block: accumulators for the vector registers (32 with
+ * AVX-512, 16 otherwise; a DOT4 without VNNI needs a few temporaries). */
+static int64_t vec_ocb(int vw) { return vw >= 16 ? 16 : 8; }
+
+bool ncc_lower_qconv_vec_fits(const ncc_node *n, const ncc_window *w, const ncc_qconv *q,
+                              int vw) {
+  tiles t;
+  return vw >= 4 && plan(n, w, q, vw, vec_ocb(vw), &t);
+}
+
+static int64_t vec_slot(const void *ctx, int64_t o, int64_t kq) {
+  const tiles *t = ctx;
+  return o * t->kqp + kq;
+}
+
+ncc_status ncc_lower_qconv_vec(const ncc_node *n, const ncc_window *w, const ncc_qconv *q,
+                               int vw, kir_kernel *k) {
+  tiles t;
+  if (!plan(n, w, q, vw, vec_ocb(vw), &t)) return NCC_ERR_UNSUPPORTED;
+  int pw = (int)t.pw;
+  int bx = kir_buf_input(k, 0, q->xdt);
+  int bw, bc, bm;
+  if (!ncc_lower_qconv_pack(k, n, q, t.ocp, t.ocp * t.kqp, vec_slot, &t, &bw, &bc, &bm))
+    return ncc_error(NCC_ERR_NOMEM, "out of memory packing QLinearConv weights");
+  int by = kir_buf_output(k, 0, q->ydt);
+  int64_t tp = t.tn * t.group; /* panels a task packs */
+  int scratch = kir_buf_local(k, "x_quads", NCC_DT_I32, tp * t.kqp * pw);
+  int acc[16];
+  for (int j = 0; j < t.ocb; j++) acc[j] = kir_local_add(k, NCC_DT_I32, pw);
+
+  kir_block top = kir_body_begin();
+  int vb = kir_var_new(k), vs = kir_var_new(k), vkq = kir_var_new(k);
+  task tk;
+  task_begin(k, &top, n, w, q, &t, bx, scratch, tp, &tk);
+  kir_block bt = tk.body;
+  kir_expr *cc = tk.cc, *bn = tk.bn, *first = tk.first;
+  kir_expr *b0 = MUL(cc, I(t.chunk));
+  kir_stmt *lb = kir_for(k, &bt, vb, b0, kir_min(k, ADD(b0, I(t.chunk)), I(t.blocks)),
+                         KIR_SERIAL, 0);
+  kir_block bb = kir_body_begin();
+  kir_expr *oc0 = MUL(kir_var(k, vb), I(t.ocb));
+  /* the group's panels, each on this block of weights (cache-hot) */
+  kir_stmt *ls = kir_for(k, &bb, vs, I(0), I(tp), KIR_SERIAL, 0);
+  kir_block bs = kir_body_begin();
+  kir_expr *slot = kir_var(k, vs), *pi = ADD(first, slot);
+  for (int j = 0; j < t.ocb; j++)
+    kir_assign(k, &bs, acc[j], kir_splat(k, kir_cast(k, NCC_DT_I32, I(0)), pw));
+  kir_stmt *lk = kir_for(k, &bs, vkq, I(0), I(t.kq), KIR_SERIAL, 0);
+  kir_block bk = kir_body_begin();
+  {
+    kir_expr *kq = kir_var(k, vkq);
+    kir_expr *x = kir_loadv(k, scratch, MUL(ADD(MUL(slot, I(t.kqp)), kq), I(pw)), pw, NULL);
+    for (int j = 0; j < t.ocb; j++) {
+      kir_expr *wq = kir_load(k, bw, ADD(MUL(ADD(oc0, I(j)), I(t.kqp)), kq));
+      kir_assign(k, &bk, acc[j], kir_dot4(k, x, kir_splat(k, wq, pw), kir_local_ref(k, acc[j])));
+    }
+  }
+  kir_body_end(lk, &bk);
+  kir_expr *pix0, *valid;
+  panel_at(k, &t, pi, &pix0, &valid);
+  /* a slot past the image's panels stores nothing */
+  kir_expr *lanes = kir_select(k, kir_bin(k, KIR_LT, pi, I(t.panels)), valid, I(0));
+  int bufs[3] = {bc, bm, by};
+  for (int j = 0; j < t.ocb; j++)
+    store_channel(k, &bs, &t, q, bufs, bn, ADD(oc0, I(j)), pix0, lanes,
+                  kir_local_ref(k, acc[j]), pw);
+  kir_body_end(ls, &bs);
+  kir_body_end(lb, &bb);
+  kir_body_end(tk.loop, &bt);
   kir_kernel_set_body(k, &top);
   k->cost_per_elem = 2.0 * (double)(t.kq * 4);
   return NCC_OK;

@@ -19,6 +19,7 @@ passes and other; opencl (where it runs) its compile as "backend".
 Run with NCC=/path/to/ncc (ctest sets it). Prints "N passed, M failed".
 """
 import json
+import re
 import os
 import subprocess
 import sys
@@ -130,8 +131,13 @@ def test_cpu(model):
     check("cpu: every kernel lowered", all(k["lower"] > 0 for k in ks), ks)
     reused = [k for k in ks if k["reused"]]
     fresh = [k for k in ks if not k["reused"]]
-    # block 2 repeats block 1's kernels: half of them share a function
-    check("cpu: repeated block reused", len(reused) == len(ks) // 2 and fresh, ks)
+    # block 2 repeats block 1's kernels: half of the blocks' kernels share a
+    # function (where the layout pass blocks the 8 channels -- 8-lane
+    # hosts -- the Reorders at the graph's ends are kernels of their own)
+    blocks = [k for k in ks if "Conv" in k["name"]]
+    check("cpu: repeated block reused",
+          [k for k in blocks if k["reused"]] == reused and len(reused) == len(blocks) // 2
+          and fresh and blocks, ks)
     for k in reused:
         check(f"cpu: reused {k['name']} has no LLVM time",
               all(k[ph] == 0 for ph in PER_KERNEL), k)
@@ -203,7 +209,9 @@ def test_tables(model, tmp):
     check("bench: table after the result", head > out.find("throughput"), out)
     for ph in PHASES + ["total"]:
         check(f"bench table: row {ph}", f"\n{ph} " in out[head:], out)
-    check("bench table: kernels", "kernels by compile time (4 of 4; 2 reused)" in out, out)
+    # 4 kernels, 2 reused; 6 where the layout pass adds the two Reorders
+    check("bench table: kernels",
+          re.search(r"kernels by compile time \(([46]) of \1; 2 reused\)", out) is not None, out)
     check("bench table: reused flagged", out.count("  reused\n") == 2, out)
     check("bench: pass table on stderr", "pass " in p.stderr and "compile time" not in p.stderr,
           p.stderr)

@@ -165,8 +165,112 @@ def run_ncc(ncc, model, inputs, output_names, workdir, extra=(), target="ref"):
     return NccResult(rc, stderr, outputs, missing)
 
 
+# Operand indices (B, B's zero point) of the 8-bit products whose B is s8
+S8_B = {"QLinearConv": (3, 5), "QLinearMatMul": (3, 5), "MatMulInteger": (1, 3),
+        "ConvInteger": (1, 3), "QGemm": (3, 5)}
+
+
+def exact_ints(model, feeds=None):
+    """(model, feeds) computing the same integers with the s8 operands of
+    8-bit products (an A read only as A, a B, and every constant s8 input
+    of a DequantizeLinear) stored as u8 (+128, zero point +128: the
+    differences are unchanged). ONNX
+    Runtime's u8 x s8 kernels on x86 without VNNI add byte pairs in 16
+    bits with saturation (vpmaddubsw), off by tens of quanta there (a QDQ
+    model's DequantizeLinear + Conv becomes such a kernel when optimized);
+    its u8 x u8 kernels are exact on every host. `model`: a ModelProto,
+    bytes or a path; returned as given when nothing changes."""
+    import onnx
+    from onnx import TensorProto as T, numpy_helper as nh
+    m = model if isinstance(model, onnx.ModelProto) else (
+        onnx.load_model_from_string(model) if isinstance(model, bytes) else onnx.load(model))
+    ops = {n.op_type for n in m.graph.node}
+    if not ops & (set(S8_B) | {"DequantizeLinear"}):
+        return model, feeds
+    m2 = onnx.ModelProto()
+    m2.CopyFrom(m)
+    g, feeds = m2.graph, dict(feeds or {})
+    inits = {i.name: i for i in g.initializer}
+    inputs = {i.name: i for i in g.input}
+    made_u8 = {o for n in g.node if n.op_type == "DynamicQuantizeLinear" for o in n.output[:1]}
+    consumers = {}
+    for n in g.node:
+        for x in set(n.input):
+            consumers.setdefault(x, []).append(n)
+    changed = [False]
+
+    def dtype_of(name):
+        if name in made_u8:
+            return T.UINT8
+        if name in inits:
+            return inits[name].data_type
+        if name in inputs:
+            return inputs[name].type.tensor_type.elem_type
+        return None
+
+    def to_u8(name):
+        arr = (nh.to_array(inits[name]).astype(np.int16) + 128).astype(np.uint8)
+        inits[name].CopyFrom(nh.from_array(arr, name))
+        changed[0] = True
+
+    def zero_point(n, zi, like):
+        z = n.input[zi] if len(n.input) > zi else ""
+        if z:
+            to_u8(z)
+            return
+        while len(n.input) < zi:
+            n.input.append("")
+        z = "%s_zero_point_u8_%d" % (n.output[0], zi)
+        n.input.append(z)
+        g.initializer.append(nh.from_array(np.full(like, 128, np.uint8), z))
+
+    for n in g.node:
+        if n.op_type == "DequantizeLinear":
+            x = n.input[0]
+            zi_ok = len(n.input) < 3 or not n.input[2] or n.input[2] in inits
+            if x in inits and dtype_of(x) == T.INT8 and zi_ok and len(n.input) > 1:
+                to_u8(x)
+                zero_point(n, 2, nh.to_array(inits[n.input[1]]).shape)
+            continue
+        if n.op_type not in S8_B:
+            continue
+        a = n.input[0]
+        if dtype_of(a) == T.INT8 and all(c.op_type in ("MatMulInteger", "ConvInteger") and
+                                         list(c.input).index(a) == 0 for c in consumers[a]):
+            # an s8 A of the integer-output products (a QLinear op's output
+            # type must be its A's) read only as A: to u8 in every reader
+            zs = [c.input[2] if len(c.input) > 2 else "" for c in consumers[a]]
+            if all(not z or z in inits for z in zs) and (a in inits or (a in inputs and a in feeds)):
+                if a in inits:
+                    to_u8(a)
+                else:
+                    inputs[a].type.tensor_type.elem_type = T.UINT8
+                    feeds[a] = (feeds[a].astype(np.int16) + 128).astype(np.uint8)
+                for c in consumers[a]:
+                    zero_point(c, 2, ())
+                made_u8.add(a)
+                changed[0] = True
+        if dtype_of(a) != T.UINT8:
+            continue
+        bi, zi = S8_B[n.op_type]
+        b = n.input[bi]
+        if dtype_of(b) != T.INT8 or (len(n.input) > zi and n.input[zi] and n.input[zi] not in inits):
+            continue
+        if b in inits:
+            to_u8(b)
+        elif b in inputs and b in feeds:
+            inputs[b].type.tensor_type.elem_type = T.UINT8
+            feeds[b] = (feeds[b].astype(np.int16) + 128).astype(np.uint8)
+            changed[0] = True
+        else:
+            continue
+        zero_point(n, zi, ())
+    return (m2 if changed[0] else model), feeds
+
+
 def ort_session(model, threads=1, optimize=False):
     import onnxruntime as ort
+    model, _ = exact_ints(model)
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
@@ -180,6 +284,7 @@ def ort_session(model, threads=1, optimize=False):
 
 def run_ort(model, inputs):
     """ONNX Runtime outputs of `model` as {output name: array}."""
+    model, inputs = exact_ints(model, inputs)
     sess = ort_session(model)
     names = [o.name for o in sess.get_outputs()]
     return dict(zip(names, sess.run(names, inputs)))

@@ -370,60 +370,9 @@ DEGENERATE = [inf_multiplier("mm_inf_multiplier_u8"),
 AMX_TAG = {"0": " no-amx", "emulate": " tiles"}
 
 
-# Where an 8-bit product's B is s8 (input index of B, of its zero point)
-S8_B = {"QLinearConv": (3, 5), "QLinearMatMul": (3, 5), "MatMulInteger": (1, 3), "QGemm": (3, 5)}
-
-
-def exact_for_ort(model, feeds):
-    """The same integers with every s8 B of a u8 A product stored as u8
-    (b + 128, zero point + 128: b - zb unchanged). ONNX Runtime's u8 x s8
-    kernels on x86 without VNNI add byte pairs in 16 bits with saturation
-    (vpmaddubsw): off by tens of quanta there, while its u8 x u8 kernels
-    are exact on every host."""
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    g, feeds = m.graph, dict(feeds)
-    inits = {i.name: i for i in g.initializer}
-    inputs = {i.name: i for i in g.input}
-
-    made_u8 = {o for n in g.node if n.op_type == "DynamicQuantizeLinear" for o in n.output[:1]}
-
-    def dtype_of(name):
-        if name in made_u8:
-            return T.UINT8
-        if name in inits:
-            return inits[name].data_type
-        if name in inputs:
-            return inputs[name].type.tensor_type.elem_type
-        return None
-
-    for n in g.node:
-        if n.op_type not in S8_B or dtype_of(n.input[0]) != T.UINT8:
-            continue
-        bi, zi = S8_B[n.op_type]
-        b = n.input[bi]
-        if dtype_of(b) != T.INT8:
-            continue
-        if b in inits:
-            arr = nh.to_array(inits[b]).astype(np.int16) + 128
-            inits[b].CopyFrom(nh.from_array(arr.astype(U8), b))
-        else:
-            inputs[b].type.tensor_type.elem_type = T.UINT8
-            feeds[b] = (feeds[b].astype(np.int16) + 128).astype(U8)
-        z = n.input[zi] if len(n.input) > zi else ""
-        if z:
-            arr = nh.to_array(inits[z]).astype(np.int16) + 128
-            inits[z].CopyFrom(nh.from_array(arr.astype(U8), z))
-        else:
-            while len(n.input) < zi:
-                n.input.append("")
-            n.input.append(b + "_zero_point_u8")
-            g.initializer.append(nh.from_array(np.array(128, U8), b + "_zero_point_u8"))
-    return m, feeds
-
-
 def run_ort(model, feeds):
-    model, feeds = exact_for_ort(model, feeds)
+    # s8 B moved to u8 (nccutil.exact_ints): onnxruntime exact on any host
+    model, feeds = nccutil.exact_ints(model, feeds)
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])

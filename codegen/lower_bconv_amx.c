@@ -144,6 +144,7 @@ static bool make_plan(const ncc_node *n, const ncc_window *w, plan *p) {
     rb = want;
     geometry(p, rb);
   }
+  geometry(p, cdiv(p->OH, p->nrb)); /* the same row blocks, evened out */
   p->OCB = p->OC / 16;
   p->OCP = cdiv(p->OCB, 2);
   int64_t tasks = N * p->nrb;

@@ -80,7 +80,8 @@ TEST_MAP = [
      r"^(python\.qkernels_ort(\.tiles)?|python\.precision\.cpu|filecheck\.codegen\.amx_.*)$",
      [CLI]),
     # the bf16 blocked Conv on tiles: the precision tests' conv tile cases
-    ("codegen/lower_bconv_amx.c", r"^(python\.precision\.cpu)$", [CLI]),
+    ("codegen/lower_bconv_amx.c",
+     r"^(python\.precision\.cpu|filecheck\.codegen\.amx_bf16_conv)$", [CLI]),
     ("codegen/lower_matmul.c",
      r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.precision\.cpu|"
      r"python\.mutation_cases\.cpu|filecheck\.codegen\.amx_bf16)$",

@@ -149,12 +149,15 @@ ncc_status ncc_llvm_emit_file(const ncc_graph *g, const char *target,
   /* named as the JIT names them (codegen/llvm/cpu_backend.c), and for
    * the host lowered as the JIT lowers them (tiles included), so kir,
    * llvm and asm show the code `ncc run` runs (an object runs in a
-   * process that never asked the OS for the tile state: no tiles) */
+   * process that never asked the OS for the tile state: no tiles), the
+   * tiles' emulation included (NCC_AMX=emulate: the host's kir, llvm and
+   * asm show the calls amx_emu.c answers) */
   bool amx = !ncc_opts()->no_amx && strcmp(kind, "obj") != 0;
+  bool emu = amx && h->in_process && ncc_opts()->amx_emulate;
   ncc_lower_request rq = {.target = &ncc_lower_target_generic,
                           .opts = {.vector_width = h->vector_width,
-                                   .amx_int8 = amx && ncc_llvm_amx_usable(h, "amx-int8"),
-                                   .amx_bf16 = amx && ncc_llvm_amx_usable(h, "amx-bf16")},
+                                   .amx_int8 = emu || (amx && ncc_llvm_amx_usable(h, "amx-int8")),
+                                   .amx_bf16 = emu || (amx && ncc_llvm_amx_usable(h, "amx-bf16"))},
                           .name_by_anchor = true,
                           .dump = true};
   ncc_lowered low;

@@ -235,7 +235,9 @@ static int64_t amx_slot(const void *ctx, int64_t o, int64_t kq) {
 }
 
 /* Where panel `pi` (of an image) starts: its first pixel's flat index and
- * how many of its 16 lanes are pixels. */
+ * how many of its pw lanes are pixels: none for a slot past the image's
+ * panels (a task's group rounded up), so such a panel is neither read
+ * (pack_panel: in row mode its rows lie below the image) nor stored. */
 static void panel_at(kir_kernel *k, const tiles *t, kir_expr *pi, kir_expr **pix,
                      kir_expr **valid) {
   if (t->flat) {
@@ -247,6 +249,8 @@ static void panel_at(kir_kernel *k, const tiles *t, kir_expr *pi, kir_expr **pix
     *pix = ADD(MUL(oh, I(t->OW)), ow0);
     *valid = ADD(I(t->OW), MUL(ow0, I(-1)));
   }
+  if (t->groups * t->group * t->tn != t->panels)
+    *valid = kir_select(k, kir_bin(k, KIR_LT, pi, I(t->panels)), *valid, I(0));
 }
 
 /* Pack panel pi of image bn into rows [slot * kqp, (slot + 1) * kqp) of
@@ -430,11 +434,9 @@ ncc_status ncc_lower_qconv_amx(const ncc_node *n, const ncc_window *w, const ncc
   for (int j = 0; j < t.tn; j++) {
     kir_expr *pix0, *valid;
     panel_at(k, &t, pi[j], &pix0, &valid);
-    /* a panel past the image's (tn = 2, odd panel count) stores nothing */
-    kir_expr *lanes = kir_select(k, kir_bin(k, KIR_LT, pi[j], I(t.panels)), valid, I(0));
     for (int i = 0; i < t.tm; i++)
       for (int r = 0; r < 16; r++)
-        store_channel(k, &bb, &t, q, bufs, bn, ADD(oc0, I(16 * i + r)), pix0, lanes,
+        store_channel(k, &bb, &t, q, bufs, bn, ADD(oc0, I(16 * i + r)), pix0, valid,
                       kir_loadv(k, cbuf, I((i * t.tn + j) * 256 + r * 16), 16, NULL), 16);
   }
   kir_body_end(lg, &bb);
@@ -514,11 +516,9 @@ ncc_status ncc_lower_qconv_vec(const ncc_node *n, const ncc_window *w, const ncc
   kir_body_end(lk, &bk);
   kir_expr *pix0, *valid;
   panel_at(k, &t, pi, &pix0, &valid);
-  /* a slot past the image's panels stores nothing */
-  kir_expr *lanes = kir_select(k, kir_bin(k, KIR_LT, pi, I(t.panels)), valid, I(0));
   int bufs[3] = {bc, bm, by};
   for (int j = 0; j < t.ocb; j++)
-    store_channel(k, &bs, &t, q, bufs, bn, ADD(oc0, I(j)), pix0, lanes,
+    store_channel(k, &bs, &t, q, bufs, bn, ADD(oc0, I(j)), pix0, valid,
                   kir_local_ref(k, acc[j]), pw);
   kir_body_end(ls, &bs);
   kir_body_end(lb, &bb);

@@ -79,6 +79,12 @@ TEST_MAP = [
     ("codegen/lower_amx.c",
      r"^(python\.qkernels_ort(\.tiles)?|python\.precision\.cpu|filecheck\.codegen\.amx_.*)$",
      [CLI]),
+    # the blocked kernels; their bf16 Conv dispatch to the tiles is reached
+    # only by the precision tests' conv tile cases
+    ("codegen/lower_blocked.c",
+     r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.mutation_cases\.cpu|"
+     r"python\.precision\.cpu|filecheck\.codegen\.amx_bf16_conv)$",
+     [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
     # the bf16 blocked Conv on tiles: the precision tests' conv tile cases
     ("codegen/lower_bconv_amx.c",
      r"^(python\.precision\.cpu|filecheck\.codegen\.amx_bf16_conv)$", [CLI]),

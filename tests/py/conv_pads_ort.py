@@ -54,11 +54,6 @@ PLAIN = [
 ]
 
 
-def kaiming(rng, shape):
-    fan = int(np.prod(shape[1:]))
-    return (rng.standard_normal(shape) * np.sqrt(2.0 / fan)).astype(F32)
-
-
 def finish(nodes, inputs, outputs, inits):
     g = helper.make_graph(nodes, "conv_pads", inputs,
                           [helper.make_empty_tensor_value_info(o) for o in outputs],
@@ -74,7 +69,7 @@ def finish(nodes, inputs, outputs, inits):
 def plain_model(rng):
     nodes, inputs, outputs, inits, feeds = [], [], [], {}, {}
     for name, xs, ws, attrs in PLAIN:
-        inits["w_" + name] = kaiming(rng, ws)
+        inits["w_" + name] = nccutil.kaiming(rng, ws)
         inits["b_" + name] = (rng.standard_normal(ws[0]) * 0.1).astype(F32)
         feeds["x_" + name] = rng.standard_normal(xs).astype(F32)
         inputs.append(helper.make_tensor_value_info("x_" + name, TensorProto.FLOAT, list(xs)))
@@ -89,7 +84,7 @@ def blocked_model(rng):
     1x1 -> 3x3/2 end pads: y[2,32,7,8] (odd sizes: partial pixel runs)."""
     shapes = {"w1": (32, 16, 3, 3), "w2": (32, 1, 3, 3), "w3": (32, 32, 1, 1),
               "w4": (32, 32, 3, 3)}
-    inits = {n: kaiming(rng, s) for n, s in shapes.items()}
+    inits = {n: nccutil.kaiming(rng, s) for n, s in shapes.items()}
     inits["b4"] = (rng.standard_normal(32) * 0.1).astype(F32)
     nodes = [
         helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
@@ -131,26 +126,13 @@ def run_on(workdir, tag, model, feeds, expected, target, width=None, extra=()):
     path = os.path.join(workdir, tag + ".onnx")
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
-    saved = os.environ.get("NCC_VECTOR_WIDTH")
-    if width:
-        os.environ["NCC_VECTOR_WIDTH"] = str(width)
-    try:
+    with nccutil.environ({"NCC_VECTOR_WIDTH": str(width) if width else None}):
         sub = nccutil.subdir(workdir, "%s-%s-w%s-%s" % (tag, target, width, "_".join(extra)))
         res = nccutil.run_ncc(NCC, path, feeds, list(expected), sub,
                               extra=list(extra) + ["--no-cache"], target=target)
-    finally:
-        if saved is None:
-            os.environ.pop("NCC_VECTOR_WIDTH", None)
-        else:
-            os.environ["NCC_VECTOR_WIDTH"] = saved
     what = "%s on %s%s %s" % (tag, target, " width %d" % width if width else "", " ".join(extra))
     nccutil.check(not res.rc and not res.missing, "%s: %s" % (what, res.describe()))
-    bad = []
-    for name, want in expected.items():
-        why = nccutil.compare(want, res.outputs[name], RTOL, ATOL)
-        if why:
-            bad.append("%s: %s" % (name, why))
-    nccutil.check(not bad, "%s differs from ONNX Runtime:\n  %s" % (what, "\n  ".join(bad)))
+    nccutil.check_close(what, expected, res.outputs, RTOL, ATOL)
     if VERBOSE:
         print("  ok %s" % what)
 

@@ -8,6 +8,7 @@ tolerance checks.  Used by node_conformance.py, diff_ort.py, real_nets.py,
 bench/ref_resnet18.py and bench/blocks_vs_ort.py; its check() and
 run_cases() are the runner of the harness and compare test scripts.
 """
+import contextlib
 import os
 import re
 import shutil
@@ -343,6 +344,40 @@ def tolerance_used(expected, actual, rtol, atol):
         err = np.where(err == 0.0, 0.0, err / (atol + rtol * np.abs(e)))
     err = err[np.isfinite(err)]  # equal infinities give nan above
     return float(err.max()) if err.size else 0.0
+
+
+def kaiming(rng, shape):
+    """f32 weights of realistic scale (He init over shape[1:]): a zero or
+    unit-scale weight hides sums in the wrong order or of the wrong terms."""
+    fan = int(np.prod(shape[1:]))
+    return (rng.standard_normal(shape) * np.sqrt(2.0 / fan)).astype(np.float32)
+
+
+@contextlib.contextmanager
+def environ(values):
+    """os.environ with `values` set (None: unset) inside the block."""
+    def put(kv):
+        for k, v in kv.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    saved = {k: os.environ.get(k) for k in values}
+    try:
+        put(values)
+        yield
+    finally:
+        put(saved)
+
+
+def check_close(what, expected, outputs, rtol, atol):
+    """Every expected output ({name: array}) matches outputs[name]."""
+    bad = []
+    for name, want in expected.items():
+        why = compare(want, outputs[name], rtol, atol)
+        if why:
+            bad.append("%s: %s" % (name, why))
+    check(not bad, "%s differs from ONNX Runtime:\n  %s" % (what, "\n  ".join(bad)))
 
 
 class Workdir:

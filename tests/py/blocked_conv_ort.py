@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""tests/py/blocked_conv_ort.py — the blocked Conv kernel's input-channel
+chunks (codegen/lower_blocked.c, conv_pass_chunked) against ONNX Runtime.
+
+A blocked Conv whose weights for one task pass 128 KB walks its input
+channels in chunks, keeping partial sums of several pixel runs in a stack
+scratch, and applies bias and the fused epilogue after the last chunk.
+Nothing else in the suite has weights that large at every vector width
+(the threshold depends on the width's register tile), so these Convs have
+560 input channels and 3x3 windows (C x taps x tile > 128 KB at widths 16,
+8, 4 and 1), at odd sizes with batch 2:
+  same    3x3 pads 1, bias, Relu: interior and border pixels
+  s2end   3x3 stride 2 padded at the end only (TensorFlow "SAME")
+  dil     3x3 dilation 2, asymmetric pads, no bias
+  resid   3x3 + bias + Add(second input) + Relu: an epilogue with an
+          external operand read after the last chunk
+Width 1 (the scalar code) runs with --layout-block=8. Each width must show the chunk scratch ("partial") in its kernel IR
+(NCC_DEBUG_KIR), so the chunked path is what ran. 560 channels in blocks
+of 8 make 70 blocks, which the chunks do not divide (a short last chunk).
+Exit 77 when numpy/onnx/onnxruntime are missing.
+Usage: NCC=build/ncc python3 tests/py/blocked_conv_ort.py [-v]
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nccutil  # noqa: E402
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+NCC = nccutil.find_ncc()
+RTOL, ATOL = 1e-4, 1e-4  # diff_ort.py's TOL for Conv (sums in another order)
+F32 = np.float32
+VERBOSE = "-v" in sys.argv[1:]
+C, OC, H, W, N = 560, 48, 9, 11, 2
+
+
+def model(rng):
+    inits = {"w_same": nccutil.kaiming(rng, (OC, C, 3, 3)), "w_s2end": nccutil.kaiming(rng, (OC, C, 3, 3)),
+             "w_dil": nccutil.kaiming(rng, (OC, C, 3, 3)), "w_resid": nccutil.kaiming(rng, (OC, C, 3, 3))}
+    for n in ("same", "s2end", "resid"):
+        inits["b_" + n] = (rng.standard_normal(OC) * 0.1).astype(F32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w_same", "b_same"], ["c_same"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c_same"], ["y_same"]),
+        helper.make_node("Conv", ["x", "w_s2end", "b_s2end"], ["y_s2end"], strides=[2, 2],
+                         pads=[0, 0, 1, 1]),
+        helper.make_node("Conv", ["x", "w_dil"], ["y_dil"], dilations=[2, 2], pads=[2, 1, 1, 2]),
+        helper.make_node("Conv", ["x", "w_resid", "b_resid"], ["c_resid"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c_resid", "r"], ["a_resid"]),
+        helper.make_node("Relu", ["a_resid"], ["y_resid"]),
+    ]
+    outputs = ["y_same", "y_s2end", "y_dil", "y_resid"]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N, C, H, W]),
+              helper.make_tensor_value_info("r", TensorProto.FLOAT, [N, OC, H, W])]
+    g = helper.make_graph(nodes, "blocked_conv", inputs,
+                          [helper.make_empty_tensor_value_info(o) for o in outputs],
+                          initializer=[numpy_helper.from_array(a, n) for n, a in inits.items()])
+    opsets = [helper.make_opsetid("", 18)]
+    m = helper.make_model(g, opset_imports=opsets, producer_name="ncc-blocked-conv")
+    m.ir_version = helper.find_min_ir_version_for(opsets)
+    m = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
+    onnx.checker.check_model(m)
+    feeds = {"x": rng.standard_normal((N, C, H, W)).astype(F32),
+             "r": rng.standard_normal((N, OC, H, W)).astype(F32)}
+    return m, feeds
+
+
+def run_on(wd, path, feeds, expected, target, width=None):
+    env = {"NCC_DEBUG_KIR": "1", "NCC_VECTOR_WIDTH": str(width) if width else None}
+    with nccutil.environ(env):
+        sub = nccutil.subdir(wd, "%s-w%s" % (target, width))
+        # width 1 (scalar code) blocks only when asked to
+        extra = ["--no-cache"] + (["--layout-block=8"] if width == 1 else [])
+        res = nccutil.run_ncc(NCC, path, feeds, list(expected), sub, extra=extra, target=target)
+    what = "%s%s" % (target, " width %d" % width if width else "")
+    nccutil.check(not res.rc and not res.missing, "%s: %s" % (what, res.describe()))
+    if target == "cpu":
+        chunked = res.stderr.count("partial: f32 local")
+        nccutil.check(chunked == 4, "%s: %d kernel(s) with input-channel chunks, expected 4"
+                      % (what, chunked))
+    nccutil.check_close(what, expected, res.outputs, RTOL, ATOL)
+    if VERBOSE:
+        print("  ok %s" % what)
+
+
+def main():
+    rng = np.random.RandomState(20261204)
+    m, feeds = model(rng)
+    want = nccutil.run_ort(m, feeds)
+    fns = []
+    with nccutil.Workdir() as wd:
+        path = os.path.join(wd, "model.onnx")
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+
+        def on(target, width=None):
+            def fn():
+                run_on(wd, path, feeds, want, target, width)
+            fn.__name__ = "test_%s%s" % (target, "_w%d" % width if width else "")
+            return fn
+
+        fns.append(on("ref"))
+        if nccutil.target_usable(NCC, "cpu"):
+            fns += [on("cpu", w) for w in (16, 8, 4, 1)]
+        else:
+            print("note: target cpu does not run here (no LLVM): ref only")
+        return nccutil.run_cases(fns)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,6 +14,11 @@ Nothing else in the suite has weights that large at every vector width
   dil     3x3 dilation 2, asymmetric pads, no bias
   resid   3x3 + bias + Add(second input) + Relu: an epilogue with an
           external operand read after the last chunk
+Two more Convs take the other task order (conv_order: output-channel
+groups innermost, where all weights fit in L2 and the input does not) on
+a second input z[2,64,40,40] (400 KB a image):
+  order1x1  1x1 64->64, bias, Relu
+  order3x3  3x3 64->48 pads 1, bias, + Add(its own 1x1 projection of z)
 Width 1 (the scalar code) runs with --layout-block=8. Each width must show the chunk scratch ("partial") in its kernel IR
 (NCC_DEBUG_KIR), so the chunked path is what ran. 560 channels in blocks
 of 8 make 70 blocks, which the chunks do not divide (a short last chunk).
@@ -52,9 +57,22 @@ def model(rng):
         helper.make_node("Add", ["c_resid", "r"], ["a_resid"]),
         helper.make_node("Relu", ["a_resid"], ["y_resid"]),
     ]
-    outputs = ["y_same", "y_s2end", "y_dil", "y_resid"]
+    inits["w_o1"] = nccutil.kaiming(rng, (64, 64, 1, 1))
+    inits["b_o1"] = (rng.standard_normal(64) * 0.1).astype(F32)
+    inits["w_o3"] = nccutil.kaiming(rng, (48, 64, 3, 3))
+    inits["b_o3"] = (rng.standard_normal(48) * 0.1).astype(F32)
+    inits["w_op"] = nccutil.kaiming(rng, (48, 64, 1, 1))
+    nodes += [
+        helper.make_node("Conv", ["z", "w_o1", "b_o1"], ["c_o1"]),
+        helper.make_node("Relu", ["c_o1"], ["y_order1x1"]),
+        helper.make_node("Conv", ["z", "w_op"], ["p_o3"]),
+        helper.make_node("Conv", ["z", "w_o3", "b_o3"], ["c_o3"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c_o3", "p_o3"], ["y_order3x3"]),
+    ]
+    outputs = ["y_same", "y_s2end", "y_dil", "y_resid", "y_order1x1", "y_order3x3"]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N, C, H, W]),
-              helper.make_tensor_value_info("r", TensorProto.FLOAT, [N, OC, H, W])]
+              helper.make_tensor_value_info("r", TensorProto.FLOAT, [N, OC, H, W]),
+              helper.make_tensor_value_info("z", TensorProto.FLOAT, [N, 64, 40, 40])]
     g = helper.make_graph(nodes, "blocked_conv", inputs,
                           [helper.make_empty_tensor_value_info(o) for o in outputs],
                           initializer=[numpy_helper.from_array(a, n) for n, a in inits.items()])
@@ -64,7 +82,8 @@ def model(rng):
     m = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
     onnx.checker.check_model(m)
     feeds = {"x": rng.standard_normal((N, C, H, W)).astype(F32),
-             "r": rng.standard_normal((N, OC, H, W)).astype(F32)}
+             "r": rng.standard_normal((N, OC, H, W)).astype(F32),
+             "z": rng.standard_normal((N, 64, 40, 40)).astype(F32)}
     return m, feeds
 
 

@@ -46,6 +46,11 @@
 #define NB_MAX 4  /* output-channel blocks per pass */
 #define R_MAX 14  /* output pixels per pass */
 #define FLAT_BLOCK 4096
+/* cache sizes the blocked Conv's loop order assumes (conv_order, conv_chunks) */
+#define L2_BYTES (512 * 1024)
+#define CHUNK_ABOVE (128 * 1024)
+#define CHUNK_BYTES (16 * 1024)
+#define CHUNK_PIXELS 48
 
 
 /* ---- values and layouts ---- */
@@ -669,18 +674,25 @@ static void task_split(const bconv *c, kir_kernel *k, kir_expr *t, int64_t inner
   *ocb0 = MUL(REM(rest, I(ngrp)), I(c->nb));
 }
 
-/* Which tasks follow each other on a thread. Runs innermost keep one
- * group's weights hot and stream the whole input once per group: ngrp
- * times from L3 when it does not fit L2 (a 1x1 256->64 Conv at 56x56 read
- * its 3.2 MB input 4 times, at 2.3x onnxruntime's time). Where all the
- * weights fit in L2 and the input does not, the groups go innermost: each
- * run's input is read once, from L1 for every group but the first. */
-#define ORDER_L2 (256 * 1024)
+/* Which tasks follow each other on a thread, by the bytes they would
+ * bring from beyond L2 (taken as L2_BYTES):
+ *   runs innermost: a group's weights stay hot; the input the Conv reads
+ *     comes again for every group when it does not fit L2 (ResNet-50's
+ *     1x1 256->64 at 56x56 read its 3.2 MB input 4 times, at 2.26x
+ *     onnxruntime's layer time);
+ *   groups innermost: one run's input stays hot; all the weights come
+ *     again for every task when they do not fit L2 -- so a task is then
+ *     the chunked path's S runs (48 pixels), and conv_chunks chunks it.
+ * The order with fewer bytes wins; a tie keeps runs innermost. */
 
 static void conv_order(bconv *c) {
-  int64_t wbytes = c->OC * c->C * c->w.kernel[0] * c->w.kernel[1] * 4;
-  int64_t xbytes = c->C * c->H * c->W * 4;
-  c->groups_inner = c->OC / c->kb / c->nb > 1 && wbytes <= ORDER_L2 && xbytes > ORDER_L2;
+  int64_t taps = c->w.kernel[0] * c->w.kernel[1], ngrp = c->OC / c->kb / c->nb;
+  int64_t wall = c->OC * c->C * taps * 4;
+  int64_t pix = c->H * c->W < c->P * taps ? c->H * c->W : c->P * taps;
+  int64_t xread = c->C * pix * 4;
+  int64_t t_runs = xread > L2_BYTES ? ngrp * xread : xread;
+  int64_t t_groups = wall > L2_BYTES ? cdiv64(c->P, CHUNK_PIXELS) * wall : wall;
+  c->groups_inner = ngrp > 1 && t_groups < t_runs;
 }
 
 /* One parallel loop over the interior or border pixels:
@@ -721,19 +733,20 @@ static void conv_pass(bconv *c, kir_kernel *k, kir_block *top, const region *g, 
  * of at most CHUNK_BYTES, reused by S*R pixels from L1), keeping the runs'
  * partial sums in a stack scratch; bias and epilogue follow the last
  * chunk (147 KB per task, a 256->256 3x3 at 14x14: 1.1x). Smaller weights
- * stay unchunked: 37-74 KB measured the same either way (L2 serves them). */
-#define CHUNK_ABOVE (128 * 1024)
-#define CHUNK_BYTES (16 * 1024)
-#define CHUNK_PIXELS 48
+ * stay unchunked: 37-74 KB measured the same either way (L2 serves them).
+ * The groups-innermost order with all weights beyond L2 (conv_order) takes
+ * this path too, for its S runs per task, with one chunk if they fit. */
 
 static void conv_chunks(bconv *c) {
   int64_t ki = c->ki ? c->ki : 1, nblk = c->C / ki;
   int64_t blk_bytes = ki * c->w.kernel[0] * c->w.kernel[1] * c->nb * c->kb * 4;
   int64_t cbk = CHUNK_BYTES / blk_bytes;
   if (cbk < 1) cbk = 1;
-  c->nchunk = blk_bytes * nblk > CHUNK_ABOVE ? cdiv64(nblk, cbk) : 1;
+  bool streamed = c->groups_inner && c->OC * c->C * c->w.kernel[0] * c->w.kernel[1] * 4 > L2_BYTES;
+  c->nchunk = blk_bytes * nblk > CHUNK_ABOVE || streamed ? cdiv64(nblk, cbk) : 1;
   c->cbk = c->nchunk > 1 ? cdiv64(nblk, c->nchunk) : nblk;
-  c->S = c->nchunk > 1 ? cdiv64(CHUNK_PIXELS, c->R) : 1;
+  /* S runs per task (the chunked path, even with one chunk) */
+  c->S = c->nchunk > 1 || streamed ? cdiv64(CHUNK_PIXELS, c->R) : 1;
 }
 
 /* conv_pass with input-channel chunks (conv_chunks). */
@@ -806,15 +819,15 @@ static void lower_bconv(bconv *c, kir_kernel *k) {
   for (int r = 0; r < c->R; r++)
     for (int j = 0; j < c->nb; j++) c->acc[r][j] = kir_local_add(k, F32, kb);
   for (int j = 0; j < c->nb; j++) c->wl[j] = kir_local_add(k, F32, kb);
-  conv_chunks(c);
   conv_order(c);
-  if (c->nchunk > 1)
+  conv_chunks(c);
+  if (c->S > 1)
     c->bs = kir_buf_local(k, "partial", F32, c->S * c->R * c->nb * kb);
   region g;
   regions(&c->w, c->H, c->W, c->OH, c->OW, &g);
   kir_block top = kir_body_begin();
   for (int border = 0; border < 2; border++)
-    (c->nchunk > 1 ? conv_pass_chunked : conv_pass)(c, k, &top, &g, border);
+    (c->S > 1 ? conv_pass_chunked : conv_pass)(c, k, &top, &g, border);
   kir_kernel_set_body(k, &top);
   k->cost_per_elem = 2.0 * (double)(c->C * c->w.kernel[0] * c->w.kernel[1]);
 }

@@ -19,6 +19,10 @@ groups innermost, where all weights fit in L2 and the input does not) on
 a second input z[2,64,40,40] (400 KB a image):
   order1x1  1x1 64->64, bias, Relu
   order3x3  3x3 64->48 pads 1, bias, + Add(its own 1x1 projection of z)
+and one with groups innermost whose weights (640 KB) and input (640 KB an
+image, u[2,1024,12,13]) both pass L2, so its tasks are 48-pixel groups of
+runs on the chunked path (5 kernels with the scratch in all):
+  streamed  1x1 1024->160, bias, Relu
 Width 1 (the scalar code) runs with --layout-block=8. Each width must show the chunk scratch ("partial") in its kernel IR
 (NCC_DEBUG_KIR), so the chunked path is what ran. 560 channels in blocks
 of 8 make 70 blocks, which the chunks do not divide (a short last chunk).
@@ -69,10 +73,16 @@ def model(rng):
         helper.make_node("Conv", ["z", "w_o3", "b_o3"], ["c_o3"], pads=[1, 1, 1, 1]),
         helper.make_node("Add", ["c_o3", "p_o3"], ["y_order3x3"]),
     ]
-    outputs = ["y_same", "y_s2end", "y_dil", "y_resid", "y_order1x1", "y_order3x3"]
+    inits["w_st"] = nccutil.kaiming(rng, (160, 1024, 1, 1))
+    inits["b_st"] = (rng.standard_normal(160) * 0.1).astype(F32)
+    nodes += [helper.make_node("Conv", ["u", "w_st", "b_st"], ["c_st"]),
+              helper.make_node("Relu", ["c_st"], ["y_streamed"])]
+    outputs = ["y_same", "y_s2end", "y_dil", "y_resid", "y_order1x1", "y_order3x3",
+               "y_streamed"]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N, C, H, W]),
               helper.make_tensor_value_info("r", TensorProto.FLOAT, [N, OC, H, W]),
-              helper.make_tensor_value_info("z", TensorProto.FLOAT, [N, 64, 40, 40])]
+              helper.make_tensor_value_info("z", TensorProto.FLOAT, [N, 64, 40, 40]),
+              helper.make_tensor_value_info("u", TensorProto.FLOAT, [N, 1024, 12, 13])]
     g = helper.make_graph(nodes, "blocked_conv", inputs,
                           [helper.make_empty_tensor_value_info(o) for o in outputs],
                           initializer=[numpy_helper.from_array(a, n) for n, a in inits.items()])
@@ -83,7 +93,8 @@ def model(rng):
     onnx.checker.check_model(m)
     feeds = {"x": rng.standard_normal((N, C, H, W)).astype(F32),
              "r": rng.standard_normal((N, OC, H, W)).astype(F32),
-             "z": rng.standard_normal((N, 64, 40, 40)).astype(F32)}
+             "z": rng.standard_normal((N, 64, 40, 40)).astype(F32),
+             "u": rng.standard_normal((N, 1024, 12, 13)).astype(F32)}
     return m, feeds
 
 
@@ -98,7 +109,7 @@ def run_on(wd, path, feeds, expected, target, width=None):
     nccutil.check(not res.rc and not res.missing, "%s: %s" % (what, res.describe()))
     if target == "cpu":
         chunked = res.stderr.count("partial: f32 local")
-        nccutil.check(chunked == 4, "%s: %d kernel(s) with input-channel chunks, expected 4"
+        nccutil.check(chunked == 5, "%s: %d kernel(s) with input-channel chunks, expected 5"
                       % (what, chunked))
     nccutil.check_close(what, expected, res.outputs, RTOL, ATOL)
     if VERBOSE:

@@ -974,11 +974,15 @@ static void lower_pool(const ncc_node *n, const win *w, kir_kernel *k) {
     kir_expr *iw = ADD(in_pos(k, ow, w->stride[1], -w->pad_begin[1]), MUL(kir_var(k, vkw), I(w->dilation[1])));
     kir_expr *g = AND(inside(k, ih, H), inside(k, iw, W));
     kir_expr *xi = MUL(ADD(MUL(ADD(MUL(plane, I(H)), ih), I(W)), iw), I(kb));
-    kir_expr *x = kir_loadv(k, bx, kir_select(k, g, xi, I(0)), kb, kir_select(k, g, I(kb), I(0)));
+    /* a tap outside reads the image's first vector (any in-bounds address)
+     * and drops it by a select: a masked load with a run-time count cost
+     * a mask build and vmaskmovps per tap on AVX2 */
+    kir_expr *x = kir_loadv(k, bx, kir_select(k, g, xi, MUL(MUL(plane, I(H * W)), I(kb))), kb, NULL);
     kir_expr *a = kir_local_ref(k, acc);
+    kir_expr *pad = kir_splat(k, kir_const_f(k, F32, mx ? -INFINITY : 0.0), kb);
+    x = kir_select(k, g, x, pad);
     if (mx) {
-      kir_expr *ninf = kir_splat(k, kir_const_f(k, F32, -INFINITY), kb);
-      kir_assign(k, &bkw, acc, kir_bin(k, KIR_MAX, a, kir_select(k, g, x, ninf)));
+      kir_assign(k, &bkw, acc, kir_bin(k, KIR_MAX, a, x));
     } else {
       kir_assign(k, &bkw, acc, kir_bin(k, KIR_ADD, a, x));
       kir_assign(k, &bkw, cnt, kir_bin(k, KIR_ADD, kir_local_ref(k, cnt), kir_cast(k, F32, g)));

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tests/py/blocked_conv_ort.py — the blocked Conv kernel's input-channel
-chunks (codegen/lower_blocked.c, conv_pass_chunked) against ONNX Runtime.
+chunks and task orders, and the blocked pools' padding (codegen/
+lower_blocked.c) against ONNX Runtime.
 
 A blocked Conv whose weights for one task pass 128 KB walks its input
 channels in chunks, keeping partial sums of several pixel runs in a stack
@@ -23,6 +24,10 @@ and one with groups innermost whose weights (640 KB) and input (640 KB an
 image, u[2,1024,12,13]) both pass L2, so its tasks are 48-pixel groups of
 runs on the chunked path (5 kernels with the scratch in all):
   streamed  1x1 1024->160, bias, Relu
+Blocked pools read the order3x3 Conv's blocked output (negative values, so a
+padding tap must count as -inf or be left out, never as 0): MaxPool 3x3/2
+pads [1,0,0,1] with ceil_mode, AveragePool 3x3/2 pads 1 with and without
+count_include_pad; `ncc opt` must show them on blocked values.
 Width 1 (the scalar code) runs with --layout-block=8. Each width must show the chunk scratch ("partial") in its kernel IR
 (NCC_DEBUG_KIR), so the chunked path is what ran. 560 channels in blocks
 of 8 make 70 blocks, which the chunks do not divide (a short last chunk).
@@ -30,6 +35,8 @@ Exit 77 when numpy/onnx/onnxruntime are missing.
 Usage: NCC=build/ncc python3 tests/py/blocked_conv_ort.py [-v]
 """
 import os
+import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -77,8 +84,16 @@ def model(rng):
     inits["b_st"] = (rng.standard_normal(160) * 0.1).astype(F32)
     nodes += [helper.make_node("Conv", ["u", "w_st", "b_st"], ["c_st"]),
               helper.make_node("Relu", ["c_st"], ["y_streamed"])]
+    nodes += [
+        helper.make_node("MaxPool", ["c_o3"], ["y_maxpool"], kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 0, 0, 1], ceil_mode=1),
+        helper.make_node("AveragePool", ["c_o3"], ["y_avgpool"], kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("AveragePool", ["c_o3"], ["y_avgpool_pad"], kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
+    ]
     outputs = ["y_same", "y_s2end", "y_dil", "y_resid", "y_order1x1", "y_order3x3",
-               "y_streamed"]
+               "y_streamed", "y_maxpool", "y_avgpool", "y_avgpool_pad"]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N, C, H, W]),
               helper.make_tensor_value_info("r", TensorProto.FLOAT, [N, OC, H, W]),
               helper.make_tensor_value_info("z", TensorProto.FLOAT, [N, 64, 40, 40]),
@@ -116,6 +131,17 @@ def run_on(wd, path, feeds, expected, target, width=None):
         print("  ok %s" % what)
 
 
+def check_pools_blocked(path):
+    """`ncc opt` puts the three pools on NCHW8c values at layout block 8."""
+    p = subprocess.run([NCC, "opt", path, "--layout-block=8"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=nccutil.NCC_TIMEOUT)
+    out = p.stdout.decode("utf-8", "replace")
+    nccutil.check(p.returncode == 0, "ncc opt: exit %d" % p.returncode)
+    hits = re.findall(r"#nchw8c = (?:Max|Average)Pool\(", out)
+    nccutil.check(len(hits) == 3, "%d pool(s) on blocked values, expected 3:\n%s"
+                  % (len(hits), out))
+
+
 def main():
     rng = np.random.RandomState(20261204)
     m, feeds = model(rng)
@@ -133,6 +159,10 @@ def main():
             return fn
 
         fns.append(on("ref"))
+        if nccutil.target_usable(NCC, "cpu"):
+            def test_pools_blocked():
+                check_pools_blocked(path)
+            fns.append(test_pools_blocked)
         if nccutil.target_usable(NCC, "cpu"):
             fns += [on("cpu", w) for w in (16, 8, 4, 1)]
         else:

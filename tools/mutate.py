@@ -83,7 +83,8 @@ TEST_MAP = [
     # only by the precision tests' conv tile cases
     ("codegen/lower_blocked.c",
      r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.mutation_cases\.cpu|"
-     r"python\.precision\.cpu|filecheck\.codegen\.amx_bf16_conv)$",
+     r"python\.precision\.cpu|filecheck\.codegen\.amx_bf16_conv|python\.blocked_conv_ort|"
+     r"python\.conv_pads_ort)$",
      [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
     # the bf16 blocked Conv on tiles: the precision tests' conv tile cases
     ("codegen/lower_bconv_amx.c",

@@ -123,6 +123,9 @@ def run_on(wd, path, feeds, expected, target, width=None):
     what = "%s%s" % (target, " width %d" % width if width else "")
     nccutil.check(not res.rc and not res.missing, "%s: %s" % (what, res.describe()))
     if target == "cpu":
+        nccutil.check("on reference kernels" not in res.stderr,
+                      "%s: nodes fell back to reference kernels:\n%s"
+                      % (what, [l for l in res.stderr.splitlines() if "reference" in l]))
         chunked = res.stderr.count("partial: f32 local")
         nccutil.check(chunked == 5, "%s: %d kernel(s) with input-channel chunks, expected 5"
                       % (what, chunked))

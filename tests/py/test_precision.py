@@ -373,6 +373,8 @@ def main():
                     fail("%s: no kernel on the tiles" % label)
                 if env and name.startswith("conv") and "x_bf16" not in log:
                     fail("%s: not the blocked Conv tile kernel (lower_bconv_amx.c)" % label)
+                if env and "on reference kernels" in log:
+                    fail("%s: nodes fell back to reference kernels" % label)
                 tol = 2e-6
                 if tight:
                     close(got, want, tol, label)

@@ -378,8 +378,8 @@ typedef struct bconv {
   int bx, bw, bb, by;
   int acc[R_MAX][NB_MAX], wl[NB_MAX];
   bep *ep;
-  /* input-channel chunking (conv_chunks): chunks of cbk channel blocks,
-   * S runs per task, partial sums in the scratch bs; nchunk 1: none */
+  /* conv_chunks: nchunk chunks of cbk input-channel blocks, S runs per task
+   * with partial sums in the scratch bs (S 1: conv_pass, no scratch) */
   int64_t cbk, nchunk, S;
   int bs;
   bool groups_inner; /* task order (conv_order) */

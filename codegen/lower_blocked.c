@@ -684,10 +684,14 @@ static void task_split(const bconv *c, kir_kernel *k, kir_expr *t, int64_t inner
  *     again for every task when they do not fit L2 -- so a task is then
  *     the chunked path's S runs (48 pixels), and conv_chunks chunks it.
  * The order with fewer bytes wins; a tie keeps runs innermost. */
+/* Bytes of all of the Conv's f32 weights. */
+static int64_t weight_bytes(const bconv *c) {
+  return c->OC * c->C * c->w.kernel[0] * c->w.kernel[1] * 4;
+}
 
 static void conv_order(bconv *c) {
   int64_t taps = c->w.kernel[0] * c->w.kernel[1], ngrp = c->OC / c->kb / c->nb;
-  int64_t wall = c->OC * c->C * taps * 4;
+  int64_t wall = weight_bytes(c);
   int64_t pix = c->H * c->W < c->P * taps ? c->H * c->W : c->P * taps;
   int64_t xread = c->C * pix * 4;
   int64_t t_runs = xread > L2_BYTES ? ngrp * xread : xread;
@@ -736,17 +740,21 @@ static void conv_pass(bconv *c, kir_kernel *k, kir_block *top, const region *g, 
  * stay unchunked: 37-74 KB measured the same either way (L2 serves them).
  * The groups-innermost order with all weights beyond L2 (conv_order) takes
  * this path too, for its S runs per task, with one chunk if they fit. */
-
 static void conv_chunks(bconv *c) {
   int64_t ki = c->ki ? c->ki : 1, nblk = c->C / ki;
   int64_t blk_bytes = ki * c->w.kernel[0] * c->w.kernel[1] * c->nb * c->kb * 4;
   int64_t cbk = CHUNK_BYTES / blk_bytes;
   if (cbk < 1) cbk = 1;
-  bool streamed = c->groups_inner && c->OC * c->C * c->w.kernel[0] * c->w.kernel[1] * 4 > L2_BYTES;
+  bool streamed = c->groups_inner && weight_bytes(c) > L2_BYTES;
   c->nchunk = blk_bytes * nblk > CHUNK_ABOVE || streamed ? cdiv64(nblk, cbk) : 1;
   c->cbk = c->nchunk > 1 ? cdiv64(nblk, c->nchunk) : nblk;
   /* S runs per task (the chunked path, even with one chunk) */
   c->S = c->nchunk > 1 || streamed ? cdiv64(CHUNK_PIXELS, c->R) : 1;
+}
+
+/* Scratch index of pixel r's partial sums for block j in run slot rr. */
+static kir_expr *slot_at(const bconv *c, kir_kernel *k, kir_expr *rr, int r, int j) {
+  return MUL(ADD(MUL(rr, I(c->R * c->nb)), I(r * c->nb + j)), I(c->kb));
 }
 
 /* conv_pass with input-channel chunks (conv_chunks). */
@@ -784,16 +792,14 @@ static void conv_pass_chunked(bconv *c, kir_kernel *k, kir_block *top, const reg
   run_pixels(c, k, g, border, ADD(run0, rr), count, xbase, ki, p, ih0, iw0, xb);
   for (int r = 0; r < R; r++)
     for (int j = 0; j < nb; j++)
-      kir_assign(k, &br, c->acc[r][j],
-                 kir_loadv(k, c->bs, MUL(ADD(MUL(rr, I(R * nb)), I(r * nb + j)), I(kb)), kb, NULL));
+      kir_assign(k, &br, c->acc[r][j], kir_loadv(k, c->bs, slot_at(c, k, rr, r, j), kb, NULL));
   if (border)
     conv_reduce_border(c, k, &br, ocb0, xbase, xb, ih0, iw0, lo, hi);
   else
     conv_reduce(c, k, &br, ocb0, xb, lo, hi);
   for (int r = 0; r < R; r++)
     for (int j = 0; j < nb; j++)
-      kir_store(k, &br, c->bs, MUL(ADD(MUL(rr, I(R * nb)), I(r * nb + j)), I(kb)),
-                kir_local_ref(k, c->acc[r][j]), NULL);
+      kir_store(k, &br, c->bs, slot_at(c, k, rr, r, j), kir_local_ref(k, c->acc[r][j]), NULL);
   kir_body_end(lr, &br);
   kir_body_end(lc, &bc);
   /* bias, epilogue and store of every run */
@@ -803,8 +809,7 @@ static void conv_pass_chunked(bconv *c, kir_kernel *k, kir_block *top, const reg
   run_pixels(c, k, g, border, ADD(run0, re), count, xbase, ki, p, ih0, iw0, xb);
   for (int j = 0; j < nb; j++)
     for (int r = 0; r < R; r++)
-      store_acc(c, k, &be, bn, ocb0, j, p[r],
-                kir_loadv(k, c->bs, MUL(ADD(MUL(re, I(R * nb)), I(r * nb + j)), I(kb)), kb, NULL));
+      store_acc(c, k, &be, bn, ocb0, j, p[r], kir_loadv(k, c->bs, slot_at(c, k, re, r, j), kb, NULL));
   kir_body_end(le, &be);
   kir_body_end(lt, &bt);
 }

@@ -94,7 +94,11 @@ typedef enum kir_mark {
   KIR_SERIAL = 0,
   KIR_PARALLEL,
   KIR_VECTOR, /* factor = lanes */
-  KIR_UNROLL, /* factor = unroll count (full unroll when trip <= factor) */
+  KIR_UNROLL, /* factor = unroll count: a full unroll by the emitter when
+               * trip <= factor (constant bounds, at most 64), else LLVM is
+               * told to unroll by factor (<= 64); unroll(1) keeps a loop
+               * rolled (a body ncc unrolled already, on which LLVM's
+               * unroller would only spend compile time) */
   /* GPU kernels only (codegen/cstyle; the LLVM emitter never sees them):
    * a gpu.group loop spreads its iterations over work-groups (thread
    * blocks); a gpu.thread loop, directly inside one, spans exactly `factor`

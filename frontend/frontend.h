@@ -94,6 +94,12 @@ ncc_status onnx_tensor_to_const(ncc_graph *g, const Onnx__TensorProto *t,
 ncc_status onnx_tensor_to_value(ncc_graph *g, const Onnx__TensorProto *t,
                                 const char *name, const char *what,
                                 ncc_value **out);
+/* The same for a tensor read exactly once (a main-graph initializer):
+ * raw_data big enough to matter is taken over, not copied, and t keeps
+ * no data (the decoded model must not be read for it again). */
+ncc_status onnx_tensor_take_value(ncc_graph *g, Onnx__TensorProto *t,
+                                  const char *name, const char *what,
+                                  ncc_value **out);
 
 /* ---- onnx_ops.c ---- */
 

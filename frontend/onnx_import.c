@@ -22,7 +22,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "frontend.h"
 #include "ir/budget.h"
@@ -172,7 +175,13 @@ static ncc_status add_initializers(onnx_ctx *c) {
       return ncc_budget_check(total, w);
     }
     ncc_value *v;
-    st = onnx_tensor_to_value(c->g, t, name, what, &v);
+    /* the model graph's initializers are read once, so their buffers can
+     * join the graph without a copy (the decoded model is this import's
+     * own: import_bytes); a subgraph's copy, to stay safe wherever a
+     * subgraph may be imported again */
+    st = c->parent ? onnx_tensor_to_value(c->g, t, name, what, &v)
+                   : onnx_tensor_take_value(c->g, (Onnx__TensorProto *)t,
+                                            name, what, &v);
     if (st) return st;
   }
   return NCC_OK;
@@ -1012,6 +1021,7 @@ typedef struct pb_alloc_state {
 static void *pb_alloc(void *ud, size_t n) {
   void *p = ncc_malloc(n);
   if (!p) ((pb_alloc_state *)ud)->failed = true;
+  else ncc_prefault(p, n); /* a weight's raw_data, copied in next */
   return p;
 }
 
@@ -1116,12 +1126,41 @@ ncc_status onnx_read_file(const char *path, uint8_t **buf, size_t *len) {
   return NCC_OK;
 }
 
+/* A regular file mapped read-only (NULL when it cannot be: not a regular
+ * file, empty, too big, or mmap failed; the caller then reads it). The
+ * decoder copies what it keeps, so the mapping only replaces read()'s
+ * copy into fresh memory: about half of ResNet-50's import time. */
+static const uint8_t *map_file(const char *path, size_t *len) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat sb;
+  void *p = MAP_FAILED;
+  if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+      (uint64_t)sb.st_size <= ONNX_MAX_FILE) {
+    int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+    flags |= MAP_POPULATE; /* one call faults the whole file in */
+#endif
+    p = mmap(NULL, (size_t)sb.st_size, PROT_READ, flags, fd, 0);
+  }
+  close(fd);
+  if (p == MAP_FAILED) return NULL;
+  *len = (size_t)sb.st_size;
+  return p;
+}
+
 ncc_status ncc_graph_import_onnx(const char *path, ncc_graph **out) {
   if (!path || !out)
     return ncc_error(NCC_ERR_USAGE, "ncc_graph_import_onnx: NULL argument");
   *out = NULL;
-  uint8_t *buf;
   size_t len;
+  const uint8_t *map = map_file(path, &len);
+  if (map) {
+    ncc_status st = ncc_graph_import_onnx_buffer(map, len, path, out);
+    munmap((void *)map, len);
+    return st;
+  }
+  uint8_t *buf;
   ncc_status st = onnx_read_file(path, &buf, &len);
   if (st) {
     ncc_frontend_error_file(path);

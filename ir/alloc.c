@@ -3,8 +3,11 @@
  * Everything libncc allocates goes through ncc_malloc & co., so a test can
  * install an allocator that fails the Nth allocation and check that every
  * path reports NCC_ERR_NOMEM instead of crashing. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ir.h"
 
@@ -53,6 +56,25 @@ void ncc_free(void *p, size_t n) {
   if (p) alloc_fn(alloc_ud, p, n, 0);
 }
 
+/* Below this a few traps cost less than the call. */
+#define PREFAULT_MIN ((size_t)1 << 20)
+
+void ncc_prefault(void *p, size_t n) {
+#ifdef MADV_POPULATE_WRITE
+  static long page;
+  if (!page) page = sysconf(_SC_PAGESIZE);
+  if (!p || n < PREFAULT_MIN || page <= 0) return;
+  uintptr_t mask = (uintptr_t)page - 1;
+  uintptr_t a = ((uintptr_t)p + mask) & ~mask, e = ((uintptr_t)p + n) & ~mask;
+  /* advice only: a kernel before 5.14 says EINVAL and the pages fault in
+   * one by one as before */
+  if (e > a) (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 /* ---- arena: a list of blocks; large requests get a block of their own ---- */
 struct ncc_arena_block {
   ncc_arena_block *next;
@@ -62,12 +84,23 @@ struct ncc_arena_block {
 
 #define ARENA_BLOCK (64 * 1024)
 
+/* an adopted buffer; the record itself lives in the arena's blocks */
+struct ncc_arena_adopted {
+  ncc_arena_adopted *next;
+  void *p;
+  size_t n;
+};
+
 void ncc_arena_init(ncc_arena *a) {
   a->head = NULL;
+  a->adopted = NULL;
   a->used_bytes = 0;
 }
 
 void ncc_arena_release(ncc_arena *a) {
+  /* the adopted buffers first: their records are in the blocks */
+  for (ncc_arena_adopted *d = a->adopted; d; d = d->next) ncc_free(d->p, d->n);
+  a->adopted = NULL;
   ncc_arena_block *b = a->head;
   while (b) {
     ncc_arena_block *n = b->next;
@@ -112,6 +145,18 @@ void *ncc_arena_alloc_uninit(ncc_arena *a, size_t n) {
   }
   void *p = b->mem + b->used;
   b->used += n;
+  a->used_bytes += n;
+  return p;
+}
+
+void *ncc_arena_adopt(ncc_arena *a, void *p, size_t n) {
+  if (!p || ((uintptr_t)p & 15)) return NULL;
+  ncc_arena_adopted *d = ncc_arena_alloc_uninit(a, sizeof *d);
+  if (!d) return NULL;
+  d->p = p;
+  d->n = n;
+  d->next = a->adopted;
+  a->adopted = d;
   a->used_bytes += n;
   return p;
 }

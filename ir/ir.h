@@ -29,10 +29,17 @@ ncc_status ncc_verror(ncc_status st, const char *fmt, va_list ap);
 /* ---- allocation through the hook ---- */
 /* ncc_malloc, ncc_calloc, ncc_realloc, ncc_free: ncc.h. */
 
+/* Faults in the pages of a fresh buffer of n bytes that is about to be
+ * written whole, in one call instead of one trap per page (big buffers
+ * only; a no-op where the kernel cannot). Weight packing is mostly this. */
+void ncc_prefault(void *p, size_t n);
+
 /* ---- arena ---- */
 typedef struct ncc_arena_block ncc_arena_block;
+typedef struct ncc_arena_adopted ncc_arena_adopted;
 typedef struct ncc_arena {
   ncc_arena_block *head;
+  ncc_arena_adopted *adopted; /* buffers taken over by ncc_arena_adopt */
   size_t used_bytes; /* statistics */
 } ncc_arena;
 
@@ -44,6 +51,11 @@ void *ncc_arena_alloc_uninit(ncc_arena *a, size_t n);
 char *ncc_arena_strdup(ncc_arena *a, const char *s);
 char *ncc_arena_strndup(ncc_arena *a, const char *s, size_t n);
 void *ncc_arena_memdup(ncc_arena *a, const void *p, size_t n);
+/* Takes over p, an ncc_malloc'd buffer of n bytes, so that it lives (and is
+ * freed) with the arena: a weight decoded into its own buffer joins the
+ * graph without a copy. Returns p, or NULL (p still the caller's) when p
+ * is not 16-aligned as arena memory is, or on OOM. */
+void *ncc_arena_adopt(ncc_arena *a, void *p, size_t n);
 
 /* ncc_tensor_alloc without zeroing, for buffers a kernel writes whole
  * (zeroing a graph output first would be a second pass over memory). */

@@ -466,7 +466,7 @@ static void emit_assign(R *r, const kir_stmt *s) {
 }
 
 static void emit_for_seq(R *r, const kir_stmt *s) {
-  if (s->mark == KIR_UNROLL && r->L->unroll_pragma) {
+  if (s->mark == KIR_UNROLL && s->factor != 1 && r->L->unroll_pragma) {
     indent(r);
     OUT("%s\n", r->L->unroll_pragma);
   }

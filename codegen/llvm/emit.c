@@ -28,6 +28,7 @@
  */
 #include <math.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 #include <string.h>
 
 #include "llvm.h"
@@ -1435,6 +1436,28 @@ static void emit_store(emitter *E, const kir_stmt *s) {
   call_intrinsic(E, "llvm.masked.scatter", ovl, 2, args, 4);
 }
 
+/* An unroll(u) loop the emitter did not expand: its latch branch gets
+ * llvm.loop metadata, llvm.loop.unroll.disable for u = 1, else
+ * llvm.loop.unroll.count u, so LLVM's unroller does what the lowering
+ * chose without its cost analysis (on the blocked Conv's reduction loops
+ * that analysis was half of the optimisation time). The loop ID must refer
+ * to itself: built through a temporary node. */
+static void unroll_hint(emitter *E, LLVMValueRef latch_br, int factor) {
+  static const char off[] = "llvm.loop.unroll.disable",
+                    count[] = "llvm.loop.unroll.count";
+  LLVMMetadataRef hint[2];
+  hint[0] = factor == 1 ? LLVMMDStringInContext2(E->ctx, off, sizeof off - 1)
+                        : LLVMMDStringInContext2(E->ctx, count, sizeof count - 1);
+  hint[1] = LLVMValueAsMetadata(LLVMConstInt(E->t_i32, (unsigned)factor, 0));
+  LLVMMetadataRef disable = LLVMMDNodeInContext2(E->ctx, hint, factor == 1 ? 1 : 2);
+  LLVMMetadataRef self = LLVMTemporaryMDNode(E->ctx, NULL, 0);
+  LLVMMetadataRef ops[2] = {self, disable};
+  LLVMMetadataRef id = LLVMMDNodeInContext2(E->ctx, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, id);
+  LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(E->ctx, "llvm.loop", 9),
+                  LLVMMetadataAsValue(E->ctx, id));
+}
+
 /* A counted loop [lo, hi) with step `step`, body emitted by emit_stmts with
  * the variable bound to the induction value. Returns the value of the
  * induction variable on exit (the first value that failed the test). */
@@ -1462,7 +1485,9 @@ static LLVMValueRef emit_counted_loop(emitter *E, const kir_stmt *s,
   memo_pop(E->memo, mark);
   LLVMValueRef next = LLVMBuildAdd(E->b, iv, i64c(E, step), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(E->b);
-  LLVMBuildBr(E->b, head);
+  LLVMValueRef back = LLVMBuildBr(E->b, head);
+  if (s->mark == KIR_UNROLL && s->factor >= 1 && s->factor <= 64)
+    unroll_hint(E, back, s->factor);
   LLVMValueRef in_vals[2] = {lo, next};
   LLVMBasicBlockRef in_bbs[2] = {pre, latch};
   LLVMAddIncoming(iv, in_vals, in_bbs, 2);

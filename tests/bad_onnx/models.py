@@ -90,6 +90,13 @@ def good_models():
     keep(init("bool_raw", np.array([True, False])), TensorProto.BOOL, [2])
     keep(init("scalar_raw", np.array(2.5, dtype=np.float32)), F32, [])
     keep(init("empty_raw", np.zeros((0, 3), dtype=np.float32)), F32, [0, 3])
+    # Big enough (>= 4 KB) for the importer to take the decoded buffer over
+    # instead of copying it; bool's bytes 0/3/6 still read as 0/1/1.
+    keep(init("f32_big_raw", np.arange(3000, dtype=np.float32) * 0.25 - 100),
+         F32, [3000])
+    big_bool = TensorProto(name="bool_big_raw", data_type=TensorProto.BOOL,
+                           dims=[5000], raw_data=bytes(i % 3 * 3 for i in range(5000)))
+    keep(big_bool, TensorProto.BOOL, [5000])
     out["inits"] = model(nodes, [], outs, inits)
 
     # Constant nodes in each form.

@@ -63,6 +63,9 @@ TEST_MAP = [
     # the signal handler's cleanup is exercised by the driver's file tests
     ("ir/atomic_file.c", r"^(unit\.test_atomic_file|files\.test_files)$",
      [CLI, "test_atomic_file"]),
+    # the ONNX importer: its unit test (fixtures from the onnx package, the
+    # allocation-failure walk) and the malformed-model corpus
+    ("frontend/*.c", r"^(unit\.test_onnx|onnx\..*|files\.test_files)$", [CLI, "test_onnx"]),
     ("ir/*.c",
      r"^(unit\.test_(ir|shape|text|attrs|window|passes)|ops\.rest|filecheck\.rt_.*)$",
      [CLI, "test_ir", "test_shape", "test_text", "test_attrs", "test_window", "test_passes",
@@ -74,7 +77,7 @@ TEST_MAP = [
     # the precision tests' tile cases)
     ("codegen/llvm/*.c",
      r"^(ops\.cpu\.w8|ops\.cpu\.w1|python\.qkernels_ort(\.tiles)?|python\.precision\.cpu|"
-     r"filecheck\.codegen\.amx_.*)$",
+     r"filecheck\.codegen\.(amx_.*|blocked_conv_unroll))$",
      [CLI, "test_backend_ops"]),
     ("codegen/lower_amx.c",
      r"^(python\.qkernels_ort(\.tiles)?|python\.precision\.cpu|filecheck\.codegen\.amx_.*)$",
@@ -84,7 +87,7 @@ TEST_MAP = [
     ("codegen/lower_blocked.c",
      r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.mutation_cases\.cpu|"
      r"python\.precision\.cpu|filecheck\.codegen\.amx_bf16_conv|python\.blocked_conv_ort|"
-     r"python\.conv_pads_ort)$",
+     r"python\.conv_pads_ort|filecheck\.codegen\.blocked_conv_unroll)$",
      [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
     # the bf16 blocked Conv on tiles: the precision tests' conv tile cases
     ("codegen/lower_bconv_amx.c",

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "test_alloc.h"
 
@@ -428,6 +429,48 @@ static void test_garbage_and_nesting(void **state) {
   free(deep);
 }
 
+/* onnx_tensor_take_value directly: a big, 16-aligned raw_data becomes the
+ * constant's data (the tensor keeps none); a small one, or one not aligned
+ * as arena memory is, is copied and stays the tensor's. */
+static void take_case(ncc_graph *g, const char *name, size_t n, size_t skew, bool taken) {
+  unsigned char *buf = ncc_malloc(n * sizeof(float) + 16);
+  assert_non_null(buf);
+  float *vals = (float *)(buf + skew);
+  for (size_t i = 0; i < n; i++) vals[i] = (float)i * 0.5f - 3;
+  Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+  int64_t dims[1] = {(int64_t)n};
+  t.n_dims = 1;
+  t.dims = dims;
+  t.has_data_type = 1;
+  t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  t.has_raw_data = 1;
+  t.raw_data.data = (uint8_t *)vals;
+  t.raw_data.len = n * sizeof(float);
+  ncc_value *v = NULL;
+  assert_int_equal(onnx_tensor_take_value(g, &t, name, name, &v), NCC_OK);
+  assert_non_null(v);
+  assert_int_equal(v->shape.d[0], (int64_t)n);
+  if (taken) {
+    assert_ptr_equal(v->data, vals); /* the graph frees it */
+    assert_null(t.raw_data.data);
+  } else {
+    assert_ptr_not_equal(v->data, vals);
+    assert_ptr_equal(t.raw_data.data, vals);
+    for (size_t i = 0; i < n; i++) assert_true(((float *)v->data)[i] == (float)i * 0.5f - 3);
+    ncc_free(buf, 0);
+  }
+}
+
+static void test_take_value(void **state) {
+  (void)state;
+  ncc_graph *g = ncc_graph_new("take");
+  assert_non_null(g);
+  take_case(g, "big", 4096, 0, true);      /* 16 KB, malloc-aligned */
+  take_case(g, "small", 100, 0, false);    /* under 4 KB */
+  take_case(g, "unaligned", 4096, 4, false);
+  ncc_graph_free(g);
+}
+
 /* ---- allocation failure ---- */
 
 /* Every allocation of importing fixture `name` fails in turn: NOMEM, no
@@ -466,6 +509,7 @@ static void test_allocation_failures(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_initializers),
+      cmocka_unit_test(test_take_value),
       cmocka_unit_test(test_constants),
       cmocka_unit_test(test_reduce_opset13),
       cmocka_unit_test(test_symbolic_dims),

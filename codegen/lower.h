@@ -120,6 +120,13 @@ kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d);
 ncc_status ncc_lower_finish(kir_kernel *k, ncc_status st, const char *what,
                             kir_kernel **out);
 
+/* fn(ctx, lo, hi) over [0, n) in parts of at least `grain`, on up to
+ * ncc_options.compile_threads threads (0: one per online core; the caller
+ * is one of them), for compile-time work on big weights such as packing.
+ * Parts that cannot get a thread run on the caller. */
+typedef void (*ncc_lower_part_fn)(void *ctx, int64_t lo, int64_t hi);
+void ncc_lower_parallel(int64_t n, int64_t grain, ncc_lower_part_fn fn, void *ctx);
+
 /* A buffer bound to `data` (bytes long, ncc_malloc'd): constants prepared
  * at compile time, owned by the kernel from now on. */
 int ncc_lower_data_buf(kir_kernel *k, const char *name, ncc_dtype dt, void *data,

@@ -425,24 +425,39 @@ static void pick_tile(int64_t ocb, int kb, int vw, int64_t P, int *nb, int *R) {
 }
 
 /* Packed weights [OC/kb][IC][KH][KW][kb] (depthwise: IC = 1). */
+typedef struct pack_job {
+  float *dst;
+  const float *src;
+  int64_t taps;
+  int kb;
+} pack_job;
+
+/* Output blocks [lo, hi): written in order, kb source rows read side by
+ * side (no division per element); each part faults in its own pages. */
+static void pack_blocks(void *ctx, int64_t lo, int64_t hi) {
+  const pack_job *p = ctx;
+  int64_t taps = p->taps, kb = p->kb;
+  ncc_prefault(p->dst + lo * kb * taps, (size_t)((hi - lo) * kb * taps) * sizeof(float));
+  for (int64_t ob = lo; ob < hi; ob++) {
+    float *d = p->dst + ob * kb * taps;
+    const float *s = p->src + ob * kb * taps;
+    for (int64_t t = 0; t < taps; t++, d += kb)
+      for (int j = 0; j < kb; j++) d[j] = s[j * taps + t];
+  }
+}
+
 static int pack_conv_weights(kir_kernel *k, const ncc_value *wt, int kb) {
   int64_t oc = wt->shape.d[0], taps = wt->shape.d[1] * wt->shape.d[2] * wt->shape.d[3];
   size_t count = (size_t)(oc * taps);
   double t0 = ncc_ctime_pack_begin();
   float *dst = ncc_malloc(count * sizeof(float));
   if (!dst) return -1;
-  ncc_prefault(dst, count * sizeof(float));
-  const float *src = wt->data;
   /* the blocked layout has whole output blocks (layout pass) */
   NCC_ASSERT(oc % kb == 0);
-  /* written in order, kb source rows read side by side: no division per
-   * element (this loop was a fifth of ResNet-50's warm compile) */
-  for (int64_t o0 = 0; o0 < oc; o0 += kb) {
-    float *d = dst + o0 * taps;
-    const float *s = src + o0 * taps;
-    for (int64_t t = 0; t < taps; t++, d += kb)
-      for (int j = 0; j < kb; j++) d[j] = s[j * taps + t];
-  }
+  pack_job job = {dst, wt->data, taps, kb};
+  /* parts of at least 256 KB: a thread costs more than packing less */
+  int64_t grain = (256 << 10) / (int64_t)sizeof(float) / (kb * taps) + 1;
+  ncc_lower_parallel(oc / kb, grain, pack_blocks, &job);
   ncc_ctime_pack_end(t0);
   int b = kir_buf_add(k, "packed_w", F32, false);
   bind_data(k, b, dst, count);

@@ -2,10 +2,51 @@
  * as expressions, the end of a lowering, layout and window checks, operand
  * strides over a view of the output. */
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../ir/index_data.h"
+#include "../ir/options.h"
 #include "lower.h"
+
+typedef struct lower_part {
+  ncc_lower_part_fn fn;
+  void *ctx;
+  int64_t lo, hi;
+} lower_part;
+
+static void *run_part(void *arg) {
+  lower_part *p = arg;
+  p->fn(p->ctx, p->lo, p->hi);
+  return NULL;
+}
+
+void ncc_lower_parallel(int64_t n, int64_t grain, ncc_lower_part_fn fn, void *ctx) {
+  enum { MAX_PARTS = 64 };
+  long t = ncc_opts()->compile_threads;
+  if (t <= 0) t = sysconf(_SC_NPROCESSORS_ONLN);
+  int64_t parts = grain > 0 ? n / grain : n;
+  if (parts > t) parts = t;
+  if (parts > MAX_PARTS) parts = MAX_PARTS;
+  if (parts <= 1) {
+    if (n > 0) fn(ctx, 0, n);
+    return;
+  }
+  lower_part part[MAX_PARTS];
+  pthread_t tid[MAX_PARTS];
+  bool started[MAX_PARTS] = {false};
+  for (int64_t i = 0; i < parts; i++)
+    part[i] = (lower_part){fn, ctx, n * i / parts, n * (i + 1) / parts};
+  for (int64_t i = 1; i < parts; i++)
+    started[i] = pthread_create(&tid[i], NULL, run_part, &part[i]) == 0;
+  run_part(&part[0]);
+  for (int64_t i = 1; i < parts; i++) {
+    if (started[i]) pthread_join(tid[i], NULL);
+    else run_part(&part[i]); /* no thread: the caller does it */
+  }
+}
 
 kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d) {
   return ncc_dim_is_sym(d) ? kir_sym(k, ncc_dim_sym_id(d)) : kir_const_i(k, d);

@@ -61,8 +61,8 @@ void ncc_free(void *p, size_t n) {
 
 void ncc_prefault(void *p, size_t n) {
 #ifdef MADV_POPULATE_WRITE
-  static long page;
-  if (!page) page = sysconf(_SC_PAGESIZE);
+  long page = sysconf(_SC_PAGESIZE); /* cheap; no shared state: packing
+                                        threads call this at once */
   if (!p || n < PREFAULT_MIN || page <= 0) return;
   uintptr_t mask = (uintptr_t)page - 1;
   uintptr_t a = ((uintptr_t)p + mask) & ~mask, e = ((uintptr_t)p + n) & ~mask;

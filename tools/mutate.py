@@ -107,6 +107,11 @@ TEST_MAP = [
      r"^(python\.qkernels_ort(\.tiles)?|unit\.test_lower_rules|"
      r"filecheck\.codegen\.amx_(int8|qconv).*)$",
      [CLI, "test_lower_rules"]),
+    # the shared helpers, the blocked Conv's weight packing among their users
+    ("codegen/lower_util.c",
+     r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.mutation_cases\.cpu|"
+     r"python\.blocked_conv_ort)$",
+     [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
     # fused epilogues (lower_gx.c, lower_util.c's operand strides) are
     # reached only through the fusion tests
     ("codegen/*.c",

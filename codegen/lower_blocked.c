@@ -704,6 +704,11 @@ static void task_split(const bconv *c, kir_kernel *k, kir_expr *t, int64_t inner
   *ocb0 = MUL(REM(rest, I(ngrp)), I(c->nb));
 }
 
+/* Bytes of all of the Conv's f32 weights. */
+static int64_t weight_bytes(const bconv *c) {
+  return c->OC * c->C * c->w.kernel[0] * c->w.kernel[1] * 4;
+}
+
 /* Which tasks follow each other on a thread, by the bytes they would
  * bring from beyond L2 (taken as L2_BYTES):
  *   runs innermost: a group's weights stay hot; the input the Conv reads
@@ -714,11 +719,6 @@ static void task_split(const bconv *c, kir_kernel *k, kir_expr *t, int64_t inner
  *     again for every task when they do not fit L2 -- so a task is then
  *     the chunked path's S runs (48 pixels), and conv_chunks chunks it.
  * The order with fewer bytes wins; a tie keeps runs innermost. */
-/* Bytes of all of the Conv's f32 weights. */
-static int64_t weight_bytes(const bconv *c) {
-  return c->OC * c->C * c->w.kernel[0] * c->w.kernel[1] * 4;
-}
-
 static void conv_order(bconv *c) {
   int64_t taps = c->w.kernel[0] * c->w.kernel[1], ngrp = c->OC / c->kb / c->nb;
   int64_t wall = weight_bytes(c);

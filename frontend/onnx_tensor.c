@@ -341,9 +341,15 @@ ncc_status onnx_tensor_to_const(ncc_graph *g, const Onnx__TensorProto *t,
   return onnx_tensor_data(t, what, out->dtype, numel, out->data);
 }
 
-ncc_status onnx_tensor_to_value(ncc_graph *g, const Onnx__TensorProto *t,
-                                const char *name, const char *what,
-                                ncc_value **out) {
+/* Below this a copy costs less than the bookkeeping of a taken buffer. */
+#define TAKE_MIN_BYTES 4096
+
+/* onnx_tensor_to_value and onnx_tensor_take_value: `take` is t itself when
+ * its raw_data may be taken over (NULL: always copied). Bool is copied, as
+ * its bytes are normalised while decoding. */
+static ncc_status tensor_value(ncc_graph *g, const Onnx__TensorProto *t,
+                               Onnx__TensorProto *take, const char *name,
+                               const char *what, ncc_value **out) {
   *out = NULL;
   ncc_dtype dt;
   ncc_shape shape;
@@ -352,48 +358,43 @@ ncc_status onnx_tensor_to_value(ncc_graph *g, const Onnx__TensorProto *t,
   if (name && ncc_graph_find_value(g, name))
     return ncc_error(NCC_ERR_INPUT, "value '" ONNX_NAME "' is defined twice",
                      name);
-  if ((st = check_data(t, what, dt, ncc_shape_numel(&shape)))) return st;
-  /* Allocated zeroed, then decoded in place: no second copy of weights. */
-  ncc_value *v = ncc_graph_add_const(g, name, dt, &shape, NULL);
-  if (!v) return NCC_ERR_NOMEM;
-  st = onnx_tensor_data(t, what, dt, ncc_shape_numel(&shape), v->data);
+  int64_t numel = ncc_shape_numel(&shape);
+  if ((st = check_data(t, what, dt, numel))) return st;
+  size_t bytes = (size_t)numel * ncc_dtype_size(dt);
+  ncc_value *v;
+  if (take && t->has_raw_data && bytes >= TAKE_MIN_BYTES && dt != NCC_DT_BOOL) {
+    v = ncc_graph_add_value(g, name, NCC_VAL_CONST, dt, &shape);
+    if (!v) return NCC_ERR_NOMEM;
+    /* raw_data was ncc_malloc'd by the decoder (onnx_unpack's allocator) */
+    v->data = ncc_arena_adopt(&g->arena, take->raw_data.data, bytes);
+    if (v->data) {
+      take->raw_data.data = NULL; /* the graph owns it now */
+      take->raw_data.len = 0;
+      *out = v;
+      return NCC_OK;
+    }
+    /* unaligned (a custom allocator) or OOM: decoded below, a copy */
+    v->data = ncc_arena_alloc_uninit(&g->arena, bytes);
+    if (!v->data) return NCC_ERR_NOMEM;
+  } else {
+    /* Allocated zeroed, then decoded in place: no second copy of weights. */
+    v = ncc_graph_add_const(g, name, dt, &shape, NULL);
+    if (!v) return NCC_ERR_NOMEM;
+  }
+  st = onnx_tensor_data(t, what, dt, numel, v->data);
   if (st) return st;
   *out = v;
   return NCC_OK;
 }
 
-/* Below this a copy costs less than the bookkeeping of a taken buffer. */
-#define TAKE_MIN_BYTES 4096
+ncc_status onnx_tensor_to_value(ncc_graph *g, const Onnx__TensorProto *t,
+                                const char *name, const char *what,
+                                ncc_value **out) {
+  return tensor_value(g, t, NULL, name, what, out);
+}
 
 ncc_status onnx_tensor_take_value(ncc_graph *g, Onnx__TensorProto *t,
                                   const char *name, const char *what,
                                   ncc_value **out) {
-  *out = NULL;
-  if (!t->has_raw_data || t->raw_data.len < TAKE_MIN_BYTES)
-    return onnx_tensor_to_value(g, t, name, what, out);
-  ncc_dtype dt;
-  ncc_shape shape;
-  ncc_status st = onnx_tensor_header(t, what, &dt, &shape);
-  if (st) return st;
-  /* bool needs its bytes normalised: the copying path does that */
-  if (dt == NCC_DT_BOOL) return onnx_tensor_to_value(g, t, name, what, out);
-  if (name && ncc_graph_find_value(g, name))
-    return ncc_error(NCC_ERR_INPUT, "value '" ONNX_NAME "' is defined twice",
-                     name);
-  if ((st = check_data(t, what, dt, ncc_shape_numel(&shape)))) return st;
-  ncc_value *v = ncc_graph_add_value(g, name, NCC_VAL_CONST, dt, &shape);
-  if (!v) return NCC_ERR_NOMEM;
-  /* raw_data was ncc_malloc'd by the decoder (onnx_unpack's allocator) */
-  v->data = ncc_arena_adopt(&g->arena, t->raw_data.data, t->raw_data.len);
-  if (!v->data) { /* unaligned (a custom allocator) or OOM: copy */
-    v->data = ncc_arena_alloc_uninit(&g->arena, t->raw_data.len);
-    if (!v->data) return NCC_ERR_NOMEM;
-    memcpy(v->data, t->raw_data.data, t->raw_data.len);
-    *out = v;
-    return NCC_OK;
-  }
-  t->raw_data.data = NULL; /* the graph owns it now */
-  t->raw_data.len = 0;
-  *out = v;
-  return NCC_OK;
+  return tensor_value(g, t, t, name, what, out);
 }

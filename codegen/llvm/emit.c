@@ -1449,9 +1449,9 @@ static void unroll_hint(emitter *E, LLVMValueRef latch_br, int factor) {
   hint[0] = factor == 1 ? LLVMMDStringInContext2(E->ctx, off, sizeof off - 1)
                         : LLVMMDStringInContext2(E->ctx, count, sizeof count - 1);
   hint[1] = LLVMValueAsMetadata(LLVMConstInt(E->t_i32, (unsigned)factor, 0));
-  LLVMMetadataRef disable = LLVMMDNodeInContext2(E->ctx, hint, factor == 1 ? 1 : 2);
+  LLVMMetadataRef opt = LLVMMDNodeInContext2(E->ctx, hint, factor == 1 ? 1 : 2);
   LLVMMetadataRef self = LLVMTemporaryMDNode(E->ctx, NULL, 0);
-  LLVMMetadataRef ops[2] = {self, disable};
+  LLVMMetadataRef ops[2] = {self, opt};
   LLVMMetadataRef id = LLVMMDNodeInContext2(E->ctx, ops, 2);
   LLVMMetadataReplaceAllUsesWith(self, id);
   LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(E->ctx, "llvm.loop", 9),

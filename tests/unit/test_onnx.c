@@ -453,6 +453,7 @@ static void take_case(ncc_graph *g, const char *name, size_t n, size_t skew, boo
   if (taken) {
     assert_ptr_equal(v->data, vals); /* the graph frees it */
     assert_null(t.raw_data.data);
+    assert_int_equal(t.raw_data.len, 0); /* the tensor says it holds nothing */
   } else {
     assert_ptr_not_equal(v->data, vals);
     assert_ptr_equal(t.raw_data.data, vals);

@@ -78,7 +78,6 @@ ncc_status ncc_infer_node(ncc_graph *g, const ncc_node *n, const ncc_tinfo *in,
   if ((unsigned)n->op >= NCC_OP_COUNT)
     return ncc_error(NCC_ERR_INPUT, "node #%d has an invalid op", n->id);
   ictx c = {.g = g, .n = n, .in = in, .out = out};
-  ncc_node_label(n, c.label, sizeof c.label);
   const ncc_op_info *info = &ncc_op_table[n->op];
   ncc_status st;
   if ((st = check_arity(&c, "inputs", n->n_in, info->min_in, info->max_in)) ||

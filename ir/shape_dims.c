@@ -24,7 +24,12 @@ ncc_si_fail(ictx *c, ncc_status st, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return ncc_error(st, "%s: %s", c->label, msg);
+  return ncc_error(st, "%s: %s", ncc_si_label(c), msg);
+}
+
+const char *ncc_si_label(ictx *c) {
+  if (!c->label[0]) ncc_node_label(c->n, c->label, sizeof c->label);
+  return c->label;
 }
 
 ncc_status ncc_si_nomem(void) {

@@ -125,7 +125,7 @@ static ncc_status bcast_inputs(ictx *c, int first, int count, ncc_shape *out) {
   ncc_shape s = IN(c, first)->shape;
   for (int i = first + 1; i < first + count; i++) {
     if (ncc_broadcast_shapes(c->g, &s, &IN(c, i)->shape, &s)) {
-      ncc_error_prefix("%s", c->label);
+      ncc_error_prefix("%s", ncc_si_label(c));
       return NCC_ERR_INPUT;
     }
   }

@@ -39,7 +39,7 @@ ncc_status ncc_rule_matmul(ictx *c) {
   memcpy(ba.d, a.d, sizeof(int64_t) * (size_t)ba.rank);
   memcpy(bb.d, b.d, sizeof(int64_t) * (size_t)bb.rank);
   if (ncc_broadcast_shapes(c->g, &ba, &bb, &o)) {
-    ncc_error_prefix("%s: batch dims", c->label);
+    ncc_error_prefix("%s: batch dims", ncc_si_label(c));
     return NCC_ERR_INPUT;
   }
   if (ra > 1) o.d[o.rank++] = a.d[a.rank - 2];

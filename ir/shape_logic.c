@@ -27,7 +27,7 @@ static ncc_status bcast_all(ictx *c, int count, ncc_shape *out) {
   ncc_shape s = IN(c, 0)->shape;
   for (int i = 1; i < count; i++) {
     if (ncc_broadcast_shapes(c->g, &s, &IN(c, i)->shape, &s)) {
-      ncc_error_prefix("%s", c->label);
+      ncc_error_prefix("%s", ncc_si_label(c));
       return NCC_ERR_INPUT;
     }
   }

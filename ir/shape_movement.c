@@ -509,7 +509,7 @@ ncc_status ncc_rule_expand(ictx *c) {
   if ((st = ncc_si_check_dtype(c, 0, DT_ANY)) || (st = ncc_si_shape_input(c, 1, &s)))
     return st;
   if (ncc_broadcast_shapes(c->g, &x->shape, &s, &o)) {
-    ncc_error_prefix("%s", c->label);
+    ncc_error_prefix("%s", ncc_si_label(c));
     return NCC_ERR_INPUT;
   }
   set_out(c, 0, x->dtype, &o);

@@ -19,7 +19,8 @@ typedef struct ictx {
   const ncc_node *n;
   const ncc_tinfo *in; /* n->n_in entries */
   ncc_tinfo *out;      /* n->n_out entries */
-  char label[192];
+  char label[192];     /* "" until ncc_si_label: formatting it for every
+                          node of every run cost more than some kernels */
 } ictx;
 
 /* Product of dims kept as (static part, list of symbols), so that symbols
@@ -62,6 +63,8 @@ static inline void set_content(ncc_tinfo *t, const int64_t *v, int n) {
 __attribute__((format(printf, 3, 4))) ncc_status
 ncc_si_fail(ictx *c, ncc_status st, const char *fmt, ...);
 ncc_status ncc_si_nomem(void);
+/* "node 'x' (Op)", formatted on first use. */
+const char *ncc_si_label(ictx *c);
 const char *ncc_si_fmt_shape(const ncc_graph *g, const ncc_shape *s, char *buf,
                              size_t cap);
 bool ncc_si_sym_is_fresh(const ncc_graph *g, int64_t d);

@@ -430,6 +430,9 @@ typedef struct ncc_lower_request {
   /* Print each kernel's IR to the kernel-IR dump when that dump is on
    * (ir/options.h). */
   bool dump;
+  /* No kernel for a standalone view node (ncc_node_is_view): the host
+   * executor hands the input's buffer on (runtime/exec.c). */
+  bool skip_views;
 } ncc_lower_request;
 
 /* Lower graph g with its fuse plan fp (NULL: no groups). kernels[i] (one

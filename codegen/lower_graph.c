@@ -67,7 +67,7 @@ ncc_status ncc_lower_graph(const ncc_graph *g, const ncc_fuse_plan *fp,
       const ncc_fuse_group *gr = &fp->groups[fp->group_of[i]];
       if (kernels[gr->members[gr->n_members - 1]->id]) continue; /* fused */
     }
-    if (!t->supports(n)) continue;
+    if (!t->supports(n) || (rq->skip_views && ncc_node_is_view(n))) continue;
     kernel_name(name, sizeof name, rq, i, n->op, "");
     double t0 = ncc_ctime_now(), p0 = ncc_ctime_pack_total();
     ncc_status st = t->lower_node(n, name, &rq->opts, &kernels[i]);

@@ -390,6 +390,11 @@ ncc_status ncc_module_compile_opts(const ncc_graph *g, const char *target,
 int ncc_module_num_threads(const ncc_module *m);
 int ncc_module_num_kernels(const ncc_module *m);      /* compiled */
 int ncc_module_num_host_kernels(const ncc_module *m); /* run by ref kernels */
+/* Nodes that hand their input's buffer on under another shape (Reshape,
+ * Flatten, Squeeze, Unsqueeze, Identity): neither a kernel nor a copy.
+ * Every node is compiled (or inside a compiled group), a host kernel, or a
+ * view. */
+int ncc_module_num_views(const ncc_module *m);
 /* What a module did not compile: the nodes of its graph (graph order) that
  * run on the host through their reference kernels, each with its ONNX op
  * name, node name ("" when it has none), index and why it was not compiled:

@@ -347,6 +347,13 @@ const char *ncc_attr_string(const ncc_node *n, const char *name,
   return a && a->kind == NCC_ATTR_STRING ? a->s : dflt;
 }
 
+bool ncc_node_is_view(const ncc_node *n) {
+  if (!ncc_op_is_view(n->op)) return false;
+  const ncc_value *x = n->n_in > 0 ? n->in[0] : NULL, *y = n->n_out == 1 ? n->out[0] : NULL;
+  return x && y && x->dtype == y->dtype && x->dtype != NCC_DT_UNDEF &&
+         x->layout.kind == NCC_LAYOUT_PLAIN && y->layout.kind == NCC_LAYOUT_PLAIN;
+}
+
 const char *ncc_node_label(const ncc_node *n, char *buf, size_t cap) {
   if (n->name && n->name[0])
     snprintf(buf, cap, "node '%s' (%s)", n->name, ncc_op_name(n->op));

@@ -322,6 +322,11 @@ const int64_t *ncc_attr_ints(const ncc_node *n, const char *name, int *count);
 const char *ncc_attr_string(const ncc_node *n, const char *name,
                             const char *dflt);
 
+/* Whether node n's one output is its input 0's bytes under another shape:
+ * a view op (ncc_op_is_view) on plain layouts, one dtype. Executors hand
+ * the input's buffer on instead of copying it (runtime/exec.c, the GPU
+ * executor, the AOT library's plan). */
+bool ncc_node_is_view(const ncc_node *n);
 /* Printable name of a node for diagnostics: "'name' (Op)" or "#id (Op)". */
 const char *ncc_node_label(const ncc_node *n, char *buf, size_t cap);
 /* ncc_error with the message prefixed by the node's label. */

@@ -13,6 +13,20 @@
  * root's declared shape is checked as for any node. Lifetimes count every
  * member as acting at the root's position.
  *
+ * Views: a standalone node with no kernel that only re-shapes its input
+ * (ncc_node_is_view: Reshape, Flatten, Squeeze, Unsqueeze, Identity) gets
+ * its input's buffer, not a copy. Its source value then lives until the
+ * view's last reader (or the end of the run for a graph output), and the
+ * view itself has no storage of its own.
+ *
+ * Shape memo: a node whose outputs are small, not graph outputs, and
+ * depend only on the symbols the graph inputs bind (a Shape of a value
+ * whose dims are static or such symbols, and everything computed from
+ * those and constants alone: the Gather/Concat/Unsqueeze chains of a
+ * dynamic-batch export) runs on the first run of a binding; its outputs
+ * are kept, and later runs with the same symbol values take them without
+ * running the node (const-fold's work, once per binding).
+ *
  * Buffer plan (the planner is passes/memplan.c, shared with the `memplan`
  * pass): intermediates get offsets in one arena, two values sharing bytes
  * only when their lifetimes (producing step to last reading step) are
@@ -56,6 +70,16 @@ struct ncc_exec {
   int max_in, max_out;
   bool dirty;         /* groups changed: recompute lifetimes */
   bool *virt;         /* per value: inside a group, never stored */
+  bool *view;         /* per node: a view step (no kernel, no copy) */
+  int *src;           /* per value: the value whose bytes it views, or -1 */
+  /* the shape memo */
+  bool *memo;         /* per node: its outputs are kept per binding */
+  ncc_tensor *kept;   /* per value: a memo node's output, owned */
+  int64_t *memo_key;  /* the symbols of the binding `kept` holds */
+  bool memo_valid;    /* kept holds every memo output of memo_key */
+  bool memo_hit;      /* this run's binding is memo_key: skip memo nodes */
+  bool memo_lost;     /* this run could not keep an output (no memory) */
+  bool any_memo;
   /* buffer plan */
   int *def;           /* per value: producing node index, -1 none */
   size_t *size_now;   /* per value: bytes in the current run */
@@ -90,6 +114,13 @@ void ncc_exec_free(ncc_exec *x) {
   ncc_free(x->plan_off, 0);
   ncc_free(x->arena_raw, 0);
   ncc_free(x->virt, 0);
+  ncc_free(x->view, 0);
+  ncc_free(x->src, 0);
+  if (x->kept)
+    for (int v = 0; v < x->g->n_values; v++) ncc_tensor_free(&x->kept[v]);
+  ncc_free(x->kept, 0);
+  ncc_free(x->memo, 0);
+  ncc_free(x->memo_key, 0);
   ncc_free(x->lin_a, 0);
   ncc_free(x->lin_b, 0);
   ncc_free(x->lin_oa, 0);
@@ -123,9 +154,15 @@ ncc_status ncc_exec_create(const ncc_graph *g, ncc_exec **out) {
   x->plan_size = ncc_calloc(nv + 1, sizeof *x->plan_size);
   x->plan_off = ncc_calloc(nv + 1, sizeof *x->plan_off);
   x->virt = ncc_calloc(nv + 1, sizeof *x->virt);
+  x->view = ncc_calloc((size_t)g->n_nodes + 1, sizeof *x->view);
+  x->src = ncc_calloc(nv + 1, sizeof *x->src);
+  x->memo = ncc_calloc((size_t)g->n_nodes + 1, sizeof *x->memo);
+  x->kept = ncc_calloc(nv + 1, sizeof *x->kept);
+  x->memo_key = ncc_calloc((size_t)g->n_syms + 1, sizeof *x->memo_key);
   if (!x->steps || !x->last_use || !x->is_output || !x->vals || !x->syms ||
       !x->tin || !x->tout || !x->inp || !x->def || !x->size_now ||
-      !x->plan_size || !x->plan_off || !x->virt) {
+      !x->plan_size || !x->plan_off || !x->virt || !x->view || !x->src || !x->memo ||
+      !x->kept || !x->memo_key) {
     ncc_exec_free(x);
     return NCC_ERR_NOMEM;
   }
@@ -145,11 +182,64 @@ static bool is_virtual(const ncc_exec *x, int i) {
   return x->steps[i].root >= 0 && x->steps[i].root != i;
 }
 
-/* Lifetimes (def, last_use) and the values inside groups. */
+/* Outputs of at most this many bytes are kept by the shape memo. */
+#define MEMO_MAX_BYTES 4096
+
+/* Whether symbol `sym` is a dim of some graph input (bound before a run). */
+static bool sym_bound_by_inputs(const ncc_graph *g, int sym) {
+  for (int i = 0; i < g->n_inputs; i++)
+    for (int d = 0; d < g->inputs[i]->shape.rank; d++)
+      if (g->inputs[i]->shape.d[d] == ncc_dim_sym(sym)) return true;
+  return false;
+}
+
+/* v's dims are known once the graph inputs are bound. */
+static bool dims_bound(const ncc_graph *g, const ncc_value *v) {
+  for (int d = 0; d < v->shape.rank; d++) {
+    int64_t dd = v->shape.d[d];
+    if (ncc_dim_is_sym(dd) ? !sym_bound_by_inputs(g, ncc_dim_sym_id(dd)) : dd < 0)
+      return false;
+  }
+  return v->shape.rank >= 0;
+}
+
+/* Whether value v's content is fixed by the binding: a constant, or a kept
+ * or viewed output of such nodes. */
+static bool fixed_content(const ncc_exec *x, const ncc_value *v) {
+  if (v->kind == NCC_VAL_CONST) return true;
+  if (x->src[v->id] >= 0) v = x->g->values[x->src[v->id]];
+  if (v->kind == NCC_VAL_CONST) return true;
+  return v->producer && x->memo[v->producer->id];
+}
+
+/* Node i's outputs depend on the binding alone and are small enough to
+ * keep (finalize: the nodes before i are decided). */
+static bool memo_node(const ncc_exec *x, int i) {
+  const ncc_graph *g = x->g;
+  const ncc_node *n = g->nodes[i];
+  if (x->steps[i].root >= 0 || x->view[i] || ncc_ref_allocates_outputs(n)) return false;
+  for (int k = 0; k < n->n_out; k++) {
+    const ncc_value *v = n->out[k];
+    size_t bytes;
+    if (!v) continue;
+    if (x->is_output[v->id] || v->dtype == NCC_DT_UNDEF || !ncc_shape_is_static(&v->shape) ||
+        !ncc_dims_nbytes(ncc_dtype_size(v->dtype), v->shape.rank, v->shape.d, &bytes) ||
+        bytes > MEMO_MAX_BYTES)
+      return false;
+  }
+  bool dims_only = n->op == NCC_OP_SHAPE || n->op == NCC_OP_SIZE;
+  for (int k = 0; k < n->n_in; k++) {
+    const ncc_value *v = n->in[k];
+    if (v && !(dims_only ? dims_bound(g, v) : fixed_content(x, v))) return false;
+  }
+  return n->n_in > 0;
+}
+
+/* Lifetimes (def, last_use), the values inside groups and the views. */
 static void finalize(ncc_exec *x) {
   const ncc_graph *g = x->g;
   for (int v = 0; v < g->n_values; v++) {
-    x->last_use[v] = x->def[v] = -1;
+    x->last_use[v] = x->def[v] = x->src[v] = -1;
     x->virt[v] = false;
   }
   for (int i = 0; i < g->n_nodes; i++) {
@@ -162,6 +252,21 @@ static void finalize(ncc_exec *x) {
     for (int k = 0; k < n->n_in; k++)
       if (n->in[k] && x->last_use[n->in[k]->id] < step_pos(x, i))
         x->last_use[n->in[k]->id] = step_pos(x, i);
+    x->view[i] = x->steps[i].root < 0 && !x->steps[i].fn && ncc_node_is_view(n);
+    if (x->view[i]) {
+      int in = n->in[0]->id;
+      x->src[n->out[0]->id] = x->src[in] >= 0 ? x->src[in] : in;
+    }
+  }
+  x->any_memo = false;
+  for (int i = 0; i < g->n_nodes; i++) x->any_memo |= x->memo[i] = memo_node(x, i);
+  x->memo_valid = false;
+  /* a source lives while any view of it is read (graph order: a view's
+   * readers come after its source's) */
+  for (int v = 0; v < g->n_values; v++) {
+    int s = x->src[v];
+    int end = x->is_output[v] ? g->n_nodes : x->last_use[v];
+    if (s >= 0 && end > x->last_use[s]) x->last_use[s] = end;
   }
   x->dirty = false;
 }
@@ -195,6 +300,7 @@ void ncc_exec_set_kernel(ncc_exec *x, int i, ncc_exec_kernel_fn fn,
   NCC_ASSERT(i >= 0 && i < x->g->n_nodes);
   x->steps[i].fn = fn;
   x->steps[i].kctx = kctx;
+  x->dirty = true; /* whether node i is a view depends on its kernel */
 }
 
 void ncc_exec_bind_syms(const ncc_graph *g, int64_t *syms, const ncc_value *v,
@@ -303,6 +409,7 @@ static void release_all(ncc_exec *x) {
  * outputs of a data-dependent op, which its kernel allocates). */
 static bool plannable(const ncc_exec *x, const ncc_value *v) {
   return v && !x->is_output[v->id] && x->def[v->id] >= 0 && !x->virt[v->id] &&
+         x->src[v->id] < 0 &&
          !ncc_ref_allocates_outputs(x->g->nodes[x->def[v->id]]);
 }
 
@@ -419,14 +526,6 @@ static void make_plan(ncc_exec *x) {
   ncc_free(ob, 0);
 }
 
-/* Whether symbol `sym` is a dim of some graph input (bound before a run). */
-static bool sym_bound_by_inputs(const ncc_graph *g, int sym) {
-  for (int i = 0; i < g->n_inputs; i++)
-    for (int d = 0; d < g->inputs[i]->shape.rank; d++)
-      if (g->inputs[i]->shape.d[d] == ncc_dim_sym(sym)) return true;
-  return false;
-}
-
 /* The plan linear in the batch, made once from the declared shapes. */
 static void make_linear_plan(ncc_exec *x) {
   const ncc_graph *g = x->g;
@@ -489,8 +588,59 @@ static ncc_status bind_dynamic(ncc_exec *x, const ncc_value *v, ncc_tensor *t) {
   return ncc_exec_check_declared(x->syms, v, t);
 }
 
+/* Free value v when node i was its last reader, and with it the value v
+ * views when i was the last reader of any view of it. */
+static void free_if_dead(ncc_exec *x, const ncc_value *v, int i) {
+  if (x->last_use[v->id] == i && !x->is_output[v->id]) ncc_tensor_free(&x->vals[v->id]);
+  int s = x->src[v->id];
+  if (s >= 0 && x->last_use[s] == i && !x->is_output[s]) ncc_tensor_free(&x->vals[s]);
+}
+
+/* A view step: the output takes input 0's bytes under the inferred shape. */
+static ncc_status run_view(ncc_exec *x, const ncc_node *n) {
+  const ncc_value *v = n->out[0];
+  const ncc_tensor *in = x->inp[0];
+  ncc_tensor *t = &x->vals[v->id];
+  memset(t, 0, sizeof *t);
+  t->dtype = x->tout[0].dtype;
+  t->rank = x->tout[0].shape.rank;
+  for (int d = 0; d < t->rank; d++) t->dims[d] = x->tout[0].shape.d[d];
+  if (t->dtype != in->dtype || ncc_tensor_nbytes(t) != ncc_tensor_nbytes(in))
+    return ncc_node_error(n, NCC_ERR_INTERNAL, "a view of %zu bytes as %zu",
+                          ncc_tensor_nbytes(in), ncc_tensor_nbytes(t));
+  t->data = in->data; /* borrowed: the source is freed after the last view */
+  ncc_exec_bind_syms(x->g, x->syms, v, t);
+  return NCC_OK;
+}
+
+/* Keep node i's outputs for the later runs of this binding. */
+static void keep_outputs(ncc_exec *x, const ncc_node *n) {
+  for (int k = 0; k < n->n_out; k++) {
+    const ncc_value *v = n->out[k];
+    if (!v) continue;
+    const ncc_tensor *t = &x->vals[v->id];
+    ncc_tensor *kt = &x->kept[v->id];
+    ncc_tensor_free(kt);
+    if (ncc_tensor_alloc_uninit(kt, t->dtype, t->rank, t->dims) != NCC_OK) {
+      x->memo_lost = true;
+      continue;
+    }
+    if (ncc_tensor_nbytes(t)) memcpy(kt->data, t->data, ncc_tensor_nbytes(t));
+  }
+}
+
 static ncc_status run_node(ncc_exec *x, int i) {
   const ncc_node *n = x->g->nodes[i];
+  if (x->memo[i] && x->memo_hit) { /* kept from the first run of this binding */
+    for (int k = 0; k < n->n_out; k++)
+      if (n->out[k]) {
+        x->vals[n->out[k]->id] = x->kept[n->out[k]->id];
+        x->vals[n->out[k]->id].owns_data = 0;
+      }
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k]) free_if_dead(x, n->in[k], i);
+    return NCC_OK;
+  }
   for (int k = 0; k < n->n_in; k++) {
     if (n->in[k]) {
       x->inp[k] = &x->vals[n->in[k]->id];
@@ -517,6 +667,12 @@ static ncc_status run_node(ncc_exec *x, int i) {
       for (int d = 0; d < t->rank; d++) t->dims[d] = x->tout[k].shape.d[d];
       ncc_exec_bind_syms(x->g, x->syms, v, t);
     }
+    return NCC_OK;
+  }
+  if (x->view[i]) {
+    if ((st = run_view(x, n)) != NCC_OK) return st;
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k]) free_if_dead(x, n->in[k], i);
     return NCC_OK;
   }
   /* Most nodes have one output; Split may have many. */
@@ -568,16 +724,11 @@ static ncc_status run_node(ncc_exec *x, int i) {
   }
   ncc_free(heap, 0);
   if (st != NCC_OK) return st;
+  if (x->memo[i]) keep_outputs(x, n);
   /* Free what is dead now: inputs read for the last time, unused outputs. */
-  for (int k = 0; k < n->n_in; k++) {
-    const ncc_value *v = n->in[k];
-    if (v && x->last_use[v->id] == i && !x->is_output[v->id])
-      ncc_tensor_free(&x->vals[v->id]);
-  }
-  for (int e = 0; e < s->n_ext; e++) {
-    const ncc_value *v = s->ext[e];
-    if (x->last_use[v->id] == i && !x->is_output[v->id]) ncc_tensor_free(&x->vals[v->id]);
-  }
+  for (int k = 0; k < n->n_in; k++)
+    if (n->in[k]) free_if_dead(x, n->in[k], i);
+  for (int e = 0; e < s->n_ext; e++) free_if_dead(x, s->ext[e], i);
   for (int k = 0; k < n->n_out; k++) {
     const ncc_value *v = n->out[k];
     if (v && x->last_use[v->id] < 0 && !x->is_output[v->id])
@@ -593,7 +744,7 @@ static ncc_status run_node(ncc_exec *x, int i) {
 static ncc_status run_nodes_profiled(ncc_exec *x, ncc_prof *prof) {
   ncc_status st = NCC_OK;
   for (int i = 0; i < x->g->n_nodes && st == NCC_OK; i++) {
-    if (is_virtual(x, i)) {
+    if (is_virtual(x, i) || x->view[i]) { /* no work of its own */
       st = run_node(x, i);
       continue;
     }
@@ -664,6 +815,13 @@ static ncc_status exec_run(ncc_exec *x, const ncc_tensor *in, int n_in, ncc_tens
     for (int s = 0; s < g->n_syms && s < 8; s++) x->budget_syms[s] = x->syms[s];
     x->budget_checked = true;
   }
+  /* the shape memo serves this run when its symbols are the kept ones */
+  size_t key_bytes = sizeof *x->syms * (size_t)g->n_syms;
+  x->memo_hit = st == NCC_OK && x->memo_valid && !memcmp(x->memo_key, x->syms, key_bytes);
+  if (st == NCC_OK && x->any_memo && !x->memo_hit) {
+    x->memo_valid = x->memo_lost = false;
+    memcpy(x->memo_key, x->syms, key_bytes);
+  }
   if (st == NCC_OK && !x->lin_tried) make_linear_plan(x);
   if (st == NCC_OK && x->lin_ok) use_linear_plan(x);
   if (st == NCC_OK) {
@@ -674,6 +832,7 @@ static ncc_status exec_run(ncc_exec *x, const ncc_tensor *in, int n_in, ncc_tens
     else
       st = run_nodes_profiled(x, prof);
   }
+  if (st == NCC_OK && x->any_memo && !x->memo_hit) x->memo_valid = !x->memo_lost;
   if (st == NCC_OK) st = into ? fill_user_outputs(x, out, n_out) : take_outputs(x, out, n_out);
   x->user_out = NULL;
   /* Moved outputs no longer own their data; the rest is released here. */

@@ -41,6 +41,7 @@ typedef struct ncc_backend {
                          ncc_tensor *out, int n_out);
   int (*num_kernels)(const void *state);      /* compiled kernels */
   int (*num_host_kernels)(const void *state); /* nodes run by ref kernels */
+  int (*num_views)(const void *state); /* optional: view nodes (NULL: 0) */
   /* Node i (graph order) runs through its reference kernel on the host:
    * not inside any compiled kernel (ncc_module_host_nodes). */
   bool (*on_host)(const void *state, int i);

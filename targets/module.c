@@ -372,6 +372,10 @@ int ncc_module_profile_get(ncc_module *m, ncc_profile_event *out, int cap) {
   return n;
 }
 
+int ncc_module_num_views(const ncc_module *m) {
+  return m && m->be->num_views ? m->be->num_views(m->state) : 0;
+}
+
 int ncc_module_step_of(const ncc_module *m, int i, const char **kernel_name) {
   if (kernel_name) *kernel_name = NULL;
   if (!m || i < 0 || i >= m->g->n_nodes) return -1;

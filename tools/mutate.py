@@ -117,6 +117,11 @@ TEST_MAP = [
     ("codegen/*.c",
      r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.mutation_cases\.cpu)$",
      [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
+    # the host executor: views and the shape memo have their own suites
+    ("runtime/exec.c",
+     r"^(unit\.test_cpu_module|ops\.cpu\.w8|python\.views_ort|python\.shape_memo_ort|"
+     r"memory\.test_memory)$",
+     [CLI, "test_cpu_module", "test_backend_ops"]),
     ("runtime/ref/*.c", r"^(unit\.test_ref_(core|nn)|ops\.rest|python\.mutation_cases)$",
      [CLI, "test_ref_core", "test_ref_nn", "test_backend_ops"]),
 ]

@@ -13,8 +13,6 @@
 
 /* ---- lowering (gpu_lower.c) ---- */
 bool ncc_gpu_supports_op(const ncc_node *n);
-/* Reshape-like nodes that alias their input's device buffer. */
-bool ncc_gpu_alias_op(const ncc_node *n);
 ncc_status ncc_gpu_lower_node(const ncc_node *n, const char *name,
                               const ncc_lower_opts *o, kir_kernel **out);
 /* Elementwise, reduce and epilogue groups (the contraction as the tiled

@@ -444,14 +444,9 @@ static ncc_status lower_gemm(const gprob *p, const ncc_fuse_group *gr, const cha
 
 /* ---- dispatch ---- */
 
-bool ncc_gpu_alias_op(const ncc_node *n) {
-  return ncc_op_is_view(n->op) && ncc_lower_plain(n) && n->n_in >= 1 && n->in[0] &&
-         n->n_out == 1 && n->out[0] && n->in[0]->dtype == n->out[0]->dtype;
-}
-
 bool ncc_gpu_supports_op(const ncc_node *n) {
   gprob p;
-  if (ncc_gpu_alias_op(n)) return false;
+  if (ncc_node_is_view(n)) return false;
   /* blocked layouts are a CPU schedule: such nodes run on the host */
   if (!ncc_lower_plain(n)) return false;
   return analyse(n, &p) || ncc_lower_supports(n);
@@ -492,7 +487,7 @@ ncc_status ncc_gpu_lower_group(const ncc_fuse_group *gr, const char *name,
 ncc_status ncc_gpu_lower_node(const ncc_node *n, const char *name,
                               const ncc_lower_opts *o, kir_kernel **out) {
   *out = NULL;
-  if (ncc_gpu_alias_op(n) || !ncc_lower_plain(n)) return NCC_ERR_UNSUPPORTED;
+  if (ncc_node_is_view(n) || !ncc_lower_plain(n)) return NCC_ERR_UNSUPPORTED;
   gprob p;
   if (analyse(n, &p)) return lower_gemm(&p, NULL, name, out);
   ncc_status st = ncc_lower_node(n, name, o, out);

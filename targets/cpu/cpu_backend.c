@@ -2,8 +2,9 @@
  *
  * Compile: every fused group (passes/fusion.h) that lowers as a whole, and
  * every other node some lowering handles, becomes a kernel (kernel IR ->
- * LLVM IR); the rest run as host (reference) kernels in the shared
- * executor. Kernels that are structurally identical (kir_dedupe: the same
+ * LLVM IR); nodes that only re-shape their input run as views (the
+ * executor hands the input's buffer on: no kernel, no copy); the rest run
+ * as host (reference) kernels in the shared executor. Kernels that are structurally identical (kir_dedupe: the same
  * kernel IR up to names and weight pointers, as in repeated blocks) are
  * emitted and optimized once and share one function, so compile time grows
  * with the number of distinct kernels, not with depth. The distinct ones go
@@ -52,6 +53,7 @@ typedef struct cpu_state {
   cpu_kernel *ks; /* per node (a group's in its root's slot); fn NULL: none */
   int n_compiled; /* kernels launched (a fused group counts once) */
   int n_host;     /* nodes run by reference kernels */
+  int n_views;    /* nodes the executor runs as views (no kernel, no copy) */
   bool *host;     /* per node: run by its reference kernel */
   int n_distinct; /* functions compiled */
 } cpu_state;
@@ -233,7 +235,8 @@ static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
                .amx_int8 = amx_tiles(h, "amx-int8"),
                .amx_bf16 = amx_tiles(h, "amx-bf16")},
       .name_by_anchor = true,
-      .dump = true};
+      .dump = true,
+      .skip_views = true};
   int nk = 0;
   st = ncc_lower_graph(g, fp, &rq, kernels, gk, &nk);
   if (st != NCC_OK) goto done;
@@ -273,7 +276,10 @@ static ncc_status cpu_compile(const ncc_graph *g, const ncc_backend_opts *opts,
   for (int i = 0; i < g->n_nodes; i++) {
     int gi = fp->group_of[i];
     if (gi >= 0 && gk[gi]) continue;
-    if (!kernels[i]) {
+    if (kernels[i]) continue;
+    if (ncc_node_is_view(g->nodes[i])) {
+      s->n_views++;
+    } else {
       s->n_host++;
       s->host[i] = true;
     }
@@ -314,6 +320,10 @@ static int cpu_num_host(const void *state) {
   return ((const cpu_state *)state)->n_host;
 }
 
+static int cpu_num_views(const void *state) {
+  return ((const cpu_state *)state)->n_views;
+}
+
 static bool cpu_on_host(const void *state, int i) {
   return ((const cpu_state *)state)->host[i];
 }
@@ -335,6 +345,7 @@ const ncc_backend ncc_backend_cpu = {
     .run_into = cpu_run_into,
     .num_kernels = cpu_num_kernels,
     .num_host_kernels = cpu_num_host,
+    .num_views = cpu_num_views,
     .on_host = cpu_on_host,
     .step_of = cpu_step_of,
     .free = cpu_free,

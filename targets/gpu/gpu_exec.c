@@ -480,7 +480,7 @@ static ncc_status run_node(ncc_gpu_module *m, int i) {
       if (n->out[k]) m->v[n->out[k]->id].dev_valid = true;
     return st;
   }
-  if (ncc_gpu_alias_op(n)) {
+  if (ncc_node_is_view(n)) {
     gval *x = &m->v[n->in[0]->id], *y = &m->v[n->out[0]->id];
     if (x->dev_valid && ncc_tensor_numel(&x->t) == ncc_tensor_numel(&y->t)) {
       y->alias = n->in[0]->id;

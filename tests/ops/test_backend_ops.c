@@ -122,11 +122,12 @@ static void run_case(const job *j, const ncc_graph *g) {
     for (int k = 0; k < n_in; k++) ncc_tensor_free(&in[k]);
   }
   int nk = ncc_module_num_kernels(m), nh = ncc_module_num_host_kernels(m);
+  int nv = ncc_module_num_views(m);
   int want = op_case_expected_kernels(c, j->target);
   ncc_module_free(m);
-  if (nk + nh != ncc_graph_num_nodes(g))
-    fail_msg("%s: %d kernels + %d host kernels for %d nodes", c->name, nk, nh,
-             ncc_graph_num_nodes(g));
+  if (nk + nh + nv != ncc_graph_num_nodes(g))
+    fail_msg("%s: %d kernels + %d host kernels + %d views for %d nodes", c->name, nk, nh,
+             nv, ncc_graph_num_nodes(g));
   if (nk != want)
     fail_msg("%s: %s compiled %d of the %d nodes, expected %d", c->name, t, nk,
              ncc_graph_num_nodes(g), want);

@@ -31,8 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nccutil  # noqa: E402
 
 import numpy as np  # noqa: E402
-import onnx  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
 
 NCC = nccutil.find_ncc()
 RTOL, ATOL = 1e-4, 1e-4  # diff_ort.py's TOL for Conv (sums in another order)
@@ -55,15 +54,7 @@ PLAIN = [
 
 
 def finish(nodes, inputs, outputs, inits):
-    g = helper.make_graph(nodes, "conv_pads", inputs,
-                          [helper.make_empty_tensor_value_info(o) for o in outputs],
-                          initializer=[numpy_helper.from_array(a, n) for n, a in inits.items()])
-    opsets = [helper.make_opsetid("", 18)]
-    m = helper.make_model(g, opset_imports=opsets, producer_name="ncc-conv-pads")
-    m.ir_version = helper.find_min_ir_version_for(opsets)
-    m = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
-    onnx.checker.check_model(m)
-    return m
+    return nccutil.checked_model(nodes, "conv_pads", inputs, outputs, inits)
 
 
 def plain_model(rng):

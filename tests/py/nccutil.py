@@ -353,6 +353,23 @@ def kaiming(rng, shape):
     return (rng.standard_normal(shape) * np.sqrt(2.0 / fan)).astype(np.float32)
 
 
+def checked_model(nodes, name, inputs, outputs, inits, opset=18):
+    """An ONNX model of `nodes` (default domain at `opset`) with `inputs`
+    (value infos), `outputs` (names, types left to inference) and `inits`
+    ({name: array}), shape-inferred in strict mode and checked: a test's
+    model the ONNX tools accept, so a mismatch is ncc's."""
+    from onnx import helper, numpy_helper
+    g = helper.make_graph(nodes, name, inputs,
+                          [helper.make_empty_tensor_value_info(o) for o in outputs],
+                          initializer=[numpy_helper.from_array(a, n) for n, a in inits.items()])
+    opsets = [helper.make_opsetid("", opset)]
+    m = helper.make_model(g, opset_imports=opsets, producer_name="ncc-" + name)
+    m.ir_version = helper.find_min_ir_version_for(opsets)
+    m = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
+    onnx.checker.check_model(m)
+    return m
+
+
 @contextlib.contextmanager
 def environ(values):
     """os.environ with `values` set (None: unset) inside the block."""

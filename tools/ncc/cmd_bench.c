@@ -33,6 +33,7 @@ typedef struct bench_common {
   int64_t warmup, iters;
   double compile_ms;
   int kernels;
+  int views; /* nodes run as views of their input: no kernel, no copy */
   int threads; /* kernel threads the module runs with at most */
   cli_affinity affinity;
   bool ref_target; /* target ref: every node is a reference kernel */
@@ -198,7 +199,7 @@ static void print_json(const bench_result *r) {
   cli_json_number(r->rcv);
   printf(", \"noisy\": %s, \"throughput_per_s\": ", cli_noisy(r->rcv) ? "true" : "false");
   cli_json_number(throughput(r));
-  printf(", \"kernels\": %d, ", c->kernels);
+  printf(", \"kernels\": %d, \"views\": %d, ", c->kernels, c->views);
   if (c->ref_target) printf("\"reference_kernels\": null");
   else cli_refk_json(&c->refk);
   printf(", \"threads\": %d, ", c->threads);
@@ -235,6 +236,7 @@ static void print_table(const bench_result *r) {
          cli_noisy(r->rcv) ? "  noisy (robust cv > 10%): do not rank" : "");
   printf("%-12s %.2f /s\n", "throughput", throughput(r));
   printf("%-12s %d\n", "kernels", c->kernels);
+  if (c->views) printf("%-12s %d (nodes that re-shape their input: no kernel, no copy)\n", "views", c->views);
   if (!c->ref_target) printf("%-12s %s\n", "ref kernels", cli_refk_text(&c->refk, t, sizeof t));
   cli_affinity_text(&c->affinity, t, sizeof t);
   printf("%-12s %d, %s\n", "threads", c->threads, t);
@@ -271,6 +273,7 @@ static ncc_status bench_loaded(ncc_graph *g, const cli_opts *o, bench_common *c,
     c->ct.compile_ms = c->compile_ms;
     /* Every node is a kernel: compiled, or run by a reference kernel. */
     c->kernels = ncc_module_num_kernels(m) + ncc_module_num_host_kernels(m);
+    c->views = ncc_module_num_views(m);
     c->threads = ncc_module_num_threads(m);
     c->ref_target = strcmp(ncc_module_target(m), "ref") == 0;
     cli_refk_collect(m, &c->refk);

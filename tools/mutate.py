@@ -117,6 +117,10 @@ TEST_MAP = [
     ("codegen/*.c",
      r"^(ops\.cpu\.w8|unit\.test_lower_rules|unit\.test_fusion\.w8|python\.mutation_cases\.cpu)$",
      [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
+    # the cpu backend around the kernels: what it compiles, counts, installs
+    ("targets/cpu/*.c",
+     r"^(unit\.test_cpu_module|ops\.cpu\.w8|python\.views_ort|python\.blocked_conv_ort)$",
+     [CLI, "test_cpu_module", "test_backend_ops"]),
     # the host executor: views and the shape memo have their own suites
     ("runtime/exec.c",
      r"^(unit\.test_cpu_module|ops\.cpu\.w8|python\.views_ort|python\.shape_memo_ort|"

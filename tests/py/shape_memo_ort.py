@@ -7,7 +7,8 @@ the same symbol values take the kept outputs. One compiled module (libncc
 in this process, bench/harness/ncclib.py) runs a dynamic-batch model at
 the batches 2, 2, 5, 2, 1, 1, 5 in that order, on cpu and ref, each run
 against ONNX Runtime: a memo served for the wrong binding gives the wrong
-shape to a Reshape and an Expand, or a stale element count to a Mul.
+shape to a Reshape and an Expand, or a stale element count to a Mul; and a
+Shape after a data-dependent op (NonZero) must run on every run.
 
 It needs libncc loaded in-process, which a sanitizer build refuses, so it
 runs in the release stage (label release). Exit 77 when numpy, onnx or
@@ -38,7 +39,9 @@ VERBOSE = "-v" in sys.argv[1:]
 def model(rng):
     """x[N,4,6] -> y1[N,24] (Reshape to [N, 24] from Shape/Gather/Unsqueeze/
     Concat), y2[N,4,6] (x times its element count, from Size and Cast),
-    y3[N,4,6] (a [1,4,6] constant expanded to [N,4,6])."""
+    y3[N,4,6] (a [1,4,6] constant expanded to [N,4,6]), y4[N,4,6] (x times
+    the number of its positive elements: the Shape of NonZero's output,
+    whose dim depends on the data, must not be kept per binding)."""
     h = helper.make_node
     inits = {
         "zero": np.array(0, dtype=np.int64),
@@ -46,6 +49,8 @@ def model(rng):
         "c24": np.array([24], dtype=np.int64),
         "c4x6": np.array([4, 6], dtype=np.int64),
         "b": rng.standard_normal((1, 4, 6)).astype(F32),
+        "one": np.array(1, dtype=np.int64),
+        "zero_f": np.array(0.0, dtype=F32),
     }
     nodes = [
         h("Shape", ["x"], ["s"]),
@@ -61,10 +66,16 @@ def model(rng):
         h("Concat", ["nu", "c4x6"], ["shape_e"], axis=0),
         h("Expand", ["b", "shape_e"], ["be"]),
         h("Add", ["be", "x"], ["y3"]),
+        h("Greater", ["x", "zero_f"], ["pos"]),
+        h("NonZero", ["pos"], ["nz"]),
+        h("Shape", ["nz"], ["snz"]),
+        h("Gather", ["snz", "one"], ["count"], axis=0),
+        h("Cast", ["count"], ["count_f"], to=TensorProto.FLOAT),
+        h("Mul", ["x", "count_f"], ["y4"]),
     ]
     return nccutil.checked_model(
         nodes, "shape_memo", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 6])],
-        ["y1", "y2", "y3"], inits)
+        ["y1", "y2", "y3", "y4"], inits)
 
 
 def main():

@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../ir/index_data.h"
 #include "../ir/options.h"
@@ -24,12 +23,9 @@ static void *run_part(void *arg) {
 }
 
 void ncc_lower_parallel(int64_t n, int64_t grain, ncc_lower_part_fn fn, void *ctx) {
-  enum { MAX_PARTS = 64 };
-  long t = ncc_opts()->compile_threads;
-  if (t <= 0) t = sysconf(_SC_NPROCESSORS_ONLN);
+  enum { MAX_PARTS = 64 }; /* ncc_opts_compile_threads' ceiling */
   int64_t parts = grain > 0 ? n / grain : n;
-  if (parts > t) parts = t;
-  if (parts > MAX_PARTS) parts = MAX_PARTS;
+  if (parts > ncc_opts_compile_threads()) parts = ncc_opts_compile_threads();
   if (parts <= 1) {
     if (n > 0) fn(ctx, 0, n);
     return;

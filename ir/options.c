@@ -3,6 +3,7 @@
 #include "options.h"
 
 #include <string.h>
+#include <unistd.h>
 
 static const ncc_options defaults = {
     .size = sizeof(ncc_options),
@@ -52,4 +53,10 @@ bool ncc_opts_dump(unsigned bit) { return (ncc_opts()->dump & bit) != 0; }
 FILE *ncc_opts_dump_file(void) {
   FILE *f = ncc_opts()->dump_file;
   return f ? f : stderr;
+}
+
+int ncc_opts_compile_threads(void) {
+  long t = ncc_opts()->compile_threads;
+  if (t <= 0) t = sysconf(_SC_NPROCESSORS_ONLN);
+  return t < 1 ? 1 : t > 64 ? 64 : (int)t;
 }

@@ -27,5 +27,8 @@ void ncc_opts_copy(ncc_options *dst, const ncc_options *src);
 /* Whether dump `bit` is on, and where dumps go (stderr by default). */
 bool ncc_opts_dump(unsigned bit);
 FILE *ncc_opts_dump_file(void);
+/* Threads compile-time work may use (kernel compiles, weight packing):
+ * compile_threads, 0 meaning one per online core; in [1, 64]. */
+int ncc_opts_compile_threads(void);
 
 #endif /* NCC_IR_OPTIONS_H */

@@ -42,7 +42,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../../ir/ctime.h"
 #include "../../ir/kcache.h"
@@ -507,13 +506,9 @@ static void *worker_main(void *arg) {
  * core), at most one per kernel; one while a dump is on, so that modules'
  * dumps do not interleave. */
 static int compile_threads(int n) {
-  const ncc_options *o = ncc_opts();
   if (ncc_opts_dump(NCC_DUMP_LLVM_IR | NCC_DUMP_ASM)) return 1;
-  long t = o->compile_threads;
-  if (t <= 0) t = sysconf(_SC_NPROCESSORS_ONLN);
-  if (t > 64) t = 64;
-  if (t > n) t = n;
-  return t > 1 ? (int)t : 1;
+  int t = ncc_opts_compile_threads();
+  return t > n ? (n > 1 ? n : 1) : t;
 }
 
 /* Run the jobs on `threads` threads: this one and threads - 1 more (fewer

@@ -268,18 +268,6 @@ static ncc_status to_affine(ncc_graph *g, ncc_node *bn, ncc_node **add) {
   return st;
 }
 
-/* Each Add of to_affine right after its Mul (add_after: per node id). */
-static void place_adds(ncc_graph *g, int n_orig, ncc_node **add_after, ncc_node **order) {
-  int n = 0;
-  for (int i = 0; i < n_orig; i++) {
-    order[n++] = g->nodes[i];
-    if (add_after[i]) order[n++] = add_after[i];
-  }
-  NCC_ASSERT(n == g->n_nodes);
-  memcpy(g->nodes, order, sizeof *order * (size_t)n);
-  for (int i = 0; i < n; i++) g->nodes[i]->id = i;
-}
-
 static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
   int *uses = ncc_count_uses(g);
   int n_orig = g->n_nodes;
@@ -309,12 +297,8 @@ static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
     }
   }
   ncc_free(uses, 0);
-  if (!st && affine) {
-    ncc_node **order = ncc_malloc(sizeof *order * (size_t)g->n_nodes);
-    if (!order) st = NCC_ERR_NOMEM;
-    else place_adds(g, n_orig, add_after, order);
-    ncc_free(order, 0);
-  }
+  /* each Add of to_affine right after its Mul */
+  if (!st && affine) st = ncc_place_around(g, n_orig, add_after, 0, 1);
   ncc_free(add_after, 0);
   if (!st && folded && ncc_dce(g) < 0) st = NCC_ERR_NOMEM;
   ctx->rewrites = folded + affine;

@@ -47,6 +47,12 @@ bool ncc_is_graph_output(const ncc_graph *g, const ncc_value *v);
  * `sym_value` (the statistics' estimates, shared with cost models). */
 double ncc_value_bytes(const ncc_value *v, int64_t sym_value);
 double ncc_node_flops(const ncc_node *n, int64_t sym_value);
+/* Move nodes a pass appended (to the graph's end) next to the node they
+ * belong to: for original node i (i < n_orig), slots[i * (n_before +
+ * n_after) + j] (NULL: none) goes before it for j < n_before, after it
+ * otherwise. Every appended node must have a slot. */
+ncc_status ncc_place_around(ncc_graph *g, int n_orig, ncc_node *const *slots, int n_before,
+                            int n_after);
 /* Replace every use of `from` (node inputs and graph outputs) by `to`. */
 void ncc_replace_uses(ncc_graph *g, ncc_value *from, ncc_value *to);
 

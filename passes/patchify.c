@@ -110,20 +110,7 @@ static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
     done += !st;
   }
   /* the new nodes (appended) move right before their Conv */
-  ncc_node **order = st || !done ? NULL : ncc_malloc(sizeof *order * (size_t)g->n_nodes);
-  if (!st && done && !order) st = NCC_ERR_NOMEM;
-  if (order) {
-    int n = 0;
-    for (int i = 0; i < n_orig; i++) {
-      for (int j = 0; j < 3; j++)
-        if (pre[3 * i + j]) order[n++] = pre[3 * i + j];
-      order[n++] = g->nodes[i];
-    }
-    NCC_ASSERT(n == g->n_nodes);
-    memcpy(g->nodes, order, sizeof *order * (size_t)n);
-    for (int i = 0; i < n; i++) g->nodes[i]->id = i;
-  }
-  ncc_free(order, 0);
+  if (!st && done) st = ncc_place_around(g, n_orig, pre, 3, 0);
   ncc_free(pre, 0);
   if (!st && done && ncc_dce(g) < 0) st = NCC_ERR_NOMEM; /* the old weights */
   ctx->rewrites = done;

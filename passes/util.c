@@ -16,6 +16,25 @@ int *ncc_count_uses(const ncc_graph *g) {
   return uses;
 }
 
+ncc_status ncc_place_around(ncc_graph *g, int n_orig, ncc_node *const *slots, int n_before,
+                            int n_after) {
+  int per = n_before + n_after, n = 0;
+  ncc_node **order = ncc_malloc(sizeof *order * (size_t)(g->n_nodes + 1));
+  if (!order) return NCC_ERR_NOMEM;
+  for (int i = 0; i < n_orig; i++) {
+    for (int j = 0; j < per; j++) {
+      if (j == n_before) order[n++] = g->nodes[i];
+      if (slots[i * per + j]) order[n++] = slots[i * per + j];
+    }
+    if (n_after == 0) order[n++] = g->nodes[i];
+  }
+  NCC_ASSERT(n == g->n_nodes);
+  memcpy(g->nodes, order, sizeof *order * (size_t)n);
+  for (int i = 0; i < n; i++) g->nodes[i]->id = i;
+  ncc_free(order, 0);
+  return NCC_OK;
+}
+
 void ncc_replace_uses(ncc_graph *g, ncc_value *from, ncc_value *to) {
   for (int i = 0; i < g->n_nodes; i++)
     for (int k = 0; k < g->nodes[i]->n_in; k++)

@@ -55,6 +55,7 @@ TEST_MAP = [
      r"^(unit\.test_(memory|memplan_oom)|memory\.test_memory|filecheck\.fuse_memplan)$",
      [CLI, "test_memory", "test_memplan_oom"]),
     ("passes/patchify.c", r"^(filecheck\.pass_patchify|python\.patchify_ort)$", [CLI]),
+    ("passes/conv1d.c", r"^(filecheck\.pass_conv1d|python\.conv1d_ort)$", [CLI]),
     ("passes/*.c",
      r"^(unit\.test_passes|filecheck\.pass_.*|filecheck\.logic\..*)$", [CLI, "test_passes"]),
     ("ir/shape*.c",

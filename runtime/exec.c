@@ -261,6 +261,7 @@ static void finalize(ncc_exec *x) {
   x->any_memo = false;
   for (int i = 0; i < g->n_nodes; i++) x->any_memo |= x->memo[i] = memo_node(x, i);
   x->memo_valid = false;
+  x->lin_tried = x->planned = false; /* a plan of the old lifetimes */
   /* a source lives while any view of it is read (graph order: a view's
    * readers come after its source's) */
   for (int v = 0; v < g->n_values; v++) {
@@ -290,8 +291,6 @@ ncc_status ncc_exec_set_group(ncc_exec *x, const int *members, int n_members,
     x->steps[members[i]].root = root;
   }
   x->dirty = true;
-  x->lin_tried = false;
-  x->planned = false;
   return NCC_OK;
 }
 

@@ -81,11 +81,13 @@ static int group_hosts(const ncc_host_node *h, int n, host_group *gr) {
 static void print_hosts(const cli_opts *o, const ncc_module *m, int n_nodes,
                         const host_group *gr, int ng, int n_host) {
   char a[CLI_TEXT_MAX], b[CLI_TEXT_MAX];
+  int n_views = ncc_module_num_views(m);
   if (o->json) {
     printf(", \"target\": ");
     cli_json_string(o->target);
-    printf(", \"compiled_nodes\": %d, \"kernels\": %d, \"host_nodes\": %d, \"host\": [",
-           n_nodes - n_host, ncc_module_num_kernels(m), n_host);
+    printf(", \"compiled_nodes\": %d, \"kernels\": %d, \"views\": %d, \"host_nodes\": %d, "
+           "\"host\": [",
+           n_nodes - n_host - n_views, ncc_module_num_kernels(m), n_views, n_host);
     for (int i = 0; i < ng; i++) {
       printf("%s{\"op\": ", i ? ", " : "");
       cli_json_string(gr[i].first->op);
@@ -99,9 +101,11 @@ static void print_hosts(const cli_opts *o, const ncc_module *m, int n_nodes,
     printf("]");
     return;
   }
-  printf("%s: %d of %d nodes compiled into %d kernels, %d on the host%s\n",
-         cli_text(o->target, a, sizeof a), n_nodes - n_host, n_nodes,
-         ncc_module_num_kernels(m), n_host, ng ? ":" : "");
+  printf("%s: %d of %d nodes compiled into %d kernels, %d on the host", cli_text(o->target, a, sizeof a),
+         n_nodes - n_host - n_views, n_nodes, ncc_module_num_kernels(m), n_host);
+  if (n_views) printf(", %d %s of %s input (no kernel, no copy)", n_views,
+                      n_views == 1 ? "view" : "views", n_views == 1 ? "its" : "their");
+  printf("%s\n", ng ? ":" : "");
   for (int i = 0; i < ng; i++) {
     const ncc_host_node *f = gr[i].first;
     printf("  on the host %s: %d %s, first ", cli_text(f->op, a, sizeof a), gr[i].count,

@@ -91,7 +91,8 @@ static ncc_status rewrite(ncc_graph *g, ncc_node *c, const ncc_window *w, ncc_no
   ncc_status st = ncc_node_set_attr_ints(g, pre[1], "perm", perm, 6);
   static const int64_t one[2] = {1, 1};
   if (!st) st = ncc_node_set_attr_ints(g, c, "strides", one, 2);
-  if (!st && ncc_node_attr(c, "kernel_shape")) st = ncc_node_set_attr_ints(g, c, "kernel_shape", one, 2);
+  if (!st && ncc_node_attr(c, "kernel_shape"))
+    st = ncc_node_set_attr_ints(g, c, "kernel_shape", one, 2);
   if (st) return st;
   c->in[0] = pre[2]->out[0];
   c->in[1] = wv;

@@ -4,14 +4,14 @@
  * every other node some lowering handles, becomes a kernel (kernel IR ->
  * LLVM IR); nodes that only re-shape their input run as views (the
  * executor hands the input's buffer on: no kernel, no copy); the rest run
- * as host (reference) kernels in the shared executor. Kernels that are structurally identical (kir_dedupe: the same
- * kernel IR up to names and weight pointers, as in repeated blocks) are
- * emitted and optimized once and share one function, so compile time grows
- * with the number of distinct kernels, not with depth. The distinct ones go
- * into one JIT, one LLVM module each (codegen/llvm/jit.c). Run: the
- * executor calls `launch` for compiled nodes and groups, which binds
- * buffers and runs the kernel on the
- * persistent thread pool, as many threads as the work warrants.
+ * as host (reference) kernels in the shared executor. Kernels that are
+ * structurally identical (kir_dedupe: the same kernel IR up to names and
+ * weight pointers, as in repeated blocks) are emitted and optimized once
+ * and share one function, so compile time grows with the number of
+ * distinct kernels, not with depth. The distinct ones go into one JIT, one
+ * LLVM module each (codegen/llvm/jit.c). Run: the executor calls `launch`
+ * for compiled nodes and groups, which binds buffers and runs the kernel
+ * on the persistent thread pool, as many threads as the work warrants.
  * ncc_options.kernel_reuse = 0 (NCC_KERNEL_REUSE=0 in the driver) turns
  * sharing off (for measuring it); num_threads and vector_width come from
  * the options too (targets/backend.h).

@@ -101,8 +101,9 @@ static void print_hosts(const cli_opts *o, const ncc_module *m, int n_nodes,
     printf("]");
     return;
   }
-  printf("%s: %d of %d nodes compiled into %d kernels, %d on the host", cli_text(o->target, a, sizeof a),
-         n_nodes - n_host - n_views, n_nodes, ncc_module_num_kernels(m), n_host);
+  printf("%s: %d of %d nodes compiled into %d kernels, %d on the host",
+         cli_text(o->target, a, sizeof a), n_nodes - n_host - n_views, n_nodes,
+         ncc_module_num_kernels(m), n_host);
   if (n_views) printf(", %d %s of %s input (no kernel, no copy)", n_views,
                       n_views == 1 ? "view" : "views", n_views == 1 ? "its" : "their");
   printf("%s\n", ng ? ":" : "");

@@ -35,17 +35,11 @@ static bool eligible(const ncc_node *n) {
   return strcmp(ap, "NOTSET") == 0 || strcmp(ap, "VALID") == 0;
 }
 
-/* An i64 constant [n] holding v. */
-static ncc_value *dims_const(ncc_graph *g, const int64_t *v, int n) {
-  ncc_shape s = {1, {n}};
-  return ncc_graph_add_const(g, NULL, NCC_DT_I64, &s, v);
-}
-
 /* Reshape(v, dims) into `out` (NULL: a fresh value of `shape`), appended
  * to the graph. */
 static ncc_node *reshape(ncc_graph *g, ncc_value *v, const int64_t *dims, int n,
                          const ncc_shape *shape, ncc_value *out) {
-  ncc_value *c = dims_const(g, dims, n);
+  ncc_value *c = ncc_i64_const(g, dims, n);
   if (c && !out) out = ncc_graph_add_value(g, NULL, NCC_VAL_NODE, v->dtype, shape);
   ncc_node *r = out ? ncc_graph_add_node(g, NCC_OP_RESHAPE, "", 2, (ncc_value *[]){v, c}, 1)
                     : NULL;
@@ -63,8 +57,11 @@ static ncc_status widen(ncc_graph *g, ncc_node *n, const char *name, int64_t fil
   return ncc_node_set_attr_ints(g, n, name, w, cnt == 2 ? 4 : 2);
 }
 
-/* Rewrite node n; its new nodes go to pre[0..1] (before it) and post[0]. */
-static ncc_status rewrite(ncc_graph *g, ncc_node *n, ncc_node **pre, ncc_node **post) {
+/* Rewrite node n when it is eligible; its new nodes go to slot[0..1]
+ * (before it) and slot[2] (after it). */
+static ncc_status rewrite(ncc_graph *g, ncc_node *n, ncc_node **slot, bool *took) {
+  if (!(*took = eligible(n))) return NCC_OK;
+  ncc_node **pre = slot, **post = slot + 2;
   ncc_value *x = n->in[0], *y = n->out[0];
   ncc_shape x4 = {4, {x->shape.d[0], x->shape.d[1], 1, x->shape.d[2]}};
   ncc_shape y4 = {4, {y->shape.d[0], y->shape.d[1], 1, y->shape.d[2]}};
@@ -94,24 +91,9 @@ static ncc_status rewrite(ncc_graph *g, ncc_node *n, ncc_node **pre, ncc_node **
   return st;
 }
 
+/* reshapes of a node's inputs go before it, of its output right after it */
 static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
-  int n_orig = g->n_nodes, done = 0;
-  ncc_node **pre = ncc_calloc((size_t)n_orig * 3 + 1, sizeof *pre);
-  if (!pre) return NCC_ERR_NOMEM;
-  ncc_status st = NCC_OK;
-  for (int i = 0; i < n_orig && !st; i++) {
-    if (!eligible(g->nodes[i])) continue;
-    st = rewrite(g, g->nodes[i], pre + 3 * i, pre + 3 * i + 2);
-    done += !st;
-  }
-  /* the new nodes (appended) move around their node: reshapes of its
-   * inputs before it, of its output right after it */
-  if (!st && done) st = ncc_place_around(g, n_orig, pre, 2, 1);
-  ncc_free(pre, 0);
-  if (!st && done && ncc_dce(g) < 0) st = NCC_ERR_NOMEM; /* the old weights */
-  ctx->rewrites = done;
-  ctx->changed = done > 0;
-  return st;
+  return ncc_rewrite_nodes(g, ctx, rewrite, 2, 1);
 }
 
 const ncc_pass ncc_pass_conv1d = {

@@ -53,6 +53,18 @@ double ncc_node_flops(const ncc_node *n, int64_t sym_value);
  * otherwise. Every appended node must have a slot. */
 ncc_status ncc_place_around(ncc_graph *g, int n_orig, ncc_node *const *slots, int n_before,
                             int n_after);
+/* A pass that rewrites nodes one at a time: `fn` rewrites node n when it
+ * applies (*took set), appending what it needs and putting the appended
+ * nodes in slots[0, n_before + n_after) (NULL: none). ncc_rewrite_nodes
+ * calls it on each node the graph has on entry, moves the appended nodes
+ * next to theirs (ncc_place_around), drops what nothing reads any more
+ * (ncc_dce: the replaced weights) and sets ctx's statistics. */
+typedef ncc_status (*ncc_node_rewrite_fn)(ncc_graph *g, ncc_node *n, ncc_node **slots,
+                                          bool *took);
+ncc_status ncc_rewrite_nodes(ncc_graph *g, ncc_pass_ctx *ctx, ncc_node_rewrite_fn fn,
+                             int n_before, int n_after);
+/* A fresh i64 constant [n] holding v (shape operands of inserted nodes). */
+ncc_value *ncc_i64_const(ncc_graph *g, const int64_t *v, int n);
 /* Replace every use of `from` (node inputs and graph outputs) by `to`. */
 void ncc_replace_uses(ncc_graph *g, ncc_value *from, ncc_value *to);
 

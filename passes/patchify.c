@@ -53,12 +53,6 @@ static bool tiles(const ncc_node *n, ncc_window *w) {
   return strided && x->shape.d[1] == wt->shape.d[1];
 }
 
-/* A fresh i64 constant [n] holding v. */
-static ncc_value *dims_const(ncc_graph *g, const int64_t *v, int n) {
-  ncc_shape s = {1, {n}};
-  return ncc_graph_add_const(g, NULL, NCC_DT_I64, &s, v);
-}
-
 /* A node op(in...) with one fresh output of `shape`, appended to the graph. */
 static ncc_node *add(ncc_graph *g, ncc_op op, int n_in, ncc_value *const *in,
                      const ncc_shape *shape) {
@@ -68,9 +62,11 @@ static ncc_node *add(ncc_graph *g, ncc_op op, int n_in, ncc_value *const *in,
   return n;
 }
 
-/* Rewrite Conv c (window w); the three new nodes go to pre[0..2], to be
- * placed right before it. */
-static ncc_status rewrite(ncc_graph *g, ncc_node *c, const ncc_window *w, ncc_node **pre) {
+/* Rewrite Conv c when it tiles its input; the three new nodes go to
+ * pre[0..2], to be placed right before it. */
+static ncc_status rewrite(ncc_graph *g, ncc_node *c, ncc_node **pre, bool *took) {
+  ncc_window win, *w = &win;
+  if (!(*took = tiles(c, w))) return NCC_OK;
   ncc_value *x = c->in[0], *wt = c->in[1];
   int64_t ch = x->shape.d[1], kh = w->kernel[0], kw = w->kernel[1];
   int64_t oh = x->shape.d[2] / kh, ow = x->shape.d[3] / kw, k = ch * kh * kw;
@@ -81,7 +77,7 @@ static ncc_status rewrite(ncc_graph *g, ncc_node *c, const ncc_window *w, ncc_no
   ncc_shape t6 = {6, {x->shape.d[0], ch, kh, kw, oh, ow}};
   ncc_shape p4 = {4, {x->shape.d[0], k, oh, ow}};
   ncc_shape w4 = {4, {wt->shape.d[0], k, 1, 1}};
-  ncc_value *c6 = dims_const(g, s6, 6), *c4 = dims_const(g, s4, 4);
+  ncc_value *c6 = ncc_i64_const(g, s6, 6), *c4 = ncc_i64_const(g, s4, 4);
   ncc_value *wv = ncc_graph_add_const(g, NULL, NCC_DT_F32, &w4, wt->data);
   if (!c6 || !c4 || !wv) return NCC_ERR_NOMEM;
   if (!(pre[0] = add(g, NCC_OP_RESHAPE, 2, (ncc_value *[]){x, c6}, &r6)) ||
@@ -99,24 +95,9 @@ static ncc_status rewrite(ncc_graph *g, ncc_node *c, const ncc_window *w, ncc_no
   return NCC_OK;
 }
 
+/* the three new nodes go right before their Conv; the old weights go */
 static ncc_status run(ncc_graph *g, ncc_pass_ctx *ctx) {
-  int n_orig = g->n_nodes, done = 0;
-  ncc_node **pre = ncc_calloc((size_t)n_orig * 3 + 1, sizeof *pre);
-  if (!pre) return NCC_ERR_NOMEM;
-  ncc_status st = NCC_OK;
-  for (int i = 0; i < n_orig && !st; i++) {
-    ncc_window w;
-    if (!tiles(g->nodes[i], &w)) continue;
-    st = rewrite(g, g->nodes[i], &w, pre + 3 * i);
-    done += !st;
-  }
-  /* the new nodes (appended) move right before their Conv */
-  if (!st && done) st = ncc_place_around(g, n_orig, pre, 3, 0);
-  ncc_free(pre, 0);
-  if (!st && done && ncc_dce(g) < 0) st = NCC_ERR_NOMEM; /* the old weights */
-  ctx->rewrites = done;
-  ctx->changed = done > 0;
-  return st;
+  return ncc_rewrite_nodes(g, ctx, rewrite, 3, 0);
 }
 
 const ncc_pass ncc_pass_patchify = {

@@ -35,6 +35,30 @@ ncc_status ncc_place_around(ncc_graph *g, int n_orig, ncc_node *const *slots, in
   return NCC_OK;
 }
 
+ncc_status ncc_rewrite_nodes(ncc_graph *g, ncc_pass_ctx *ctx, ncc_node_rewrite_fn fn,
+                             int n_before, int n_after) {
+  int n_orig = g->n_nodes, per = n_before + n_after, done = 0;
+  ncc_node **slots = ncc_calloc((size_t)n_orig * (size_t)per + 1, sizeof *slots);
+  if (!slots) return NCC_ERR_NOMEM;
+  ncc_status st = NCC_OK;
+  for (int i = 0; i < n_orig && !st; i++) {
+    bool took = false;
+    st = fn(g, g->nodes[i], slots + i * per, &took);
+    done += !st && took;
+  }
+  if (!st && done) st = ncc_place_around(g, n_orig, slots, n_before, n_after);
+  ncc_free(slots, 0);
+  if (!st && done && ncc_dce(g) < 0) st = NCC_ERR_NOMEM;
+  ctx->rewrites = done;
+  ctx->changed = done > 0;
+  return st;
+}
+
+ncc_value *ncc_i64_const(ncc_graph *g, const int64_t *v, int n) {
+  ncc_shape s = {1, {n}};
+  return ncc_graph_add_const(g, NULL, NCC_DT_I64, &s, v);
+}
+
 void ncc_replace_uses(ncc_graph *g, ncc_value *from, ncc_value *to) {
   for (int i = 0; i < g->n_nodes; i++)
     for (int k = 0; k < g->nodes[i]->n_in; k++)

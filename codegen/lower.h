@@ -15,6 +15,7 @@
  *   lower_util.c, lower_formula.c, lower_contract.c   shared helpers
  *   lower_amx.c                        the x86 AMX tile GEMM skeleton
  *   lower_qconv.c                      QLinearConv's shared parts, its AMX kernel
+ *   lower_wino.c, lower_bconv_amx.c    blocked Conv algorithms lower_blocked.c picks
  */
 #ifndef NCC_LOWER_H
 #define NCC_LOWER_H
@@ -225,6 +226,24 @@ typedef kir_expr *(*ncc_bconv_epi)(void *ctx, kir_kernel *k, kir_block *blk, kir
 bool ncc_lower_bconv_amx_fits(const ncc_node *n, const ncc_window *w);
 ncc_status ncc_lower_bconv_amx(const ncc_node *n, const ncc_window *w, kir_kernel *k, int bx,
                                int bb, int by, ncc_bconv_epi epi, void *ctx);
+
+/* ---- blocked 3x3 stride-1 Conv by Winograd F(m x m, 3 x 3) (lower_wino.c) ----
+ * m = 2 or 4, as the winograd pass marked the node (`conv.winograd`);
+ * buffers and epilogue as ncc_lower_bconv_amx's. fits: whether the kernel
+ * applies on vw-lane vectors (its stack scratch included). */
+bool ncc_lower_wino_fits(const ncc_node *n, const ncc_window *w, int m, int vw);
+ncc_status ncc_lower_bconv_wino(const ncc_node *n, const ncc_window *w, int m, int vw,
+                                kir_kernel *k, int bx, int bb, int by, ncc_bconv_epi epi,
+                                void *ctx);
+/* Tiles per task of F(m x m, 3 x 3) over C input channels whose V and M
+ * scratch fit a task's stack with an nb x R register tile of kb lanes
+ * (a multiple of R where at least R fit; 0: none fits). */
+int64_t ncc_lower_wino_tiles(int m, int64_t C, int R, int nb, int kb);
+#define NCC_CONV_NB_MAX 4 /* output-channel blocks per pass */
+#define NCC_CONV_R_MAX 14 /* output pixels per pass */
+/* The blocked Conv's register tile for ocb output blocks of kb channels
+ * over P pixels (or tiles) on vw-lane vectors: nb blocks x R pixels. */
+void ncc_lower_conv_tile(int64_t ocb, int kb, int vw, int64_t P, int *nb, int *R);
 
 /* ---- x86 AMX tile GEMM (lower_amx.c) ----
  * C = A (M x K, rows lda elements apart, from memory) times B (K x N,

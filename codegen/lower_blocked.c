@@ -43,8 +43,8 @@
 #include "kir_short.h"
 
 #define F32 NCC_DT_F32
-#define NB_MAX 4  /* output-channel blocks per pass */
-#define R_MAX 14  /* output pixels per pass */
+#define NB_MAX NCC_CONV_NB_MAX
+#define R_MAX NCC_CONV_R_MAX
 #define FLAT_BLOCK 4096
 /* cache sizes the blocked Conv's loop order assumes (conv_order, conv_chunks) */
 #define L2_BYTES (512 * 1024)
@@ -384,45 +384,6 @@ typedef struct bconv {
   int bs;
   bool groups_inner; /* task order (conv_order) */
 } bconv;
-
-/* Output-channel blocks x pixels per pass: nb * R k-lane accumulators,
- * the nb weight vectors and a broadcast must fit the vector registers (32
- * with AVX-512, 16 with AVX2 or SSE: an unfitting tile spills in its
- * innermost loop); among the tiles that fit, the one with the most FMAs
- * per load (nb * R FMAs for nb weight loads and R broadcasts). 16
- * registers: 3 x 4 (or 2 x 6 where the blocks do not divide by 3), where
- * 4 x 3 needed 17 and spilled (a 64->64 3x3 conv on AVX2 ran 1.4-2.5x
- * slower); 32: 4 x 6. */
-static void pick_tile(int64_t ocb, int kb, int vw, int64_t P, int *nb, int *R) {
-  int regs = vw > 1 ? (kb + vw - 1) / vw : 1;
-  int nregs = vw >= 16 ? 32 : 16;
-  if (vw <= 1) { /* scalar code: 8 accumulators */
-    *nb = 1;
-    for (int d = NB_MAX; d > 1; d--)
-      if (ocb % d == 0) {
-        *nb = d;
-        break;
-      }
-    *R = 8 / *nb > P ? (int)P : 8 / *nb;
-    return;
-  }
-  double best = -1;
-  *nb = 1;
-  *R = 1;
-  for (int d = 1; d <= NB_MAX; d++) {
-    if (ocb % d) continue;
-    int r = (nregs - 1 - d * regs) / (d * regs);
-    if (r > R_MAX) r = R_MAX;
-    if (r > P) r = (int)P;
-    if (r < 1) continue;
-    double score = (double)(d * r) / (double)(d + r);
-    if (score > best) {
-      best = score;
-      *nb = d;
-      *R = r;
-    }
-  }
-}
 
 /* Packed weights [OC/kb][IC][KH][KW][kb] (depthwise: IC = 1). */
 typedef struct pack_job {
@@ -875,7 +836,7 @@ static void conv_dims(bconv *c, const ncc_node *n, int vw) {
   c->C = xs->d[1], c->H = xs->d[2], c->W = xs->d[3];
   c->OC = ys->d[1], c->OH = ys->d[2], c->OW = ys->d[3];
   c->P = c->OH * c->OW;
-  pick_tile(c->OC / c->kb, c->kb, vw, c->P, &c->nb, &c->R);
+  ncc_lower_conv_tile(c->OC / c->kb, c->kb, vw, c->P, &c->nb, &c->R);
 }
 
 /* ---- depthwise Conv: k channels of a pixel per vector ---- */
@@ -1203,6 +1164,7 @@ static ncc_status lower_eltwise_group(const ncc_fuse_group *gr, int vw, kir_kern
 /* ---- entry points ---- */
 
 
+/* bep_apply as the tile kernels' epilogue callback (ncc_bconv_epi) */
 static kir_expr *amx_epi(void *ctx, kir_kernel *k, kir_block *blk, kir_expr *v, kir_expr *yi,
                          kir_expr *c0) {
   (void)k;
@@ -1220,6 +1182,14 @@ static ncc_status lower_conv_kind(const ncc_node *n, bkind kind, const win *w,
     int bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, bind_index(ep, n, 2), F32) : -1;
     int by = kir_buf_output(k, 0, F32);
     return ncc_lower_bconv_amx(n, w, k, bx, bb, by, ep ? amx_epi : NULL, ep);
+  }
+  /* the winograd pass's choice, where the kernel applies (else direct) */
+  int m = (int)ncc_attr_int(n, "conv.winograd", 0);
+  if (kind == BK_CONV && m && ncc_lower_wino_fits(n, w, m, vw)) {
+    int bx = kir_buf_input(k, bind_index(ep, n, 0), F32);
+    int bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, bind_index(ep, n, 2), F32) : -1;
+    int by = kir_buf_output(k, 0, F32);
+    return ncc_lower_bconv_wino(n, w, m, vw, k, bx, bb, by, ep ? amx_epi : NULL, ep);
   }
   bconv c;
   memset(&c, 0, sizeof c);

@@ -173,3 +173,43 @@ bool ncc_lower_bf16_exact(const float *v, int64_t n) {
   }
   return true;
 }
+
+/* Output-channel blocks x pixels per pass: nb * R k-lane accumulators,
+ * the nb weight vectors and a broadcast must fit the vector registers (32
+ * with AVX-512, 16 with AVX2 or SSE: an unfitting tile spills in its
+ * innermost loop); among the tiles that fit, the one with the most FMAs
+ * per load (nb * R FMAs for nb weight loads and R broadcasts). 16
+ * registers: 3 x 4 (or 2 x 6 where the blocks do not divide by 3), where
+ * 4 x 3 needed 17 and spilled (a 64->64 3x3 conv on AVX2 ran 1.4-2.5x
+ * slower); 32: 4 x 6. */
+void ncc_lower_conv_tile(int64_t ocb, int kb, int vw, int64_t P, int *nb, int *R) {
+  int regs = vw > 1 ? (kb + vw - 1) / vw : 1;
+  int nregs = vw >= 16 ? 32 : 16;
+  if (vw <= 1) { /* scalar code: 8 accumulators */
+    *nb = 1;
+    for (int d = NCC_CONV_NB_MAX; d > 1; d--)
+      if (ocb % d == 0) {
+        *nb = d;
+        break;
+      }
+    *R = 8 / *nb > P ? (int)P : 8 / *nb;
+    return;
+  }
+  double best = -1;
+  *nb = 1;
+  *R = 1;
+  for (int d = 1; d <= NCC_CONV_NB_MAX; d++) {
+    if (ocb % d) continue;
+    int r = (nregs - 1 - d * regs) / (d * regs);
+    if (r > NCC_CONV_R_MAX) r = NCC_CONV_R_MAX;
+    if (r > P) r = (int)P;
+    if (r < 1) continue;
+    double score = (double)(d * r) / (double)(d + r);
+    if (score > best) {
+      best = score;
+      *nb = d;
+      *R = r;
+    }
+  }
+}
+

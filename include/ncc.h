@@ -531,6 +531,11 @@ void ncc_pipeline_set_verify_each(ncc_pipeline *p, int on);
 /* The NCHW[k]c block the layout pass uses (<= 1: it leaves the graph
  * plain, the default); see ncc_target_layout_block. */
 void ncc_pipeline_set_layout_block(ncc_pipeline *p, int block);
+/* Which 3x3 stride-1 Convs the winograd pass computes by Winograd's
+ * F(m x m, 3 x 3): 0 (default) those where its estimate says it pays,
+ * with the m it prefers; 2 or 4: every one it can, with that m.
+ * NCC_ERR_USAGE for any other value. (--disable-pass=winograd: none.) */
+ncc_status ncc_pipeline_set_winograd(ncc_pipeline *p, int m);
 /* The precision (NCC_PRECISION_*) the precision pass rounds matmul and
  * convolution operands to; F32 (default) leaves the graph as it is.
  * NCC_ERR_USAGE when out of range. */

@@ -31,6 +31,7 @@ struct ncc_pipeline {
   bool time_passes, verify_each;
   int64_t stats_batch;
   int layout_block; /* for the layout pass; <= 1: stay plain */
+  int winograd;     /* for the winograd pass: 0 auto, 2 or 4 */
   int precision;    /* NCC_PRECISION_*, for the precision pass */
   /* results of the last run (the pipeline is logically const while run) */
   int n_ran;
@@ -132,6 +133,13 @@ void ncc_pipeline_set_layout_block(ncc_pipeline *p, int block) {
   p->layout_block = block;
 }
 
+ncc_status ncc_pipeline_set_winograd(ncc_pipeline *p, int m) {
+  if (m != 0 && m != 2 && m != 4)
+    return ncc_error(NCC_ERR_USAGE, "winograd tile %d: expected 0 (auto), 2 or 4", m);
+  p->winograd = m;
+  return NCC_OK;
+}
+
 ncc_status ncc_pipeline_set_precision(ncc_pipeline *p, int precision) {
   if (!ncc_precision_name(precision))
     return ncc_error(NCC_ERR_USAGE, "precision %d: expected 0 (f32), 1 (bf16) or 2 (fp16)",
@@ -193,7 +201,7 @@ ncc_status ncc_pipeline_run(const ncc_pipeline *cp, ncc_graph *g) {
      * it was before the pass existed */
     if (all_passes[i] == &ncc_pass_precision && p->precision == NCC_PRECISION_F32) continue;
     ncc_pass_ctx ctx = {.opt_level = p->opt_level, .layout_block = p->layout_block,
-                        .precision = p->precision};
+                        .precision = p->precision, .winograd = p->winograd};
     double t0 = now_ms();
     st = all_passes[i]->run(g, &ctx);
     double t1 = now_ms();

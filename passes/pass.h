@@ -16,6 +16,7 @@ typedef struct ncc_pass_ctx {
   int opt_level;
   int layout_block; /* NCHW[x]c block for the layout pass (0: from target) */
   int precision;    /* NCC_PRECISION_* for the precision pass */
+  int winograd;     /* the winograd pass: 0 its estimate decides, 2 or 4 forced */
   bool changed;     /* a pass sets it when it modified the graph */
   int rewrites;     /* how many rewrites the pass made (its statistic) */
 } ncc_pass_ctx;

@@ -56,6 +56,7 @@ TEST_MAP = [
      [CLI, "test_memory", "test_memplan_oom"]),
     ("passes/patchify.c", r"^(filecheck\.pass_patchify|python\.patchify_ort)$", [CLI]),
     ("passes/conv1d.c", r"^(filecheck\.pass_conv1d|python\.conv1d_ort)$", [CLI]),
+    ("passes/winograd.c", r"^(filecheck\.pass_winograd|python\.winograd_ort)$", [CLI]),
     ("passes/*.c",
      r"^(unit\.test_passes|filecheck\.pass_.*|filecheck\.logic\..*)$", [CLI, "test_passes"]),
     ("ir/shape*.c",
@@ -91,6 +92,8 @@ TEST_MAP = [
      r"python\.precision\.cpu|filecheck\.codegen\.amx_bf16_conv|python\.blocked_conv_ort|"
      r"python\.conv_pads_ort|filecheck\.codegen\.blocked_conv_unroll)$",
      [CLI, "test_backend_ops", "test_lower_rules", "test_fusion"]),
+    # the Winograd Conv: its own suite (both tile sizes, every width)
+    ("codegen/lower_wino.c", r"^(python\.winograd_ort)$", [CLI]),
     # the bf16 blocked Conv on tiles: the precision tests' conv tile cases
     ("codegen/lower_bconv_amx.c",
      r"^(python\.precision\.cpu|filecheck\.codegen\.amx_bf16_conv)$", [CLI]),

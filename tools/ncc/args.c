@@ -21,7 +21,7 @@ typedef enum opt_id {
   OPT_RTOL, OPT_ATOL, OPT_OUT, OPT_CUDA_ARCH, OPT_LAYOUT_BLOCK, OPT_MAX_MEMORY,
   OPT_THREADS, OPT_CODEGEN_OPT, OPT_COMPILE_THREADS, OPT_CACHE_DIR, OPT_NO_CACHE,
   OPT_PROFILE, OPT_TRACE, OPT_PEAK_GFLOPS, OPT_PEAK_GBPS, OPT_PRECISION,
-  OPT_COMPARE_F32, OPT_TARGET_CPU, OPT_TARGET_FEATURES, OPT_NO_AMX,
+  OPT_COMPARE_F32, OPT_TARGET_CPU, OPT_TARGET_FEATURES, OPT_NO_AMX, OPT_WINOGRAD,
 } opt_id;
 
 typedef struct long_opt {
@@ -40,6 +40,7 @@ static const long_opt long_opts[] = {
     {"time-passes", OPT_TIME_PASSES, CLI_F_PIPELINE, false},
     {"verify-each", OPT_VERIFY_EACH, CLI_F_PIPELINE, false},
     {"layout-block", OPT_LAYOUT_BLOCK, CLI_F_PIPELINE, true},
+    {"winograd", OPT_WINOGRAD, CLI_F_PIPELINE, true},
     {"codegen-opt", OPT_CODEGEN_OPT, CLI_F_PIPELINE, true},
     {"precision", OPT_PRECISION, CLI_F_PIPELINE, true},
     {"no-amx", OPT_NO_AMX, CLI_F_PIPELINE, false},
@@ -228,6 +229,15 @@ static ncc_status apply_long(argp *a, const long_opt *lo, const char *v) {
     o->layout_block = (int)b;
     break;
   }
+  case OPT_WINOGRAD:
+    if (strcmp(v, "auto") == 0) {
+      o->winograd = 0;
+    } else if (strcmp(v, "2") == 0 || strcmp(v, "4") == 0) {
+      o->winograd = v[0] - '0';
+    } else {
+      return ncc_error(NCC_ERR_USAGE, "--winograd expects auto, 2 or 4, got '%s'", v);
+    }
+    break;
   case OPT_INPUT: return add_input(a, v);
   case OPT_OUTPUT_DIR:
     if (!v[0]) return bad(a, "--output-dir needs a directory");

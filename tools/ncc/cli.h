@@ -73,6 +73,7 @@ struct cli_opts {
   const char *print_after; /* NULL, "all" or a pass name */
   bool time_passes, verify_each;
   int layout_block; /* --layout-block; 0: the target's default */
+  int winograd;     /* --winograd: 0 auto, 2 or 4 (ncc_pipeline_set_winograd) */
   int codegen_opt;  /* --codegen-opt; -1: NCC_CODEGEN_OPT, else from -O */
   /* run / bench */
   cli_input *inputs;

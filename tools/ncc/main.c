@@ -30,6 +30,10 @@
   "  --verify-each          run the IR verifier after every pass\n"          \
   "  --layout-block=K       NCHW[K]c block of the layout pass (1, 2, 4, ..., 64;\n" \
   "                         default: the target's vector width, 1 = plain)\n" \
+  "  --winograd=auto|2|4    3x3 stride-1 Convs of the winograd pass: where its\n" \
+  "                         estimate says F(2x2 or 4x4, 3x3) pays (auto), or\n" \
+  "                         all of them by F(2x2, 3x3) or F(4x4, 3x3); off:\n" \
+  "                         --disable-pass=winograd\n" \
   "  --precision=P          f32 (default), bf16 or fp16: the operands of Conv,\n" \
   "                         MatMul and Gemm rounded to P, f32 accumulation;\n" \
   "                         other ops stay f32 (docs/PRECISION.md)\n"      \

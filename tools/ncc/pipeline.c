@@ -66,7 +66,8 @@ static ncc_status make(const cli_opts *o, const char *const *drop, int n_drop,
   /* the layout pass blocks for the target the graph is compiled for */
   ncc_pipeline_set_layout_block(p, o->layout_block ? o->layout_block : layout_block(o));
   /* the pass that rounds for --precision (the compile gets lib.precision) */
-  if ((st = ncc_pipeline_set_precision(p, o->lib.precision))) {
+  if ((st = ncc_pipeline_set_precision(p, o->lib.precision)) ||
+      (st = ncc_pipeline_set_winograd(p, o->winograd))) {
     ncc_pipeline_free(p);
     return st;
   }

@@ -1,0 +1,394 @@
+/* codegen/lower_wino.c — 3x3 stride-1 Conv on blocked (#nchw<k>c) values
+ * by Winograd's minimal filtering F(m x m, 3 x 3), m = 2 or 4 (the pass
+ * `winograd` chooses m per Conv and marks it `conv.winograd`).
+ *
+ * An output tile of m x m pixels is Y = A^T [U . V] A, with the input
+ * patch d (a x a, a = m + 2) transformed as V = B^T d B and the filter as
+ * U = G g G^T (Lavin and Gray). Summed over input channels, the products
+ * U . V of one point xi of the a x a grid are a GEMM over channels:
+ *
+ *   M[xi][tile][oc] = sum over c of V[xi][tile][c] * U[xi][c][oc]
+ *
+ * a^2 GEMMs of 1 x (C x OC) per tile where the direct convolution makes
+ * m^2 x 9 multiply-adds per (c, oc): 2.25x fewer (m = 2), 4x (m = 4).
+ *
+ * Every transform is elementwise across channels, so it runs on the k
+ * channels of a blocked pixel as one vector. A task is (image, part of
+ * the output-channel groups, T tiles flat over the image's tile grid, the
+ * last ones clamped to the last tile: recomputed and stored again,
+ * harmlessly); small images split their output channels into parts so an
+ * image still makes 8 tasks:
+ *   1. input transform of its T tiles, all C channels, into a stack
+ *      scratch V [xi][C/ki][T][ki] (padding and the tiles' overhang past
+ *      the image read zeros);
+ *   2. per group of nb output blocks and run of R tiles: for each xi, the
+ *      broadcast-FMA register tile of the blocked direct kernel (nb
+ *      weight vectors, R broadcasts of V) over C, into a scratch
+ *      M [xi][R][nb][kb]; then the output transform of the run, bias,
+ *      fused epilogue and the store of the pixels inside the output.
+ * U is computed at compile time (in double) and packed [xi][OC/kb][C][kb].
+ * V and M live on the task's stack, together at most SCRATCH_MAX, which
+ * bounds T (ncc_wino_tiles).
+ */
+#include <string.h>
+
+#include "../ir/ctime.h"
+#include "lower.h"
+#include "kir_short.h"
+
+#define F32 NCC_DT_F32
+#define A_MAX 6     /* a = m + 2 */
+#define M_MAX 4
+/* Most bytes of stack a task's V and M scratch may take (a module runs
+ * kernels on its caller's thread too, whose stack ncc does not size). */
+#define SCRATCH_MAX (128 * 1024)
+
+/* B^T (a x a), G (a x 3), A^T (m x a) of F(2, 3) (points 0, +-1,
+ * infinity) and F(4, 3). F(4, 3)'s points are 0, +-1, 1/2, -2 and
+ * infinity rather than the usual 0, +-1, +-2: smaller coefficients in G
+ * and B^T, and half the rounding error (a 256-channel tile in f32: 2.2e-6
+ * against 4.2e-6 of the largest output; Inception v3 end to end: 2.4e-4
+ * against 4.9e-4, the direct kernel 1.7e-4, relative to the largest logit;
+ * Barabasz et al. study the choice). python.winograd_ort runs both against
+ * onnxruntime. */
+static const double BT2[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+static const double G2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
+static const double AT2[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+static const double BT4[6][6] = {{1, -1.5, -2, 1.5, 1, 0},   {0, -1, 0.5, 2.5, 1, 0},
+                                 {0, 1, -2.5, 0.5, 1, 0},    {0, -2, -1, 2, 1, 0},
+                                 {0, 0.5, -1, -0.5, 1, 0},   {0, 1, -1.5, -2, 1.5, 1}};
+static const double G4[6][3] = {{1, 0, 0},
+                                 {1. / 3, 1. / 3, 1. / 3},
+                                 {-1. / 3, 1. / 3, -1. / 3},
+                                 {-16. / 15, -8. / 15, -4. / 15},
+                                 {1. / 15, -2. / 15, 4. / 15},
+                                 {0, 0, 1}};
+static const double AT4[4][6] = {{1, 1, 1, 1, 1, 0},
+                                 {0, 1, -1, 0.5, -2, 0},
+                                 {0, 1, 1, 0.25, 4, 0},
+                                 {0, 1, -1, 0.125, -8, 1}};
+
+typedef struct wplan {
+  int m, a, kb, ki, nb, R;
+  int64_t C, H, W, OC, OH, OW, pt, pl, CB, OCB, TH, TW, NT, T;
+  int64_t nchunk, osplit, gpt; /* tasks an image: nchunk chunks of T tiles x
+                                  osplit parts of gpt output-block groups */
+  const double *bt, *g, *at; /* a x a, a x 3, m x a, row-major */
+  int bx, bu, bb, by, bv, bm;
+  int acc[NCC_CONV_R_MAX][NCC_CONV_NB_MAX], wl[NCC_CONV_NB_MAX];
+  ncc_bconv_epi epi;
+  void *ctx;
+} wplan;
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static bool window_ok(const ncc_node *n, const ncc_window *w, int m) {
+  if (m != 2 && m != 4) return false;
+  if (w->rank != 2 || w->group != 1 || w->kernel[0] != 3 || w->kernel[1] != 3) return false;
+  for (int i = 0; i < 2; i++)
+    if (w->stride[i] != 1 || w->dilation[i] != 1) return false;
+  const ncc_value *x = n->in[0], *y = n->out[0];
+  return ncc_value_block(x) > 0 && ncc_value_block(y) > 0 && x->shape.d[1] % ncc_value_block(x) == 0;
+}
+
+int64_t ncc_lower_wino_tiles(int m, int64_t C, int R, int nb, int kb) {
+  int64_t a2 = (int64_t)(m + 2) * (m + 2);
+  int64_t ms = a2 * R * nb * kb * 4, per = a2 * C * 4;
+  if (ms >= SCRATCH_MAX) return 0;
+  int64_t T = (SCRATCH_MAX - ms) / per;
+  return T >= R ? T / R * R : T;
+}
+
+/* ---- U = G g G^T, packed [xi][OC/kb][C][kb] ---- */
+
+typedef struct ujob {
+  const wplan *p;
+  const float *w; /* [OC][C][3][3] */
+  float *u;
+} ujob;
+
+static void pack_u(void *ctx, int64_t lo, int64_t hi) {
+  const ujob *j = ctx;
+  const wplan *p = j->p;
+  int a = p->a, kb = p->kb;
+  for (int64_t oc = lo; oc < hi; oc++)
+    for (int64_t c = 0; c < p->C; c++) {
+      const float *g = j->w + (oc * p->C + c) * 9;
+      double t[A_MAX][3]; /* G g */
+      for (int i = 0; i < a; i++)
+        for (int q = 0; q < 3; q++)
+          t[i][q] = p->g[i * 3] * g[q] + p->g[i * 3 + 1] * g[3 + q] + p->g[i * 3 + 2] * g[6 + q];
+      for (int i = 0; i < a; i++)
+        for (int jj = 0; jj < a; jj++) {
+          double u = t[i][0] * p->g[jj * 3] + t[i][1] * p->g[jj * 3 + 1] + t[i][2] * p->g[jj * 3 + 2];
+          int64_t xi = i * a + jj;
+          j->u[((xi * p->OCB + oc / kb) * p->C + c) * kb + oc % kb] = (float)u;
+        }
+    }
+}
+
+static int pack_weights(kir_kernel *k, const wplan *p, const ncc_value *wt) {
+  double t0 = ncc_ctime_pack_begin();
+  size_t count = (size_t)(p->a * p->a) * (size_t)(p->OC * p->C);
+  float *u = ncc_malloc(count * sizeof(float));
+  if (!u) return -1;
+  ujob j = {p, wt->data, u};
+  ncc_lower_parallel(p->OC, 64, pack_u, &j);
+  ncc_ctime_pack_end(t0);
+  return ncc_lower_data_buf(k, "wino_u", F32, u, count * sizeof(float));
+}
+
+/* ---- the transforms: straight-line vector code ---- */
+
+/* out[i][c] = sum over r of mat[i][r] * in[r][c] (rows i < ro, r < ri, c <
+ * cols), skipping zero coefficients and adding +-1 ones without a
+ * multiply; results assigned to fresh locals, so each is computed once. */
+static void mat_rows(kir_kernel *k, kir_block *b, const double *mat, int ro, int ri, int cols,
+                     kir_expr *in[A_MAX][A_MAX], kir_expr *out[A_MAX][A_MAX], int lanes,
+                     bool transpose_in) {
+  for (int i = 0; i < ro; i++)
+    for (int c = 0; c < cols; c++) {
+      kir_expr *s = NULL;
+      for (int r = 0; r < ri; r++) {
+        double f = mat[i * ri + r];
+        kir_expr *v = transpose_in ? in[c][r] : in[r][c];
+        if (f == 0) continue;
+        if (!s) {
+          s = f == 1 ? v
+              : f == -1 ? kir_un(k, KIR_NEG, v)
+                        : kir_bin(k, KIR_MUL, v, kir_splat(k, kir_const_f(k, F32, f), lanes));
+        } else if (f == 1) {
+          s = kir_bin(k, KIR_ADD, s, v);
+        } else if (f == -1) {
+          s = kir_bin(k, KIR_SUB, s, v);
+        } else {
+          s = kir_fma(k, v, kir_splat(k, kir_const_f(k, F32, f), lanes), s);
+        }
+      }
+      if (!s) s = kir_splat(k, kir_const_f(k, F32, 0.0), lanes);
+      int l = kir_local_add(k, F32, lanes);
+      kir_assign(k, b, l, s);
+      out[i][c] = kir_local_ref(k, l);
+    }
+}
+
+/* Tile q's origin: tile row th, column tw. */
+static void tile_at(const wplan *p, kir_kernel *k, kir_expr *q, kir_expr **th, kir_expr **tw) {
+  *th = DIV(q, I(p->TW));
+  *tw = REM(q, I(p->TW));
+}
+
+static kir_expr *inside(kir_kernel *k, kir_expr *pos, int64_t size) {
+  return AND(kir_bin(k, KIR_GE, pos, I(0)), kir_bin(k, KIR_LT, pos, I(size)));
+}
+
+/* 1. V of the task's T tiles (first flat tile q0), all channels. */
+static void input_transform(wplan *p, kir_kernel *k, kir_block *b, kir_expr *bn, kir_expr *q0) {
+  int a = p->a, ki = p->ki;
+  int vt = kir_var_new(k), vc = kir_var_new(k);
+  kir_stmt *lt = kir_for(k, b, vt, I(0), I(p->T), KIR_SERIAL, 0);
+  kir_block bt = kir_body_begin();
+  kir_expr *tt = kir_var(k, vt), *th, *tw;
+  tile_at(p, k, kir_min(k, ADD(q0, tt), I(p->NT - 1)), &th, &tw);
+  kir_expr *ih0 = ADD(MUL(th, I(p->m)), I(-p->pt)), *iw0 = ADD(MUL(tw, I(p->m)), I(-p->pl));
+  /* the row and column tests (invariant in the channel loop) */
+  kir_expr *gr[A_MAX], *gc[A_MAX];
+  for (int r = 0; r < a; r++) {
+    gr[r] = inside(k, ADD(ih0, I(r)), p->H);
+    gc[r] = inside(k, ADD(iw0, I(r)), p->W);
+  }
+  kir_stmt *lc = kir_for(k, &bt, vc, I(0), I(p->CB), KIR_SERIAL, 0);
+  kir_block bc = kir_body_begin();
+  kir_expr *cb = kir_var(k, vc);
+  kir_expr *plane = MUL(ADD(MUL(bn, I(p->CB)), cb), I(p->H * p->W * ki));
+  kir_expr *zero = kir_splat(k, kir_const_f(k, F32, 0.0), ki);
+  kir_expr *d[A_MAX][A_MAX], *t[A_MAX][A_MAX], *v[A_MAX][A_MAX];
+  for (int r = 0; r < a; r++)
+    for (int c = 0; c < a; c++) {
+      /* outside the image: the plane's first pixel is read (valid memory)
+       * and replaced by the zero padding */
+      kir_expr *g = AND(gr[r], gc[c]);
+      kir_expr *idx = ADD(plane, MUL(ADD(MUL(ADD(ih0, I(r)), I(p->W)), ADD(iw0, I(c))), I(ki)));
+      d[r][c] = kir_select(k, g, kir_loadv(k, p->bx, kir_select(k, g, idx, plane), ki, NULL), zero);
+    }
+  mat_rows(k, &bc, p->bt, a, a, a, d, t, ki, false);  /* t = B^T d */
+  mat_rows(k, &bc, p->bt, a, a, a, t, v, ki, true);   /* v^T = B^T t^T: v = t B */
+  for (int i = 0; i < a; i++)
+    for (int j = 0; j < a; j++) {
+      /* mat_rows(transpose) gave v[j][i] = sum_c B^T[j][c] t[i][c] = (t B)[i][j] */
+      int64_t xi = i * a + j;
+      kir_store(k, &bc, p->bv, MUL(ADD(MUL(ADD(I(xi * p->CB), cb), I(p->T)), tt), I(ki)), v[j][i],
+                NULL);
+    }
+  kir_body_end(lc, &bc);
+  kir_body_end(lt, &bt);
+}
+
+/* 2a. M of run rr (R tiles), output blocks ocb0 .. ocb0 + nb - 1. */
+static void gemm_run(wplan *p, kir_kernel *k, kir_block *b, kir_expr *rr, kir_expr *ocb0) {
+  int a = p->a, ki = p->ki, kb = p->kb;
+  int vx = kir_var_new(k), vcb = kir_var_new(k), vci = kir_var_new(k);
+  kir_stmt *lx = kir_for(k, b, vx, I(0), I(a * a), KIR_SERIAL, 0);
+  kir_block bx = kir_body_begin();
+  kir_expr *xi = kir_var(k, vx);
+  for (int r = 0; r < p->R; r++)
+    for (int j = 0; j < p->nb; j++)
+      kir_assign(k, &bx, p->acc[r][j], kir_splat(k, kir_const_f(k, F32, 0.0), kb));
+  kir_stmt *lcb = kir_for(k, &bx, vcb, I(0), I(p->CB), KIR_UNROLL, 1);
+  kir_block bcb = kir_body_begin();
+  kir_stmt *lci = kir_for(k, &bcb, vci, I(0), I(ki), KIR_UNROLL, ki);
+  kir_block bci = kir_body_begin();
+  {
+    kir_expr *cb = kir_var(k, vcb), *ci = kir_var(k, vci);
+    kir_expr *c = ADD(MUL(cb, I(ki)), ci);
+    kir_expr *wv[NCC_CONV_NB_MAX];
+    for (int j = 0; j < p->nb; j++) {
+      kir_expr *wi = MUL(ADD(MUL(ADD(MUL(xi, I(p->OCB)), ADD(ocb0, I(j))), I(p->C)), c), I(kb));
+      kir_assign(k, &bci, p->wl[j], kir_loadv(k, p->bu, wi, kb, NULL));
+      wv[j] = kir_local_ref(k, p->wl[j]);
+    }
+    kir_expr *vrow = MUL(ADD(MUL(ADD(MUL(xi, I(p->CB)), cb), I(p->T)), MUL(rr, I(p->R))), I(ki));
+    for (int r = 0; r < p->R; r++) {
+      kir_expr *x = kir_splat(k, kir_load(k, p->bv, ADD(ADD(vrow, I(r * ki)), ci)), kb);
+      for (int j = 0; j < p->nb; j++)
+        kir_assign(k, &bci, p->acc[r][j], kir_fma(k, x, wv[j], kir_local_ref(k, p->acc[r][j])));
+    }
+  }
+  kir_body_end(lci, &bci);
+  kir_body_end(lcb, &bcb);
+  for (int r = 0; r < p->R; r++)
+    for (int j = 0; j < p->nb; j++)
+      kir_store(k, &bx, p->bm, MUL(ADD(MUL(xi, I(p->R * p->nb)), I(r * p->nb + j)), I(kb)),
+                kir_local_ref(k, p->acc[r][j]), NULL);
+  kir_body_end(lx, &bx);
+}
+
+/* 2b. Output transform, bias, epilogue and store of run rr's tiles. */
+static void output_run(wplan *p, kir_kernel *k, kir_block *b, kir_expr *bn, kir_expr *q0,
+                       kir_expr *rr, kir_expr *ocb0) {
+  int a = p->a, m = p->m, kb = p->kb;
+  bool ragged = p->OH % m || p->OW % m;
+  int vr = kir_var_new(k);
+  kir_stmt *lr = kir_for(k, b, vr, I(0), I(p->R), KIR_SERIAL, 0);
+  kir_block br = kir_body_begin();
+  kir_expr *r = kir_var(k, vr), *th, *tw;
+  tile_at(p, k, kir_min(k, ADD(ADD(q0, MUL(rr, I(p->R))), r), I(p->NT - 1)), &th, &tw);
+  for (int j = 0; j < p->nb; j++) {
+    kir_expr *ocb = ADD(ocb0, I(j)), *c0 = MUL(ocb, I(kb));
+    kir_expr *mv[A_MAX][A_MAX], *t[A_MAX][A_MAX], *y[A_MAX][A_MAX];
+    for (int u = 0; u < a; u++)
+      for (int v = 0; v < a; v++)
+        mv[u][v] = kir_loadv(
+            k, p->bm, MUL(ADD(MUL(I(u * a + v), I(p->R * p->nb)), ADD(MUL(r, I(p->nb)), I(j))), I(kb)),
+            kb, NULL);
+    mat_rows(k, &br, p->at, m, a, a, mv, t, kb, false); /* t = A^T M (m x a) */
+    mat_rows(k, &br, p->at, m, a, m, t, y, kb, true);   /* y[jj][i] = (t A)[i][jj] */
+    kir_expr *bias = p->bb >= 0 ? kir_loadv(k, p->bb, c0, kb, NULL) : NULL;
+    for (int i = 0; i < m; i++)
+      for (int jj = 0; jj < m; jj++) {
+        kir_expr *oh = ADD(MUL(th, I(m)), I(i)), *ow = ADD(MUL(tw, I(m)), I(jj));
+        kir_block *sb = &br, bg;
+        kir_stmt *lg = NULL;
+        if (ragged) {
+          /* a tile past the output's edge: a loop of 0 or 1 iterations
+           * stores (and reads the epilogue's operands) only inside */
+          int vg = kir_var_new(k);
+          kir_expr *in = AND(LT(oh, I(p->OH)), LT(ow, I(p->OW)));
+          lg = kir_for(k, &br, vg, I(0), kir_select(k, in, I(1), I(0)), KIR_SERIAL, 0);
+          bg = kir_body_begin();
+          sb = &bg;
+        }
+        kir_expr *val = y[jj][i];
+        if (bias) val = kir_bin(k, KIR_ADD, val, bias);
+        kir_expr *yi = MUL(ADD(MUL(ADD(MUL(ADD(MUL(bn, I(p->OCB)), ocb), I(p->OH)), oh), I(p->OW)), ow),
+                           I(kb));
+        if (p->epi) val = p->epi(p->ctx, k, sb, val, yi, c0);
+        kir_store(k, sb, p->by, yi, val, NULL);
+        if (lg) kir_body_end(lg, &bg);
+      }
+  }
+  kir_body_end(lr, &br);
+}
+
+/* The plan of F(m x m, 3 x 3) for n on vw-lane vectors; false when the
+ * kernel does not apply. */
+static bool make_plan(const ncc_node *n, const ncc_window *w, int m, int vw, wplan *p) {
+  if (!window_ok(n, w, m)) return false;
+  memset(p, 0, sizeof *p);
+  const ncc_shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  p->m = m, p->a = m + 2;
+  p->kb = ncc_value_block(n->out[0]), p->ki = ncc_value_block(n->in[0]);
+  p->C = xs->d[1], p->H = xs->d[2], p->W = xs->d[3];
+  p->OC = ys->d[1], p->OH = ys->d[2], p->OW = ys->d[3];
+  p->pt = w->pad_begin[0], p->pl = w->pad_begin[1];
+  p->CB = p->C / p->ki, p->OCB = p->OC / p->kb;
+  p->TH = cdiv(p->OH, m), p->TW = cdiv(p->OW, m), p->NT = p->TH * p->TW;
+  p->bt = m == 2 ? &BT2[0][0] : &BT4[0][0];
+  p->g = m == 2 ? &G2[0][0] : &G4[0][0];
+  p->at = m == 2 ? &AT2[0][0] : &AT4[0][0];
+  ncc_lower_conv_tile(p->OCB, p->kb, vw, p->NT, &p->nb, &p->R);
+  if (p->nb > NCC_CONV_NB_MAX || p->R > NCC_CONV_R_MAX) return false;
+  p->T = ncc_lower_wino_tiles(m, p->C, p->R, p->nb, p->kb);
+  if (p->T < 1) return false;
+  if (p->T < p->R) p->R = (int)p->T;
+  /* as many tiles a task as the scratch holds (each task reads all the
+   * transformed weights of its output channels), in whole runs of R */
+  if (p->T > cdiv(p->NT, p->R) * p->R) p->T = cdiv(p->NT, p->R) * p->R;
+  p->nchunk = cdiv(p->NT, p->T);
+  /* at least 8 tasks an image where the output blocks allow: a small image
+   * (few tile chunks) splits its output-channel groups over tasks instead,
+   * each transforming the input again but reading only its part of U */
+  int64_t ngrp = p->OCB / p->nb, want = cdiv(8, p->nchunk);
+  p->gpt = cdiv(ngrp, want < ngrp ? want : ngrp);
+  p->osplit = cdiv(ngrp, p->gpt);
+  return true;
+}
+
+bool ncc_lower_wino_fits(const ncc_node *n, const ncc_window *w, int m, int vw) {
+  wplan p;
+  return make_plan(n, w, m, vw, &p);
+}
+
+ncc_status ncc_lower_bconv_wino(const ncc_node *n, const ncc_window *w, int m, int vw,
+                                kir_kernel *k, int bx, int bb, int by, ncc_bconv_epi epi,
+                                void *ctx) {
+  wplan p;
+  if (!make_plan(n, w, m, vw, &p)) return NCC_ERR_UNSUPPORTED;
+  p.bx = bx, p.bb = bb, p.by = by, p.epi = epi, p.ctx = ctx;
+  p.bu = pack_weights(k, &p, n->in[1]);
+  if (p.bu < 0) return ncc_error(NCC_ERR_NOMEM, "out of memory packing Winograd weights");
+  int a2 = p.a * p.a;
+  p.bv = kir_buf_local(k, "wino_v", F32, a2 * p.C * p.T);
+  p.bm = kir_buf_local(k, "wino_m", F32, (int64_t)a2 * p.R * p.nb * p.kb);
+  for (int r = 0; r < p.R; r++)
+    for (int j = 0; j < p.nb; j++) p.acc[r][j] = kir_local_add(k, F32, p.kb);
+  for (int j = 0; j < p.nb; j++) p.wl[j] = kir_local_add(k, F32, p.kb);
+
+  kir_block top = kir_body_begin();
+  kir_expr *N = ncc_lower_dim(k, n->in[0]->shape.d[0]);
+  int vt = kir_var_new(k), vg = kir_var_new(k), vr = kir_var_new(k);
+  int64_t per_img = p.nchunk * p.osplit, ngrp = p.OCB / p.nb;
+  kir_stmt *lt = kir_for(k, &top, vt, I(0), MUL(N, I(per_img)), KIR_PARALLEL, 0);
+  kir_block bt = kir_body_begin();
+  /* task t: image, then output part (outer: a thread's consecutive tasks
+   * read one part of U), then tile chunk */
+  kir_expr *t = kir_var(k, vt), *rest = REM(t, I(per_img));
+  kir_expr *bn = DIV(t, I(per_img)), *q0 = MUL(REM(rest, I(p.nchunk)), I(p.T));
+  kir_expr *g0 = MUL(DIV(rest, I(p.nchunk)), I(p.gpt));
+  input_transform(&p, k, &bt, bn, q0);
+  kir_stmt *lg = kir_for(k, &bt, vg, g0, kir_min(k, ADD(g0, I(p.gpt)), I(ngrp)), KIR_SERIAL, 0);
+  kir_block bg = kir_body_begin();
+  kir_expr *ocb0 = MUL(kir_var(k, vg), I(p.nb));
+  kir_stmt *lr = kir_for(k, &bg, vr, I(0), I(p.T / p.R), KIR_SERIAL, 0);
+  kir_block br = kir_body_begin();
+  kir_expr *rr = kir_var(k, vr);
+  gemm_run(&p, k, &br, rr, ocb0);
+  output_run(&p, k, &br, bn, q0, rr, ocb0);
+  kir_body_end(lr, &br);
+  kir_body_end(lg, &bg);
+  kir_body_end(lt, &bt);
+  kir_kernel_set_body(k, &top);
+  /* the direct convolution's count (for the thread heuristics) */
+  k->cost_per_elem = 2.0 * 9.0 * (double)p.C / (m == 4 ? 4.0 : 2.25);
+  return NCC_OK;
+}

@@ -57,7 +57,7 @@ static bool candidate(const ncc_node *n, int precision) {
   ncc_window w;
   int64_t wk[2] = {3, 3};
   if (ncc_window_decode(n, 2, wk, &w) != NCC_OK) return false;
-  if (w.group != 1) return false;
+  /* group 1 is W's dim 1 == C, checked above (it is C / group) */
   for (int i = 0; i < 2; i++)
     if (w.stride[i] != 1 || w.dilation[i] != 1) return false;
   return true;

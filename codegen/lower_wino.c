@@ -331,9 +331,14 @@ static bool make_plan(const ncc_node *n, const ncc_window *w, int m, int vw, wpl
   p->T = ncc_lower_wino_tiles(m, p->C, p->R, p->nb, p->kb);
   if (p->T < 1) return false;
   if (p->T < p->R) p->R = (int)p->T;
-  /* as many tiles a task as the scratch holds (each task reads all the
-   * transformed weights of its output channels), in whole runs of R */
-  if (p->T > cdiv(p->NT, p->R) * p->R) p->T = cdiv(p->NT, p->R) * p->R;
+  /* tiles a task, in whole runs of R, at most what the scratch holds:
+   * the fewest tiles computed in all (a last chunk's tiles past NT repeat
+   * the last one), then the largest (each chunk reads all of U): 9 tiles
+   * in runs of 4 are 3 chunks of 4, not 2 of 8 (16 tiles' work) */
+  int64_t best = p->R;
+  for (int64_t t = 2 * p->R; t <= p->T; t += p->R)
+    if (cdiv(p->NT, t) * t <= cdiv(p->NT, best) * best) best = t;
+  p->T = best;
   p->nchunk = cdiv(p->NT, p->T);
   /* at least 8 tasks an image where the output blocks allow: a small image
    * (few tile chunks) splits its output-channel groups over tasks instead,

@@ -68,28 +68,38 @@ static bool candidate(const ncc_node *n, int precision) {
 static double wino_cost(int m, int64_t C, int64_t OC, int64_t OH, int64_t OW, int kb) {
   int64_t a = m + 2, a2 = a * a;
   int64_t tiles = ((OH + m - 1) / m) * ((OW + m - 1) / m);
-  /* the kernel's register tile: nb output blocks x R tiles (16 vector
-   * registers, 32 with 16-lane blocks; R at most the tiles) */
-  int64_t nb = kb >= 16 ? 4 : 2, R = tiles < 6 ? tiles : 6;
+  /* the kernel's register tile (ncc_lower_conv_tile): nb output blocks x
+   * R tiles, R at most the tiles; 16 vector registers: 3 x 4 where the
+   * blocks divide by 3, else 2 x 6; 32 (16-lane blocks): 4 x 6 */
+  int64_t ocb = OC / kb;
+  int64_t nb = kb >= 16 ? 4 : ocb % 3 == 0 ? 3 : 2, R = nb == 3 ? 4 : 6, full = R;
+  if (R > tiles) R = tiles;
   /* tiles per task: V (a^2 * C floats per tile) and M (a^2 x R x nb
-   * blocks) share the scratch */
+   * blocks) share the scratch; in runs of R, the fewest tiles computed
+   * (chunks x T, a last chunk repeating the last tile), then the largest
+   * T, as codegen/lower_wino.c chooses */
   int64_t per = a2 * C * 4, mbytes = a2 * R * nb * kb * 4;
   if (mbytes + per > SCRATCH_BYTES) return -1;
-  int64_t T = (SCRATCH_BYTES - mbytes) / per;
-  int64_t r = T < R ? T : R;
-  if (T > (tiles + r - 1) / r * r) T = (tiles + r - 1) / r * r;
+  int64_t tmax = (SCRATCH_BYTES - mbytes) / per;
+  int64_t r = tmax < R ? tmax : R, T = r;
+  for (int64_t t = 2 * r; t <= tmax; t += r)
+    if ((tiles + t - 1) / t * t <= (tiles + T - 1) / T * T) T = t;
   /* tile chunks, and the parts of the output channels that make up 8
    * tasks an image (each transforms its tiles' input again) */
-  int64_t chunks = (tiles + T - 1) / T, ngrp = OC / kb / nb;
+  int64_t chunks = (tiles + T - 1) / T, ngrp = ocb / nb, done = chunks * T;
   int64_t parts = (8 + chunks - 1) / chunks;
   if (parts > ngrp) parts = ngrp;
   if (parts < 1) parts = 1;
   /* a register tile of fewer than R tiles: fewer multiply-adds per load
    * (nb * r FMAs for nb + r loads) */
-  double eff = ((double)(nb * r) / (double)(nb + r)) / ((double)(nb * 6) / (double)(nb + 6));
+  double eff = ((double)(nb * r) / (double)(nb + r)) / ((double)(nb * full) / (double)(nb + full));
   double lanes = kb;
-  double gemm = (double)tiles * a2 * C * OC / lanes / eff;
-  double xform = (double)tiles * (8.0 * a2 * C * parts + 7.0 * a2 * OC) / lanes;
+  double gemm = (double)done * a2 * C * OC / lanes / eff;
+  /* F(4x4)'s transforms keep 36 vectors live on 16 or 32 registers and
+   * spill: measured, they cost 2.5 times the count (fitted with the
+   * per-byte costs on the layers of docs/PASSES.md) */
+  double spill = m == 4 ? 2.5 : 1.0;
+  double xform = spill * (double)done * (8.0 * a2 * C * parts + 7.0 * a2 * OC) / lanes;
   /* every tile chunk reads all of U */
   double ubytes = (double)a2 * C * OC * 4;
   double per_byte = ubytes > L3_BYTES ? STREAM_MEM : ubytes > L2_BYTES ? STREAM_L3 : 0;

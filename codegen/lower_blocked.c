@@ -1176,8 +1176,8 @@ static ncc_status lower_eltwise_group(const ncc_fuse_group *gr, int vw, kir_kern
 /* ---- entry points ---- */
 
 
-/* bep_apply as the tile kernels' epilogue callback (ncc_bconv_epi) */
-static kir_expr *amx_epi(void *ctx, kir_kernel *k, kir_block *blk, kir_expr *v, kir_expr *yi,
+/* bep_apply as the AMX and Winograd kernels' epilogue (ncc_bconv_epi) */
+static kir_expr *epi_cb(void *ctx, kir_kernel *k, kir_block *blk, kir_expr *v, kir_expr *yi,
                          kir_expr *c0) {
   (void)k;
   return bep_apply(ctx, blk, v, yi, c0);
@@ -1185,23 +1185,23 @@ static kir_expr *amx_epi(void *ctx, kir_kernel *k, kir_block *blk, kir_expr *v, 
 
 /* Conv (or depthwise Conv) n with an optional epilogue group: on AMX-BF16
  * tiles where the precision pass made its operands bf16
- * (lower_bconv_amx.c), else the f32 broadcast-FMA kernel. */
+ * (lower_bconv_amx.c), by Winograd where the pass marked it
+ * (lower_wino.c), else the f32 broadcast-FMA kernel. */
 static ncc_status lower_conv_kind(const ncc_node *n, bkind kind, const win *w,
                                   const ncc_lower_opts *o, bep *ep, kir_kernel *k) {
   int vw = o->vector_width > 0 ? o->vector_width : 1;
-  if (kind == BK_CONV && o->amx_bf16 && vw == 16 && ncc_lower_bconv_amx_fits(n, w)) {
-    int bx = kir_buf_input(k, bind_index(ep, n, 0), F32);
-    int bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, bind_index(ep, n, 2), F32) : -1;
-    int by = kir_buf_output(k, 0, F32);
-    return ncc_lower_bconv_amx(n, w, k, bx, bb, by, ep ? amx_epi : NULL, ep);
-  }
-  /* the winograd pass's choice, where the kernel applies (else direct) */
+  /* bf16 on tiles, else the winograd pass's choice where its kernel
+   * applies, else the direct kernel */
   int m = (int)ncc_attr_int(n, "conv.winograd", 0);
-  if (kind == BK_CONV && m && ncc_lower_wino_fits(n, w, m, vw)) {
+  bool amx = kind == BK_CONV && o->amx_bf16 && vw == 16 && ncc_lower_bconv_amx_fits(n, w);
+  bool wino = !amx && kind == BK_CONV && m && ncc_lower_wino_fits(n, w, m, vw);
+  if (amx || wino) {
     int bx = kir_buf_input(k, bind_index(ep, n, 0), F32);
     int bb = n->n_in > 2 && n->in[2] ? kir_buf_input(k, bind_index(ep, n, 2), F32) : -1;
     int by = kir_buf_output(k, 0, F32);
-    return ncc_lower_bconv_wino(n, w, m, vw, k, bx, bb, by, ep ? amx_epi : NULL, ep);
+    ncc_bconv_epi epi = ep ? epi_cb : NULL;
+    return amx ? ncc_lower_bconv_amx(n, w, k, bx, bb, by, epi, ep)
+               : ncc_lower_bconv_wino(n, w, m, vw, k, bx, bb, by, epi, ep);
   }
   bconv c;
   memset(&c, 0, sizeof c);

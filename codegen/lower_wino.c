@@ -74,7 +74,7 @@ typedef struct wplan {
   int64_t nchunk, osplit, gpt; /* tasks an image: nchunk chunks of T tiles x
                                   osplit parts of gpt output-block groups */
   const double *bt, *g, *at; /* a x a, a x 3, m x a, row-major */
-  int bx, bu, bb, by, bv, bm;
+  int bx, bu, bb, by, bv, bm, bt_s; /* bt_s: a transform's a x a scratch */
   int acc[NCC_CONV_R_MAX][NCC_CONV_NB_MAX], wl[NCC_CONV_NB_MAX];
   ncc_bconv_epi epi;
   void *ctx;
@@ -140,36 +140,27 @@ static int pack_weights(kir_kernel *k, const wplan *p, const ncc_value *wt) {
 
 /* ---- the transforms: straight-line vector code ---- */
 
-/* out[i][c] = sum over r of mat[i][r] * in[r][c] (rows i < ro, r < ri, c <
- * cols), skipping zero coefficients and adding +-1 ones without a
- * multiply; results assigned to fresh locals, so each is computed once. */
-static void mat_rows(kir_kernel *k, kir_block *b, const double *mat, int ro, int ri, int cols,
-                     kir_expr *in[A_MAX][A_MAX], kir_expr *out[A_MAX][A_MAX], int lanes,
-                     bool transpose_in) {
-  for (int i = 0; i < ro; i++)
-    for (int c = 0; c < cols; c++) {
-      kir_expr *s = NULL;
-      for (int r = 0; r < ri; r++) {
-        double f = mat[i * ri + r];
-        kir_expr *v = transpose_in ? in[c][r] : in[r][c];
-        if (f == 0) continue;
-        if (!s) {
-          s = f == 1 ? v
-              : f == -1 ? kir_un(k, KIR_NEG, v)
-                        : kir_bin(k, KIR_MUL, v, kir_splat(k, kir_const_f(k, F32, f), lanes));
-        } else if (f == 1) {
-          s = kir_bin(k, KIR_ADD, s, v);
-        } else if (f == -1) {
-          s = kir_bin(k, KIR_SUB, s, v);
-        } else {
-          s = kir_fma(k, v, kir_splat(k, kir_const_f(k, F32, f), lanes), s);
-        }
-      }
-      if (!s) s = kir_splat(k, kir_const_f(k, F32, 0.0), lanes);
-      int l = kir_local_add(k, F32, lanes);
-      kir_assign(k, b, l, s);
-      out[i][c] = kir_local_ref(k, l);
+/* sum over r < n of row[r] * in[r]: zero coefficients skipped, +-1 ones
+ * added without a multiply. */
+static kir_expr *combo(kir_kernel *k, const double *row, int n, kir_expr *const *in, int lanes) {
+  kir_expr *s = NULL;
+  for (int r = 0; r < n; r++) {
+    double f = row[r];
+    kir_expr *v = in[r];
+    if (f == 0) continue;
+    if (!s) {
+      s = f == 1 ? v
+          : f == -1 ? kir_un(k, KIR_NEG, v)
+                    : kir_bin(k, KIR_MUL, v, kir_splat(k, kir_const_f(k, F32, f), lanes));
+    } else if (f == 1) {
+      s = kir_bin(k, KIR_ADD, s, v);
+    } else if (f == -1) {
+      s = kir_bin(k, KIR_SUB, s, v);
+    } else {
+      s = kir_fma(k, v, kir_splat(k, kir_const_f(k, F32, f), lanes), s);
     }
+  }
+  return s ? s : kir_splat(k, kir_const_f(k, F32, 0.0), lanes);
 }
 
 /* Tile q's origin: tile row th, column tw. */
@@ -192,34 +183,48 @@ static void input_transform(wplan *p, kir_kernel *k, kir_block *b, kir_expr *bn,
   tile_at(p, k, kir_min(k, ADD(q0, tt), I(p->NT - 1)), &th, &tw);
   kir_expr *ih0 = ADD(MUL(th, I(p->m)), I(-p->pt)), *iw0 = ADD(MUL(tw, I(p->m)), I(-p->pl));
   /* the row and column tests (invariant in the channel loop) */
-  kir_expr *gr[A_MAX], *gc[A_MAX];
-  for (int r = 0; r < a; r++) {
-    gr[r] = inside(k, ADD(ih0, I(r)), p->H);
-    gc[r] = inside(k, ADD(iw0, I(r)), p->W);
-  }
+  kir_expr *gr[A_MAX];
+  for (int r = 0; r < a; r++) gr[r] = inside(k, ADD(ih0, I(r)), p->H);
   kir_stmt *lc = kir_for(k, &bt, vc, I(0), I(p->CB), KIR_SERIAL, 0);
   kir_block bc = kir_body_begin();
   kir_expr *cb = kir_var(k, vc);
   kir_expr *plane = MUL(ADD(MUL(bn, I(p->CB)), cb), I(p->H * p->W * ki));
   kir_expr *zero = kir_splat(k, kir_const_f(k, F32, 0.0), ki);
-  kir_expr *d[A_MAX][A_MAX], *t[A_MAX][A_MAX], *v[A_MAX][A_MAX];
-  for (int r = 0; r < a; r++)
-    for (int c = 0; c < a; c++) {
+  /* separably, through a small scratch: t = B^T d one column of d at a
+   * time, then each row of t times B; all a^2 values at once (the patch,
+   * then t) spilled the vector registers at a = 6. At a = 4 the 16 fit:
+   * the loops are unrolled and the scratch becomes registers. */
+  int vq = kir_var_new(k), vi = kir_var_new(k);
+  kir_mark mk = a <= 4 ? KIR_UNROLL : KIR_SERIAL;
+  kir_stmt *lq = kir_for(k, &bc, vq, I(0), I(a), mk, a);
+  kir_block bq = kir_body_begin();
+  {
+    kir_expr *c = kir_var(k, vq), *col[A_MAX];
+    kir_expr *gcol = inside(k, ADD(iw0, c), p->W);
+    for (int r = 0; r < a; r++) {
       /* outside the image: the plane's first pixel is read (valid memory)
        * and replaced by the zero padding */
-      kir_expr *g = AND(gr[r], gc[c]);
-      kir_expr *idx = ADD(plane, MUL(ADD(MUL(ADD(ih0, I(r)), I(p->W)), ADD(iw0, I(c))), I(ki)));
-      d[r][c] = kir_select(k, g, kir_loadv(k, p->bx, kir_select(k, g, idx, plane), ki, NULL), zero);
+      kir_expr *g = AND(gr[r], gcol);
+      kir_expr *idx = ADD(plane, MUL(ADD(MUL(ADD(ih0, I(r)), I(p->W)), ADD(iw0, c)), I(ki)));
+      col[r] = kir_select(k, g, kir_loadv(k, p->bx, kir_select(k, g, idx, plane), ki, NULL), zero);
     }
-  mat_rows(k, &bc, p->bt, a, a, a, d, t, ki, false);  /* t = B^T d */
-  mat_rows(k, &bc, p->bt, a, a, a, t, v, ki, true);   /* v^T = B^T t^T: v = t B */
-  for (int i = 0; i < a; i++)
-    for (int j = 0; j < a; j++) {
-      /* mat_rows(transpose) gave v[j][i] = sum_c B^T[j][c] t[i][c] = (t B)[i][j] */
-      int64_t xi = i * a + j;
-      kir_store(k, &bc, p->bv, MUL(ADD(MUL(ADD(I(xi * p->CB), cb), I(p->T)), tt), I(ki)), v[j][i],
+    for (int i = 0; i < a; i++)
+      kir_store(k, &bq, p->bt_s, MUL(ADD(I(i * a), c), I(ki)), combo(k, p->bt + i * a, a, col, ki),
                 NULL);
+  }
+  kir_body_end(lq, &bq);
+  kir_stmt *li = kir_for(k, &bc, vi, I(0), I(a), mk, a);
+  kir_block bi = kir_body_begin();
+  {
+    kir_expr *i = kir_var(k, vi), *row[A_MAX];
+    for (int c = 0; c < a; c++) row[c] = kir_loadv(k, p->bt_s, MUL(ADD(MUL(i, I(a)), I(c)), I(ki)), ki, NULL);
+    for (int j = 0; j < a; j++) {
+      kir_expr *xi = ADD(MUL(i, I(a)), I(j));
+      kir_store(k, &bi, p->bv, MUL(ADD(MUL(ADD(MUL(xi, I(p->CB)), cb), I(p->T)), tt), I(ki)),
+                combo(k, p->bt + j * a, a, row, ki), NULL);
     }
+  }
+  kir_body_end(li, &bi);
   kir_body_end(lc, &bc);
   kir_body_end(lt, &bt);
 }
@@ -275,30 +280,44 @@ static void output_run(wplan *p, kir_kernel *k, kir_block *b, kir_expr *bn, kir_
   tile_at(p, k, kir_min(k, ADD(ADD(q0, MUL(rr, I(p->R))), r), I(p->NT - 1)), &th, &tw);
   for (int j = 0; j < p->nb; j++) {
     kir_expr *ocb = ADD(ocb0, I(j)), *c0 = MUL(ocb, I(kb));
-    kir_expr *mv[A_MAX][A_MAX], *t[A_MAX][A_MAX], *y[A_MAX][A_MAX];
-    for (int u = 0; u < a; u++)
-      for (int v = 0; v < a; v++)
-        mv[u][v] = kir_loadv(
-            k, p->bm, MUL(ADD(MUL(I(u * a + v), I(p->R * p->nb)), ADD(MUL(r, I(p->nb)), I(j))), I(kb)),
+    /* separably, as the input transform: t = A^T M (m x a) a column at a
+     * time into the scratch, then each row of t times A */
+    int vv = kir_var_new(k), vi = kir_var_new(k);
+    kir_mark mk = a <= 4 ? KIR_UNROLL : KIR_SERIAL;
+    kir_stmt *lv = kir_for(k, &br, vv, I(0), I(a), mk, a);
+    kir_block bv = kir_body_begin();
+    {
+      kir_expr *v = kir_var(k, vv), *col[A_MAX];
+      for (int u = 0; u < a; u++)
+        col[u] = kir_loadv(
+            k, p->bm,
+            MUL(ADD(MUL(ADD(I(u * a), v), I(p->R * p->nb)), ADD(MUL(r, I(p->nb)), I(j))), I(kb)),
             kb, NULL);
-    mat_rows(k, &br, p->at, m, a, a, mv, t, kb, false); /* t = A^T M (m x a) */
-    mat_rows(k, &br, p->at, m, a, m, t, y, kb, true);   /* y[jj][i] = (t A)[i][jj] */
+      for (int i = 0; i < m; i++)
+        kir_store(k, &bv, p->bt_s, MUL(ADD(I(i * a), v), I(kb)), combo(k, p->at + i * a, a, col, kb),
+                  NULL);
+    }
+    kir_body_end(lv, &bv);
     kir_expr *bias = p->bb >= 0 ? kir_loadv(k, p->bb, c0, kb, NULL) : NULL;
-    for (int i = 0; i < m; i++)
+    kir_stmt *li = kir_for(k, &br, vi, I(0), I(m), mk, m);
+    kir_block bi = kir_body_begin();
+    kir_expr *i = kir_var(k, vi), *row[A_MAX];
+    for (int v = 0; v < a; v++) row[v] = kir_loadv(k, p->bt_s, MUL(ADD(MUL(i, I(a)), I(v)), I(kb)), kb, NULL);
+    {
       for (int jj = 0; jj < m; jj++) {
-        kir_expr *oh = ADD(MUL(th, I(m)), I(i)), *ow = ADD(MUL(tw, I(m)), I(jj));
-        kir_block *sb = &br, bg;
+        kir_expr *oh = ADD(MUL(th, I(m)), i), *ow = ADD(MUL(tw, I(m)), I(jj));
+        kir_block *sb = &bi, bg;
         kir_stmt *lg = NULL;
         if (ragged) {
           /* a tile past the output's edge: a loop of 0 or 1 iterations
            * stores (and reads the epilogue's operands) only inside */
           int vg = kir_var_new(k);
           kir_expr *in = AND(LT(oh, I(p->OH)), LT(ow, I(p->OW)));
-          lg = kir_for(k, &br, vg, I(0), kir_select(k, in, I(1), I(0)), KIR_SERIAL, 0);
+          lg = kir_for(k, &bi, vg, I(0), kir_select(k, in, I(1), I(0)), KIR_SERIAL, 0);
           bg = kir_body_begin();
           sb = &bg;
         }
-        kir_expr *val = y[jj][i];
+        kir_expr *val = combo(k, p->at + jj * a, a, row, kb);
         if (bias) val = kir_bin(k, KIR_ADD, val, bias);
         kir_expr *yi = MUL(ADD(MUL(ADD(MUL(ADD(MUL(bn, I(p->OCB)), ocb), I(p->OH)), oh), I(p->OW)), ow),
                            I(kb));
@@ -306,6 +325,8 @@ static void output_run(wplan *p, kir_kernel *k, kir_block *b, kir_expr *bn, kir_
         kir_store(k, sb, p->by, yi, val, NULL);
         if (lg) kir_body_end(lg, &bg);
       }
+    }
+    kir_body_end(li, &bi);
   }
   kir_body_end(lr, &br);
 }
@@ -365,6 +386,7 @@ ncc_status ncc_lower_bconv_wino(const ncc_node *n, const ncc_window *w, int m, i
   int a2 = p.a * p.a;
   p.bv = kir_buf_local(k, "wino_v", F32, a2 * p.C * p.T);
   p.bm = kir_buf_local(k, "wino_m", F32, (int64_t)a2 * p.R * p.nb * p.kb);
+  p.bt_s = kir_buf_local(k, "wino_t", F32, (int64_t)a2 * (p.kb > p.ki ? p.kb : p.ki));
   for (int r = 0; r < p.R; r++)
     for (int j = 0; j < p.nb; j++) p.acc[r][j] = kir_local_add(k, F32, p.kb);
   for (int j = 0; j < p.nb; j++) p.wl[j] = kir_local_add(k, F32, p.kb);

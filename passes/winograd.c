@@ -95,9 +95,9 @@ static double wino_cost(int m, int64_t C, int64_t OC, int64_t OH, int64_t OW, in
   double eff = ((double)(nb * r) / (double)(nb + r)) / ((double)(nb * full) / (double)(nb + full));
   double lanes = kb;
   double gemm = (double)done * a2 * C * OC / lanes / eff;
-  /* F(4x4)'s transforms keep 36 vectors live on 16 or 32 registers and
-   * spill: measured, they cost 2.5 times the count (fitted with the
-   * per-byte costs on the layers of docs/PASSES.md) */
+  /* F(4x4)'s transforms move 36 vectors through an L1 scratch (too many
+   * for the registers): measured, they cost 2.5 times the count (fitted
+   * with the per-byte costs on the layers of docs/PASSES.md) */
   double spill = m == 4 ? 2.5 : 1.0;
   double xform = spill * (double)done * (8.0 * a2 * C * parts + 7.0 * a2 * OC) / lanes;
   /* every tile chunk reads all of U */

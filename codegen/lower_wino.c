@@ -26,9 +26,11 @@
  *      weight vectors, R broadcasts of V) over C, into a scratch
  *      M [xi][R][nb][kb]; then the output transform of the run, bias,
  *      fused epilogue and the store of the pixels inside the output.
+ * Both transforms are separable: a column at a time into a small scratch
+ * (wino_t), then each row of it.
  * U is computed at compile time (in double) and packed [xi][OC/kb][C][kb].
  * V and M live on the task's stack, together at most SCRATCH_MAX, which
- * bounds T (ncc_wino_tiles).
+ * bounds T (ncc_lower_wino_tiles).
  */
 #include <string.h>
 
@@ -37,8 +39,7 @@
 #include "kir_short.h"
 
 #define F32 NCC_DT_F32
-#define A_MAX 6     /* a = m + 2 */
-#define M_MAX 4
+#define A_MAX 6 /* a = m + 2 */
 /* Most bytes of stack a task's V and M scratch may take (a module runs
  * kernels on its caller's thread too, whose stack ncc does not size). */
 #define SCRATCH_MAX (128 * 1024)
@@ -138,7 +139,7 @@ static int pack_weights(kir_kernel *k, const wplan *p, const ncc_value *wt) {
   return ncc_lower_data_buf(k, "wino_u", F32, u, count * sizeof(float));
 }
 
-/* ---- the transforms: straight-line vector code ---- */
+/* ---- the transforms ---- */
 
 /* sum over r < n of row[r] * in[r]: zero coefficients skipped, +-1 ones
  * added without a multiply. */
@@ -182,7 +183,7 @@ static void input_transform(wplan *p, kir_kernel *k, kir_block *b, kir_expr *bn,
   kir_expr *tt = kir_var(k, vt), *th, *tw;
   tile_at(p, k, kir_min(k, ADD(q0, tt), I(p->NT - 1)), &th, &tw);
   kir_expr *ih0 = ADD(MUL(th, I(p->m)), I(-p->pt)), *iw0 = ADD(MUL(tw, I(p->m)), I(-p->pl));
-  /* the row and column tests (invariant in the channel loop) */
+  /* the row tests (invariant in the channel loop) */
   kir_expr *gr[A_MAX];
   for (int r = 0; r < a; r++) gr[r] = inside(k, ADD(ih0, I(r)), p->H);
   kir_stmt *lc = kir_for(k, &bt, vc, I(0), I(p->CB), KIR_SERIAL, 0);

@@ -4,7 +4,7 @@
 # at odd sizes, both tile sizes at vector widths 16/8/4/1, and which Convs
 # the pass marks (tests/py/winograd_ort.py); the marks in the IR are
 # tests/filecheck/pass_winograd.nir. Exit 77 (skipped) without numpy, onnx
-# or onnxruntime, or without the cpu target.
+# or onnxruntime; without the cpu target (no LLVM) only the marks.
 add_test(NAME python.winograd_ort
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/py/winograd_ort.py)
 set_tests_properties(python.winograd_ort PROPERTIES

@@ -20,6 +20,7 @@ ncc opt must show every Conv marked with the tile size asked for, and each
 width's kernel IR (NCC_DEBUG_KIR) the transformed-input scratch of all six.
 `--disable-pass=winograd` marks none; auto (the default) marks a ResNet
 stage-1 Conv (64->64 at 56x56) and leaves a stride-2 one alone.
+Without the cpu target (no LLVM) only the marks are checked.
 Exit 77 when numpy/onnx/onnxruntime are missing.
 Usage: NCC=build/ncc python3 tests/py/winograd_ort.py [-v]
 """
@@ -123,10 +124,6 @@ def main():
         path = os.path.join(wd, "model.onnx")
         with open(path, "wb") as f:
             f.write(m.SerializeToString())
-        if not nccutil.target_usable(NCC, "cpu"):
-            print("note: target cpu does not run here (no LLVM): nothing to test")
-            return 77
-
         def test_marks():
             for tile in (2, 4):
                 got = marks(opt(path, "--layout-block=8", "--winograd=%d" % tile))
@@ -144,7 +141,10 @@ def main():
                 run_on(wd, path, feeds, want, tile, width)
             fn.__name__ = "test_m%d_w%d" % (tile, width)
             return fn
-        fns += [on(t, w) for t in (2, 4) for w in (16, 8, 4, 1)]
+        if nccutil.target_usable(NCC, "cpu"):
+            fns += [on(t, w) for t in (2, 4) for w in (16, 8, 4, 1)]
+        else:
+            print("note: target cpu does not run here (no LLVM): the pass's marks only")
         return nccutil.run_cases(fns)
 
 

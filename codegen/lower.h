@@ -112,6 +112,11 @@ ncc_status ncc_lower_reduce_group(const ncc_fuse_group *gr, const char *name,
 
 /* ---- shared helpers: small ones (lower_util.c) ---- */
 
+/* ceil(a / b) for a >= 0, b > 0 (compile-time sizes). */
+static inline int64_t ncc_lower_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* 0 <= pos < size, an i64 position against a static size (padding tests). */
+kir_expr *ncc_lower_inside(kir_kernel *k, kir_expr *pos, int64_t size);
+
 /* A dim of a declared shape as an i64 expression (a constant, or the
  * run-time value of its symbol). */
 kir_expr *ncc_lower_dim(kir_kernel *k, int64_t d);
@@ -235,10 +240,6 @@ bool ncc_lower_wino_fits(const ncc_node *n, const ncc_window *w, int m, int vw);
 ncc_status ncc_lower_bconv_wino(const ncc_node *n, const ncc_window *w, int m, int vw,
                                 kir_kernel *k, int bx, int bb, int by, ncc_bconv_epi epi,
                                 void *ctx);
-/* Tiles per task of F(m x m, 3 x 3) over C input channels whose V and M
- * scratch fit a task's stack with an nb x R register tile of kb lanes
- * (a multiple of R where at least R fit; 0: none fits). */
-int64_t ncc_lower_wino_tiles(int m, int64_t C, int R, int nb, int kb);
 #define NCC_CONV_NB_MAX 4 /* output-channel blocks per pass */
 #define NCC_CONV_R_MAX 14 /* output pixels per pass */
 /* The blocked Conv's register tile for ocb output blocks of kb channels

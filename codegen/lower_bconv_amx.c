@@ -62,7 +62,6 @@ typedef struct plan {
   int64_t OCB, OCP, chunks, chunk; /* channel blocks, their pairs, chunking */
 } plan;
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* v holds bf16 values: made by RoundBF16, or a Reorder of such a value. */
 static bool bf16_value(const ncc_value *v) {
@@ -77,11 +76,11 @@ static bool bf16_value(const ncc_value *v) {
 /* The geometry for tasks of rb output rows. */
 static void geometry(plan *p, int64_t rb) {
   p->RB = rb;
-  p->nrb = cdiv(p->OH, rb);
+  p->nrb = ncc_lower_cdiv(p->OH, rb);
   int64_t tapmax = (p->KH - 1) * p->dh * p->Wp + (p->KW - 1) * p->dw;
   if (p->flat) {
     p->IR = rb + (p->KH - 1) * p->dh;
-    p->NT = cdiv(rb * p->Wp, 16);
+    p->NT = ncc_lower_cdiv(rb * p->Wp, 16);
     p->slots = p->IR * p->Wp;
     if (16 * p->NT + tapmax > p->slots) p->slots = 16 * p->NT + tapmax;
   } else {
@@ -102,7 +101,7 @@ static bool make_plan(const ncc_node *n, const ncc_window *w, plan *p) {
   p->OC = ys->d[1], p->OH = ys->d[2], p->OW = ys->d[3];
   if (p->C % 16 || p->OC % 16 || p->OH < 1 || p->OW < 1) return false;
   p->CB = p->C / 16;
-  p->Cp = cdiv(p->C, 32) * 32;
+  p->Cp = ncc_lower_cdiv(p->C, 32) * 32;
   p->CS = p->Cp / 32;
   p->KH = w->kernel[0], p->KW = w->kernel[1], p->T = p->KH * p->KW;
   p->dh = w->dilation[0], p->dw = w->dilation[1];
@@ -121,7 +120,7 @@ static bool make_plan(const ncc_node *n, const ncc_window *w, plan *p) {
     p->cs = sw;
     p->astride = p->Cp;
   } else { /* row by row, tiles of 16 columns */
-    p->TPR = cdiv(p->OW, 16);
+    p->TPR = ncc_lower_cdiv(p->OW, 16);
     p->Wp = p->W + w->pad_begin[1] + w->pad_end[1];
     int64_t need = (p->TPR * 16 - 1) * sw + (p->KW - 1) * p->dw + 1;
     if (need > p->Wp) p->Wp = need;
@@ -136,22 +135,22 @@ static bool make_plan(const ncc_node *n, const ncc_window *w, plan *p) {
   if (p->slots * p->Cp * 2 > SCRATCH_MAX) return false;
   int64_t N = ncc_dim_is_sym(xs->d[0]) ? 1 : xs->d[0];
   while (rb > 1 && N * p->nrb < 8) {
-    int64_t want = cdiv(p->OH, cdiv(8, N)); /* rows for 8 tasks */
+    int64_t want = ncc_lower_cdiv(p->OH, ncc_lower_cdiv(8, N)); /* rows for 8 tasks */
     if (want < 1) want = 1;
-    int64_t lo = cdiv(MIN_SLOTS, p->flat ? p->Wp : 16 * p->TPR);
+    int64_t lo = ncc_lower_cdiv(MIN_SLOTS, p->flat ? p->Wp : 16 * p->TPR);
     if (want < lo) want = lo;
     if (want >= rb) break;
     rb = want;
     geometry(p, rb);
   }
-  geometry(p, cdiv(p->OH, p->nrb)); /* the same row blocks, evened out */
+  geometry(p, ncc_lower_cdiv(p->OH, p->nrb)); /* the same row blocks, evened out */
   p->OCB = p->OC / 16;
-  p->OCP = cdiv(p->OCB, 2);
+  p->OCP = ncc_lower_cdiv(p->OCB, 2);
   int64_t tasks = N * p->nrb;
-  p->chunks = tasks >= 8 ? 1 : cdiv(8, tasks);
+  p->chunks = tasks >= 8 ? 1 : ncc_lower_cdiv(8, tasks);
   if (p->chunks > p->OCP) p->chunks = p->OCP;
-  p->chunk = cdiv(p->OCP, p->chunks);
-  p->chunks = cdiv(p->OCP, p->chunk);
+  p->chunk = ncc_lower_cdiv(p->OCP, p->chunks);
+  p->chunks = ncc_lower_cdiv(p->OCP, p->chunk);
   return true;
 }
 
@@ -281,7 +280,7 @@ ncc_status ncc_lower_bconv_amx(const ncc_node *n, const ncc_window *w, kir_kerne
     ob[j] = kir_min(k, nominal, I(p.OCB - 1)); /* an odd count repeats the last */
     ob_live[j] = LT(nominal, I(p.OCB));
   }
-  kir_stmt *lq = kir_for(k, &bo, vq, I(0), I(cdiv(p.NT, 2)), KIR_SERIAL, 0);
+  kir_stmt *lq = kir_for(k, &bo, vq, I(0), I(ncc_lower_cdiv(p.NT, 2)), KIR_SERIAL, 0);
   kir_block bq = kir_body_begin();
   kir_expr *ti[2], *ti_live[2], *base[2];
   for (int i = 0; i < 2; i++) {

@@ -362,9 +362,6 @@ static kir_expr *in_pos(kir_kernel *k, kir_expr *o, int64_t s, int64_t off) {
   return ADD(MUL(o, I(s)), I(off));
 }
 
-static kir_expr *inside(kir_kernel *k, kir_expr *pos, int64_t size) {
-  return AND(kir_bin(k, KIR_GE, pos, I(0)), kir_bin(k, KIR_LT, pos, I(size)));
-}
 
 /* ---- Conv with a blocked output ---- */
 
@@ -529,8 +526,8 @@ static void conv_reduce_border(bconv *c, kir_kernel *k, kir_block *b, kir_expr *
   kir_expr *sp = MUL(ADD(MUL(kh, I(w->dilation[0] * c->W)), MUL(kw, I(w->dilation[1]))), I(ki));
   kir_expr *g[R_MAX], *base[R_MAX], *any = NULL;
   for (int r = 0; r < c->R; r++) {
-    g[r] = AND(inside(k, ADD(ih0[r], MUL(kh, I(w->dilation[0]))), c->H),
-               inside(k, ADD(iw0[r], MUL(kw, I(w->dilation[1]))), c->W));
+    g[r] = AND(ncc_lower_inside(k, ADD(ih0[r], MUL(kh, I(w->dilation[0]))), c->H),
+               ncc_lower_inside(k, ADD(iw0[r], MUL(kw, I(w->dilation[1]))), c->W));
     base[r] = kir_select(k, g[r], ADD(xb[r], sp), xbase);
     any = any ? kir_bin(k, KIR_OR, any, g[r]) : g[r];
   }
@@ -877,8 +874,8 @@ static void dw_reduce(bconv *c, kir_kernel *k, kir_block *b, kir_expr *cb, kir_e
         /* a tap outside the image reads the plane's first pixel (valid
          * memory) and its FMA is discarded: a masked FMA, with no masked
          * load and no Inf/NaN of that pixel mixed in */
-        kir_expr *g = AND(inside(k, ADD(ih0[r], MUL(kh, I(w->dilation[0]))), c->H),
-                          inside(k, ADD(iw0[r], MUL(kw, I(w->dilation[1]))), c->W));
+        kir_expr *g = AND(ncc_lower_inside(k, ADD(ih0[r], MUL(kh, I(w->dilation[0]))), c->H),
+                          ncc_lower_inside(k, ADD(iw0[r], MUL(kw, I(w->dilation[1]))), c->W));
         x = kir_loadv(k, c->bx, kir_select(k, g, xi, safe), kb, NULL);
         kir_assign(k, &bkw, c->acc[r][0], kir_select(k, g, kir_fma(k, x, wv, acc), acc));
       } else {
@@ -980,7 +977,7 @@ static void lower_pool(const ncc_node *n, const win *w, kir_kernel *k) {
   {
     kir_expr *ih = ADD(in_pos(k, oh, w->stride[0], -w->pad_begin[0]), MUL(kir_var(k, vkh), I(w->dilation[0])));
     kir_expr *iw = ADD(in_pos(k, ow, w->stride[1], -w->pad_begin[1]), MUL(kir_var(k, vkw), I(w->dilation[1])));
-    kir_expr *g = AND(inside(k, ih, H), inside(k, iw, W));
+    kir_expr *g = AND(ncc_lower_inside(k, ih, H), ncc_lower_inside(k, iw, W));
     kir_expr *xi = MUL(ADD(MUL(ADD(MUL(plane, I(H)), ih), I(W)), iw), I(kb));
     /* a tap outside reads the image's first vector (any in-bounds address)
      * and drops it by a select: a masked load with a run-time count cost

@@ -162,7 +162,6 @@ typedef struct tiles {
   int64_t chunks, chunk;     /* channel-block chunks, blocks per chunk */
 } tiles;
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* The plan of either kernel: panels of pw pixels, blocks of ocb output
  * channels (0: the AMX kernel's 16 x tm). */
@@ -184,20 +183,20 @@ static bool plan(const ncc_node *n, const ncc_window *w, const ncc_qconv *q, int
   if (w->group != 1 || t->P < 1 || t->OC < 1 || t->N < 1) return false;
   t->kk = w->kernel[0] * w->kernel[1];
   t->kq = q->ic4 * t->kk;
-  t->kqp = cdiv(t->kq, 16) * 16;
+  t->kqp = ncc_lower_cdiv(t->kq, 16) * 16;
   int64_t panel = t->kqp * pw * 4; /* bytes */
   if (panel > SCRATCH_MAX) return false;
   t->steps = t->kqp / 16;
   t->tn = 2 * panel <= SCRATCH_MAX ? 2 : 1;
   t->tm = t->OC > 16 ? 2 : 1;
   t->ocb = ocb ? ocb : 16 * t->tm;
-  t->blocks = cdiv(t->OC, t->ocb);
+  t->blocks = ncc_lower_cdiv(t->OC, t->ocb);
   t->ocp = t->blocks * t->ocb;
   t->flat = w->stride[0] == 1 && w->stride[1] == 1 && t->OW == t->W;
-  t->per_row = t->flat ? 0 : cdiv(t->OW, pw);
-  t->panels = t->flat ? cdiv(t->P, pw) : t->OH * t->per_row;
+  t->per_row = t->flat ? 0 : ncc_lower_cdiv(t->OW, pw);
+  t->panels = t->flat ? ncc_lower_cdiv(t->P, pw) : t->OH * t->per_row;
   if (t->panels < 2) t->tn = 1;
-  t->pairs = cdiv(t->panels, t->tn);
+  t->pairs = ncc_lower_cdiv(t->panels, t->tn);
   /* Weights past what the caches keep near a core (the last stages: up
    * to 2.4 MB) would be streamed once per panel pair; a task packs as
    * many pairs as its scratch holds and runs each block of weights on all
@@ -208,16 +207,16 @@ static bool plan(const ncc_node *n, const ncc_window *w, const ncc_qconv *q, int
     if (t->group > t->pairs) t->group = t->pairs;
     if (t->group < 1) t->group = 1;
   }
-  t->groups = cdiv(t->pairs, t->group);
-  t->group = cdiv(t->pairs, t->groups); /* the same work, evened out */
+  t->groups = ncc_lower_cdiv(t->pairs, t->group);
+  t->group = ncc_lower_cdiv(t->pairs, t->groups); /* the same work, evened out */
   /* Channel blocks are split into chunks only where images x panel
    * groups leave fewer than 8 tasks (the last stages at batch 1): each
    * chunk packs the panels again. */
   int64_t tasks = t->N * t->groups;
-  t->chunks = tasks >= 8 ? 1 : cdiv(8, tasks);
+  t->chunks = tasks >= 8 ? 1 : ncc_lower_cdiv(8, tasks);
   if (t->chunks > t->blocks) t->chunks = t->blocks;
-  t->chunk = cdiv(t->blocks, t->chunks);
-  t->chunks = cdiv(t->blocks, t->chunk);
+  t->chunk = ncc_lower_cdiv(t->blocks, t->chunks);
+  t->chunks = ncc_lower_cdiv(t->blocks, t->chunk);
   return true;
 }
 

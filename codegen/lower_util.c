@@ -213,3 +213,7 @@ void ncc_lower_conv_tile(int64_t ocb, int kb, int vw, int64_t P, int *nb, int *R
   }
 }
 
+kir_expr *ncc_lower_inside(kir_kernel *k, kir_expr *pos, int64_t size) {
+  return kir_bin(k, KIR_AND, kir_bin(k, KIR_GE, pos, kir_const_i(k, 0)),
+                 kir_bin(k, KIR_LT, pos, kir_const_i(k, size)));
+}

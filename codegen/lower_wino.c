@@ -30,7 +30,7 @@
  * (wino_t), then each row of it.
  * U is computed at compile time (in double) and packed [xi][OC/kb][C][kb].
  * V and M live on the task's stack, together at most SCRATCH_MAX, which
- * bounds T (ncc_lower_wino_tiles).
+ * bounds T (wino_tiles).
  */
 #include <string.h>
 
@@ -81,7 +81,6 @@ typedef struct wplan {
   void *ctx;
 } wplan;
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static bool window_ok(const ncc_node *n, const ncc_window *w, int m) {
   if (m != 2 && m != 4) return false;
@@ -92,7 +91,10 @@ static bool window_ok(const ncc_node *n, const ncc_window *w, int m) {
   return ncc_value_block(x) > 0 && ncc_value_block(y) > 0 && x->shape.d[1] % ncc_value_block(x) == 0;
 }
 
-int64_t ncc_lower_wino_tiles(int m, int64_t C, int R, int nb, int kb) {
+/* Tiles per task whose V and M scratch fit SCRATCH_MAX with an nb x R
+ * register tile of kb lanes (a multiple of R where at least R fit; 0:
+ * none fits). */
+static int64_t wino_tiles(int m, int64_t C, int R, int nb, int kb) {
   int64_t a2 = (int64_t)(m + 2) * (m + 2);
   int64_t ms = a2 * R * nb * kb * 4, per = a2 * C * 4;
   if (ms >= SCRATCH_MAX) return 0;
@@ -170,10 +172,6 @@ static void tile_at(const wplan *p, kir_kernel *k, kir_expr *q, kir_expr **th, k
   *tw = REM(q, I(p->TW));
 }
 
-static kir_expr *inside(kir_kernel *k, kir_expr *pos, int64_t size) {
-  return AND(kir_bin(k, KIR_GE, pos, I(0)), kir_bin(k, KIR_LT, pos, I(size)));
-}
-
 /* 1. V of the task's T tiles (first flat tile q0), all channels. */
 static void input_transform(wplan *p, kir_kernel *k, kir_block *b, kir_expr *bn, kir_expr *q0) {
   int a = p->a, ki = p->ki;
@@ -185,7 +183,7 @@ static void input_transform(wplan *p, kir_kernel *k, kir_block *b, kir_expr *bn,
   kir_expr *ih0 = ADD(MUL(th, I(p->m)), I(-p->pt)), *iw0 = ADD(MUL(tw, I(p->m)), I(-p->pl));
   /* the row tests (invariant in the channel loop) */
   kir_expr *gr[A_MAX];
-  for (int r = 0; r < a; r++) gr[r] = inside(k, ADD(ih0, I(r)), p->H);
+  for (int r = 0; r < a; r++) gr[r] = ncc_lower_inside(k, ADD(ih0, I(r)), p->H);
   kir_stmt *lc = kir_for(k, &bt, vc, I(0), I(p->CB), KIR_SERIAL, 0);
   kir_block bc = kir_body_begin();
   kir_expr *cb = kir_var(k, vc);
@@ -201,7 +199,7 @@ static void input_transform(wplan *p, kir_kernel *k, kir_block *b, kir_expr *bn,
   kir_block bq = kir_body_begin();
   {
     kir_expr *c = kir_var(k, vq), *col[A_MAX];
-    kir_expr *gcol = inside(k, ADD(iw0, c), p->W);
+    kir_expr *gcol = ncc_lower_inside(k, ADD(iw0, c), p->W);
     for (int r = 0; r < a; r++) {
       /* outside the image: the plane's first pixel is read (valid memory)
        * and replaced by the zero padding */
@@ -344,13 +342,13 @@ static bool make_plan(const ncc_node *n, const ncc_window *w, int m, int vw, wpl
   p->OC = ys->d[1], p->OH = ys->d[2], p->OW = ys->d[3];
   p->pt = w->pad_begin[0], p->pl = w->pad_begin[1];
   p->CB = p->C / p->ki, p->OCB = p->OC / p->kb;
-  p->TH = cdiv(p->OH, m), p->TW = cdiv(p->OW, m), p->NT = p->TH * p->TW;
+  p->TH = ncc_lower_cdiv(p->OH, m), p->TW = ncc_lower_cdiv(p->OW, m), p->NT = p->TH * p->TW;
   p->bt = m == 2 ? &BT2[0][0] : &BT4[0][0];
   p->g = m == 2 ? &G2[0][0] : &G4[0][0];
   p->at = m == 2 ? &AT2[0][0] : &AT4[0][0];
   ncc_lower_conv_tile(p->OCB, p->kb, vw, p->NT, &p->nb, &p->R);
   if (p->nb > NCC_CONV_NB_MAX || p->R > NCC_CONV_R_MAX) return false;
-  p->T = ncc_lower_wino_tiles(m, p->C, p->R, p->nb, p->kb);
+  p->T = wino_tiles(m, p->C, p->R, p->nb, p->kb);
   if (p->T < 1) return false;
   if (p->T < p->R) p->R = (int)p->T;
   /* tiles a task, in whole runs of R, at most what the scratch holds:
@@ -359,15 +357,15 @@ static bool make_plan(const ncc_node *n, const ncc_window *w, int m, int vw, wpl
    * in runs of 4 are 3 chunks of 4, not 2 of 8 (16 tiles' work) */
   int64_t best = p->R;
   for (int64_t t = 2 * p->R; t <= p->T; t += p->R)
-    if (cdiv(p->NT, t) * t <= cdiv(p->NT, best) * best) best = t;
+    if (ncc_lower_cdiv(p->NT, t) * t <= ncc_lower_cdiv(p->NT, best) * best) best = t;
   p->T = best;
-  p->nchunk = cdiv(p->NT, p->T);
+  p->nchunk = ncc_lower_cdiv(p->NT, p->T);
   /* at least 8 tasks an image where the output blocks allow: a small image
    * (few tile chunks) splits its output-channel groups over tasks instead,
    * each transforming the input again but reading only its part of U */
-  int64_t ngrp = p->OCB / p->nb, want = cdiv(8, p->nchunk);
-  p->gpt = cdiv(ngrp, want < ngrp ? want : ngrp);
-  p->osplit = cdiv(ngrp, p->gpt);
+  int64_t ngrp = p->OCB / p->nb, want = ncc_lower_cdiv(8, p->nchunk);
+  p->gpt = ncc_lower_cdiv(ngrp, want < ngrp ? want : ngrp);
+  p->osplit = ncc_lower_cdiv(ngrp, p->gpt);
   return true;
 }
 

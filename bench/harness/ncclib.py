@@ -20,8 +20,9 @@ have to be loaded first), or when the link or the load fails.
 What a compile does mirrors the driver (tools/ncc/cmd_bench.c,
 pipeline.c, env.c): ncc_graph_load, the pass pipeline of the flags (-O
 level, --passes, --disable-pass) with the target's layout block, then
-ncc_module_compile_opts with the thread count (and NCC_VECTOR_WIDTH /
-NCC_KERNEL_REUSE when set, as `ncc` reads them).
+ncc_module_compile_opts with the thread count, the -O level's compile-speed
+tier (NCC_CODEGEN_OPT when set) and NCC_VECTOR_WIDTH / NCC_KERNEL_REUSE when
+set, as `ncc` reads them.
 """
 import ctypes
 import hashlib
@@ -114,7 +115,11 @@ class Options(ctypes.Structure):
     later libncc appends (ncc_options_init writes its own size)."""
     _fields_ = [("size", ctypes.c_size_t), ("num_threads", ctypes.c_int),
                 ("vector_width", ctypes.c_int), ("kernel_reuse", ctypes.c_int),
-                ("dump", ctypes.c_uint), ("_tail", ctypes.c_char * 1024)]
+                ("dump", ctypes.c_uint), ("dump_file", ctypes.c_void_p),
+                ("cc", ctypes.c_char_p), ("aarch64_cc", ctypes.c_char_p),
+                ("keep_temps", ctypes.c_int), ("max_memory", ctypes.c_size_t),
+                ("gpu_test_bad_kernel", ctypes.c_int), ("compile_stats", ctypes.c_void_p),
+                ("codegen_level", ctypes.c_int), ("_tail", ctypes.c_char * 1024)]
 
 
 def _sanitized(build_dir):
@@ -444,6 +449,11 @@ class NccLib:
             o = Options()
             self.c.ncc_options_init(ctypes.byref(o))
             o.num_threads = threads
+            # the driver's compile-speed tier: NCC_CODEGEN_OPT, else the -O
+            # level's (tools/ncc/args.c); the library's own default is 3,
+            # which made "cpu-O2" here differ from `ncc bench -O2`
+            tier = _env_int("NCC_CODEGEN_OPT", (0, 1, 2, 3))
+            o.codegen_level = tier if tier is not None else opt_level
             width = _env_int("NCC_VECTOR_WIDTH", (1, 4, 8, 16))
             if width:
                 o.vector_width = width

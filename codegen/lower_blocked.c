@@ -578,7 +578,8 @@ typedef struct region {
 
 static int64_t cdiv64(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
 
-static void regions(const win *w, int64_t H, int64_t W, int64_t OH, int64_t OW, region *g) {
+static void regions(const win *w, int64_t H, int64_t W, int64_t OH, int64_t OW, int R,
+                    region *g) {
   g->OH = OH, g->OW = OW;
   g->r_lo = cdiv64(w->pad_begin[0], w->stride[0]);
   g->c_lo = cdiv64(w->pad_begin[1], w->stride[1]);
@@ -587,7 +588,11 @@ static void regions(const win *w, int64_t H, int64_t W, int64_t OH, int64_t OW, 
   g->c_hi = cw < 0 ? 0 : cw / w->stride[1] + 1;
   if (g->r_hi > OH) g->r_hi = OH;
   if (g->c_hi > OW) g->c_hi = OW;
-  if (g->r_hi <= g->r_lo || g->c_hi <= g->c_lo) /* no interior */
+  /* no interior, or one smaller than a run of R pixels: every pixel is
+   * frame (SqueezeNet's 3x3 Convs at 3x3, 1 interior pixel, ran it as a
+   * run of R copies besides the frame's runs) */
+  if (g->r_hi <= g->r_lo || g->c_hi <= g->c_lo ||
+      (g->r_hi - g->r_lo) * (g->c_hi - g->c_lo) < R)
     g->r_lo = g->r_hi = g->c_lo = g->c_hi = 0;
   g->n_int = (g->r_hi - g->r_lo) * (g->c_hi - g->c_lo);
   g->n_bord = OH * OW - g->n_int;
@@ -838,7 +843,7 @@ static void lower_bconv(bconv *c, kir_kernel *k) {
   int kb = c->kb;
   c->bx = kir_buf_input(k, bind_index(c->ep, n, 0), F32);
   region g;
-  regions(&c->w, c->H, c->W, c->OH, c->OW, &g);
+  regions(&c->w, c->H, c->W, c->OH, c->OW, c->R, &g);
   /* the border's order once it has a third of the pixels: at 7x7 (24 of
    * 49 in the frame) ResNet-18's 512->512 3x3 Convs, whose weights come
    * from memory, were 1.2-1.4x slower in the interior's order, and no slower
@@ -961,7 +966,7 @@ static void lower_dwconv(bconv *c, int vw, kir_kernel *k) {
   c->by = kir_buf_output(k, 0, F32);
   for (int r = 0; r < c->R; r++) c->acc[r][0] = kir_local_add(k, F32, kb);
   region g;
-  regions(&c->w, c->H, c->W, c->OH, c->OW, &g);
+  regions(&c->w, c->H, c->W, c->OH, c->OW, c->R, &g);
   kir_block top = kir_body_begin();
   dw_pass(c, k, &top, &g, false);
   dw_pass(c, k, &top, &g, true);

@@ -576,13 +576,11 @@ typedef struct region {
                      column by column (pixel_at) */
 } region;
 
-static int64_t cdiv64(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
-
 static void regions(const win *w, int64_t H, int64_t W, int64_t OH, int64_t OW, int R,
                     region *g) {
   g->OH = OH, g->OW = OW;
-  g->r_lo = cdiv64(w->pad_begin[0], w->stride[0]);
-  g->c_lo = cdiv64(w->pad_begin[1], w->stride[1]);
+  g->r_lo = ncc_lower_cdiv(w->pad_begin[0], w->stride[0]);
+  g->c_lo = ncc_lower_cdiv(w->pad_begin[1], w->stride[1]);
   int64_t rh = H - 1 + w->pad_begin[0] - (w->kernel[0] - 1) * w->dilation[0], cw = W - 1 + w->pad_begin[1] - (w->kernel[1] - 1) * w->dilation[1];
   g->r_hi = rh < 0 ? 0 : rh / w->stride[0] + 1;
   g->c_hi = cw < 0 ? 0 : cw / w->stride[1] + 1;
@@ -663,12 +661,12 @@ static void run_pixels(const bconv *c, kir_kernel *k, const region *g, bool bord
   }
 }
 
-/* Bias, epilogue and store of v, pixel r's sums for output block ocb0 + j
- * of image bn. */
-static void store_acc(bconv *c, kir_kernel *k, kir_block *b, kir_expr *bn, kir_expr *ocb0,
+/* Bias, epilogue and store of v, pixel r's sums for output block j of
+ * group grp (block grp * nb + j) of image bn. */
+static void store_acc(bconv *c, kir_kernel *k, kir_block *b, kir_expr *bn, kir_expr *grp,
                       int j, kir_expr *p, kir_expr *v) {
   int kb = c->kb;
-  kir_expr *ocb = ADD(ocb0, I(j)), *c0 = MUL(ocb, I(kb));
+  kir_expr *ocb = ADD(MUL(grp, I(c->nb)), I(j)), *c0 = MUL(ocb, I(kb));
   if (c->bb >= 0) v = kir_bin(k, KIR_ADD, v, kir_loadv(k, c->bb, c0, kb, NULL));
   kir_expr *yi = MUL(ADD(MUL(ADD(MUL(bn, I(c->OC / kb)), ocb), I(c->P)), p), I(kb));
   if (c->ep) v = bep_apply(c->ep, b, v, yi, c0);
@@ -717,7 +715,7 @@ static void conv_order(bconv *c) {
   int64_t pix = c->H * c->W < c->P * taps ? c->H * c->W : c->P * taps;
   int64_t xread = c->C * pix * 4;
   int64_t t_runs = xread > L2_BYTES ? ngrp * xread : xread;
-  int64_t t_groups = wall > L2_BYTES ? cdiv64(c->P, CHUNK_PIXELS) * wall : wall;
+  int64_t t_groups = wall > L2_BYTES ? ncc_lower_cdiv(c->P, CHUNK_PIXELS) * wall : wall;
   c->groups_inner = ngrp > 1 && t_groups < t_runs;
 }
 
@@ -727,14 +725,13 @@ static void conv_order(bconv *c) {
 static void conv_pass(bconv *c, kir_kernel *k, kir_block *top, const region *g, bool border) {
   int64_t count = border ? g->n_bord : g->n_int;
   if (count == 0) return;
-  int64_t ngrp = c->OC / c->kb / c->nb, runs = cdiv64(count, c->R);
+  int64_t ngrp = c->OC / c->kb / c->nb, runs = ncc_lower_cdiv(count, c->R);
   kir_expr *N = ncc_lower_dim(k, c->n->in[0]->shape.d[0]);
   int vt = kir_var_new(k);
   kir_stmt *lt = kir_for(k, top, vt, I(0), MUL(N, I(ngrp * runs)), KIR_PARALLEL, 0);
   kir_block bt = kir_body_begin();
   kir_expr *run, *bn, *grp;
   task_split(c, k, kir_var(k, vt), runs, &run, &bn, &grp);
-  kir_expr *ocb0 = MUL(grp, I(c->nb));
   kir_expr *p[R_MAX], *ih0[R_MAX], *iw0[R_MAX], *xb[R_MAX];
   int64_t ki = c->ki ? c->ki : 1;
   /* image base of the input: plain (n*C)*HW, blocked (n*C/ki)*HW*ki: equal */
@@ -748,7 +745,7 @@ static void conv_pass(bconv *c, kir_kernel *k, kir_block *top, const region *g, 
     conv_reduce(c, k, &bt, grp, xb, lo, hi);
   for (int j = 0; j < c->nb; j++)
     for (int r = 0; r < c->R; r++)
-      store_acc(c, k, &bt, bn, ocb0, j, p[r], kir_local_ref(k, c->acc[r][j]));
+      store_acc(c, k, &bt, bn, grp, j, p[r], kir_local_ref(k, c->acc[r][j]));
   kir_body_end(lt, &bt);
 }
 
@@ -769,10 +766,10 @@ static void conv_chunks(bconv *c) {
   int64_t cbk = CHUNK_BYTES / blk_bytes;
   if (cbk < 1) cbk = 1;
   bool streamed = c->groups_inner && weight_bytes(c) > L2_BYTES;
-  c->nchunk = blk_bytes * nblk > CHUNK_ABOVE || streamed ? cdiv64(nblk, cbk) : 1;
-  c->cbk = c->nchunk > 1 ? cdiv64(nblk, c->nchunk) : nblk;
+  c->nchunk = blk_bytes * nblk > CHUNK_ABOVE || streamed ? ncc_lower_cdiv(nblk, cbk) : 1;
+  c->cbk = c->nchunk > 1 ? ncc_lower_cdiv(nblk, c->nchunk) : nblk;
   /* S runs per task (the chunked path, even with one chunk) */
-  c->S = c->nchunk > 1 || streamed ? cdiv64(CHUNK_PIXELS, c->R) : 1;
+  c->S = c->nchunk > 1 || streamed ? ncc_lower_cdiv(CHUNK_PIXELS, c->R) : 1;
 }
 
 /* Scratch index of pixel r's partial sums for block j in run slot rr. */
@@ -786,7 +783,7 @@ static void conv_pass_chunked(bconv *c, kir_kernel *k, kir_block *top, const reg
   int64_t count = border ? g->n_bord : g->n_int;
   if (count == 0) return;
   int kb = c->kb, nb = c->nb, R = c->R;
-  int64_t ngrp = c->OC / kb / nb, runs = cdiv64(count, R), nsr = cdiv64(runs, c->S);
+  int64_t ngrp = c->OC / kb / nb, runs = ncc_lower_cdiv(count, R), nsr = ncc_lower_cdiv(runs, c->S);
   int64_t ki = c->ki ? c->ki : 1, nblk = c->C / ki;
   kir_expr *N = ncc_lower_dim(k, c->n->in[0]->shape.d[0]);
   int vt = kir_var_new(k), vz = kir_var_new(k), vc = kir_var_new(k), vr = kir_var_new(k),
@@ -795,7 +792,6 @@ static void conv_pass_chunked(bconv *c, kir_kernel *k, kir_block *top, const reg
   kir_block bt = kir_body_begin();
   kir_expr *sr, *bn, *grp;
   task_split(c, k, kir_var(k, vt), nsr, &sr, &bn, &grp);
-  kir_expr *ocb0 = MUL(grp, I(c->nb));
   kir_expr *xbase = MUL(bn, I(c->C * c->H * c->W));
   kir_expr *run0 = MUL(sr, I(c->S));
   kir_expr *nr = kir_min(k, I(c->S), ADD(I(runs), MUL(run0, I(-1))));
@@ -833,7 +829,7 @@ static void conv_pass_chunked(bconv *c, kir_kernel *k, kir_block *top, const reg
   run_pixels(c, k, g, border, ADD(run0, re), count, xbase, ki, p, ih0, iw0, xb);
   for (int j = 0; j < nb; j++)
     for (int r = 0; r < R; r++)
-      store_acc(c, k, &be, bn, ocb0, j, p[r], kir_loadv(k, c->bs, slot_at(c, k, re, r, j), kb, NULL));
+      store_acc(c, k, &be, bn, grp, j, p[r], kir_loadv(k, c->bs, slot_at(c, k, re, r, j), kb, NULL));
   kir_body_end(le, &be);
   kir_body_end(lt, &bt);
 }
@@ -922,7 +918,7 @@ static void dw_pass(bconv *c, kir_kernel *k, kir_block *top, const region *g, bo
   int kb = c->kb;
   int64_t count = border ? g->n_bord : g->n_int;
   if (count == 0) return;
-  int64_t CB = c->C / kb, runs = cdiv64(count, c->R);
+  int64_t CB = c->C / kb, runs = ncc_lower_cdiv(count, c->R);
   kir_expr *N = ncc_lower_dim(k, c->n->in[0]->shape.d[0]);
   int vt = kir_var_new(k);
   kir_stmt *lt = kir_for(k, top, vt, I(0), MUL(N, I(CB * runs)), KIR_PARALLEL, 0);

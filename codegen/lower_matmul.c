@@ -629,7 +629,7 @@ ncc_status ncc_lower_matmul_ep(const ncc_node *n, const char *name,
    * row read it once per row, with 3 loads per 2 FMAs (ConvNeXt's MLP at
    * its 2x2 stage, M = 4 rows, K = 256 and 1024: 0.32 ms on one thread,
    * 0.08 ms as one tile). */
-  int64_t rem = g.M->k == KIR_E_CONST ? g.M->i - g.M->i / mr * mr : -1;
+  int64_t rem = g.M->k == KIR_E_CONST ? g.M->i % mr : -1;
   if (rem != 0) {
     int vu = kir_var_new(k);
     kir_stmt *lu = kir_for(k, &top, vu, I(0), kir_mul(k, nb, np), KIR_PARALLEL, 0);
